@@ -1,0 +1,279 @@
+"""One speaker turn at a time: role → model and sampling → rendered step → streamed text or JSON.
+
+Formats say *what* happens (rounds, speakers, the stop rule); the engine owns *how* a
+speaker is called: seeds, sampling, grammar, re-asks, streaming events and the journal.
+Library code never prints: it emits events that the live view and tests consume.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from moot.errors import DegenerateReplyError
+from moot.llm import ChatModel, ChatRequest, Completion, Message, Sampling, chat_structured
+from moot.llm import degeneracy as find_degeneracy
+from moot.prompts import PromptPack
+from moot.transcript import Journal, Transcript, Turn
+
+T = TypeVar("T", bound=BaseModel)
+
+# A role's remembered exchanges are bounded so a long debate still fits a small context.
+HISTORY_CHARS = 6000
+
+
+@dataclass(frozen=True)
+class TurnStarted:
+    index: int
+    round: int
+    role: str
+    step: str
+    label: str
+    streams: bool  # False for structured (JSON) steps
+
+
+@dataclass(frozen=True)
+class Token:
+    role: str
+    text: str
+
+
+@dataclass(frozen=True)
+class TurnFinished:
+    turn: Turn
+    label: str
+
+
+@dataclass(frozen=True)
+class Scored:
+    round: int
+    score: float
+    threshold: float
+    reasoning: str
+
+
+@dataclass(frozen=True)
+class Notice:
+    level: str  # "info" | "warn" | "error"
+    message: str
+
+
+@dataclass(frozen=True)
+class Stopped:
+    reason: str
+
+
+Event = TurnStarted | Token | TurnFinished | Scored | Notice | Stopped
+Listener = Callable[[Event], None]
+
+
+@dataclass
+class Role:
+    """A seat in the debate: its model, temperature, persona, and whether it remembers."""
+
+    name: str
+    model: ChatModel
+    temperature: float
+    persona: str | None = None  # the step rendered as its system prompt; None: no system prompt
+    memory: bool = False  # keep its own earlier steps in context (extends its KV prefix)
+    history: list[Message] = field(default_factory=list)
+
+
+def derive_seed(seed: int, *parts: object) -> int:
+    """A 31-bit seed from the debate seed and a position: stable across runs and machines."""
+    key = ":".join(str(p) for p in (seed, *parts)).encode()
+    return int.from_bytes(hashlib.sha256(key).digest()[:4], "big") & 0x7FFFFFFF
+
+
+class Engine:
+    """Runs turns for a format and keeps the transcript and journal in step with them."""
+
+    def __init__(
+        self,
+        *,
+        pack: PromptPack,
+        roles: dict[str, Role],
+        transcript: Transcript,
+        journal: Journal | None = None,
+        listeners: list[Listener] | None = None,
+        max_tokens_cap: int | None = None,
+    ) -> None:
+        self.pack = pack
+        self.roles = roles
+        self.transcript = transcript
+        self.journal = journal
+        self.listeners = listeners or []
+        self.max_tokens_cap = max_tokens_cap
+        self.seed = transcript.seed
+        self.language = transcript.language
+
+    # -- events and records -------------------------------------------------------------
+
+    def emit(self, event: Event) -> None:
+        for listener in self.listeners:
+            listener(event)
+
+    def notice(self, message: str, level: str = "info") -> None:
+        self.emit(Notice(level, message))
+
+    def _record(self, turn: Turn, label: str) -> Turn:
+        self.transcript.turns.append(turn)
+        if self.journal:
+            self.journal.append("turn", turn.model_dump())
+        self.emit(TurnFinished(turn, label))
+        return turn
+
+    def record_score(self, rnd: int, record: dict[str, Any], threshold: float) -> None:
+        self.transcript.scores[str(rnd)] = record
+        if self.journal:
+            self.journal.append("score", {"round": rnd, **record})
+        self.emit(Scored(rnd, float(record["score"]), threshold, str(record.get("reasoning", ""))))
+
+    def stop(self, reason: str) -> None:
+        self.transcript.stop_reason = reason  # type: ignore[assignment]
+        if self.journal:
+            self.journal.append("stop", {"reason": reason})
+        self.emit(Stopped(reason))
+
+    # -- chance -------------------------------------------------------------------------
+
+    def draw(self, p: float, *parts: object) -> bool:
+        """A reproducible coin: True with probability p, from the debate seed and `parts`."""
+        return random.Random(derive_seed(self.seed, "draw", *parts)).random() < p
+
+    # -- turns --------------------------------------------------------------------------
+
+    def _messages(self, role: Role, user: str, variables: dict[str, Any]) -> tuple[Message, ...]:
+        msgs: list[Message] = []
+        if role.persona:
+            msgs.append(Message(role="system", content=self.pack.render(role.persona, **variables)))
+        msgs.extend(role.history)
+        msgs.append(Message(role="user", content=user))
+        return tuple(msgs)
+
+    def _request(
+        self, role: Role, step: str, variables: dict[str, Any], max_tokens: int, attempt: int
+    ) -> ChatRequest:
+        index = len(self.transcript.turns)
+        sampling = Sampling(
+            temperature=role.temperature,
+            max_tokens=max_tokens,
+            seed=derive_seed(self.seed, "turn", index, attempt),
+        )
+        user = self.pack.render(step, **variables)
+        return ChatRequest(
+            messages=self._messages(role, user, variables), sampling=sampling, session=role.name
+        )
+
+    def speak(
+        self,
+        role_name: str,
+        step: str,
+        *,
+        round: int,
+        label: str,
+        max_tokens: int,
+        accepted: bool | None = None,
+        remember: bool = False,
+        **variables: Any,
+    ) -> Turn:
+        """One free-text turn: streamed as tokens, journaled before returning.
+
+        With `remember`, a role with memory keeps this exchange in its context, so its
+        next prompt extends this one (and a backend can reuse the evaluated prefix).
+        """
+        role = self.roles[role_name]
+        if self.max_tokens_cap:
+            max_tokens = min(max_tokens, self.max_tokens_cap)
+        index = len(self.transcript.turns)
+        self.emit(TurnStarted(index, round, role_name, step, label, True))
+        variables["round"] = round
+        note = None
+        for attempt in range(2):
+            request = self._request(role, step, variables, max_tokens, attempt)
+            completion, note = self._call_free(role, request)
+            if note is None:
+                break
+            self.notice(f"{label}: {note}; asking again", "warn")
+        if note:
+            self.notice(f"{label}: {note}; kept as it is", "warn")
+        if remember and role.memory:
+            self._remember(role, request, completion.text)
+        return self._record(
+            self._turn(index, round, role, step, request, completion, accepted, note), label
+        )
+
+    def _call_free(self, role: Role, request: ChatRequest) -> tuple[Completion, str | None]:
+        def on_text(piece: str) -> None:
+            self.emit(Token(role.name, piece))
+
+        try:
+            completion = role.model.chat(request, on_text=on_text)
+        except DegenerateReplyError as exc:
+            return Completion(text=exc.raw), f"degenerate reply: {exc.message}"
+        reason = find_degeneracy(completion.text)
+        return completion, (f"degenerate reply: {reason}" if reason else None)
+
+    def judge(
+        self,
+        role_name: str,
+        step: str,
+        schema: type[T],
+        *,
+        round: int,
+        label: str,
+        max_tokens: int,
+        **variables: Any,
+    ) -> tuple[T, Turn]:
+        """One structured turn: a reply constrained to `schema`, validated, journaled."""
+        role = self.roles[role_name]
+        index = len(self.transcript.turns)
+        self.emit(TurnStarted(index, round, role_name, step, label, False))
+        variables["round"] = round
+        request = self._request(role, step, variables, max_tokens, 0)
+        parsed, completion = chat_structured(role.model, request, schema)
+        turn = self._turn(index, round, role, step, request, completion, None, None)
+        turn.data = parsed.model_dump()
+        return parsed, self._record(turn, label)
+
+    def _remember(self, role: Role, request: ChatRequest, reply: str) -> None:
+        role.history.extend([request.messages[-1], Message(role="assistant", content=reply.strip())])
+        # Past the budget, drop the older half at once rather than one exchange per turn:
+        # the remaining prefix then stays stable (and reusable) for several turns.
+        while sum(len(m.content) for m in role.history) > HISTORY_CHARS and len(role.history) > 2:
+            pairs = len(role.history) // 2
+            role.history = role.history[2 * max(1, pairs // 2) :]
+
+    def _turn(
+        self,
+        index: int,
+        rnd: int,
+        role: Role,
+        step: str,
+        request: ChatRequest,
+        completion: Completion,
+        accepted: bool | None,
+        note: str | None,
+    ) -> Turn:
+        return Turn(
+            index=index,
+            round=rnd,
+            role=role.name,
+            step=step,
+            model=role.model.model_id,
+            temperature=role.temperature,
+            seed=request.sampling.seed,
+            text=completion.text.strip(),
+            prompt_tokens=completion.prompt_tokens,
+            completion_tokens=completion.completion_tokens,
+            cached_tokens=completion.cached_tokens,
+            duration_ms=completion.duration_ms,
+            finish_reason=completion.finish_reason,
+            accepted=accepted,
+            note=note,
+        )

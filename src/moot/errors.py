@@ -1,0 +1,74 @@
+"""The errors moot raises: each carries a message and a hint that names the fix."""
+
+from __future__ import annotations
+
+
+class MootError(Exception):
+    """Base of every error moot reports to a user; `hint` says how to fix it."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class UsageError(MootError, ValueError):
+    """Bad input from the user: an out-of-range parameter, an unknown role, an empty motion."""
+
+    exit_code = 2
+
+
+class ModelNotFoundError(MootError, FileNotFoundError):
+    """A model reference that resolves to nothing on this machine."""
+
+    exit_code = 2
+
+
+class ModelIntegrityError(MootError):
+    """A model file that fails its header check or its checksum."""
+
+
+class DownloadError(MootError):
+    """A pull that failed: hub unreachable, 404, server error, interrupted transfer."""
+
+
+class ContextOverflowError(MootError):
+    """A prompt that does not fit the model's context window; never truncated silently."""
+
+    def __init__(self, *, prompt_tokens: int, n_ctx: int, max_tokens: int = 0) -> None:
+        super().__init__(
+            f"prompt of {prompt_tokens} tokens (+{max_tokens} to generate) does not fit "
+            f"the context of {n_ctx} tokens",
+            hint="shorten the motion, lower max_tokens, or load the model with a larger --n-ctx",
+        )
+        self.prompt_tokens = prompt_tokens
+        self.n_ctx = n_ctx
+        self.max_tokens = max_tokens
+
+
+class StructuredReplyError(MootError):
+    """A reply that stayed invalid against its schema after the re-ask; keeps the raw text."""
+
+    def __init__(self, message: str, *, raw: str, hint: str = "") -> None:
+        super().__init__(message, hint=hint or "try another seed or a larger model")
+        self.raw = raw
+
+
+class DegenerateReplyError(MootError):
+    """A reply that is empty or one phrase repeated over and over."""
+
+    def __init__(self, message: str, *, raw: str) -> None:
+        super().__init__(message, hint="try another seed, a lower temperature or a larger model")
+        self.raw = raw
+
+
+class RemoteError(MootError):
+    """An OpenAI-compatible server that is down or answered with an error."""
+
+
+class PromptPackError(MootError):
+    """A prompt pack with a missing step, a template error, or an unsafe template."""
+
+    exit_code = 2

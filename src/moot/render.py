@@ -1,0 +1,83 @@
+"""The rich live view of a running debate: it consumes engine events and prints them."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markdown import Markdown
+
+from moot.engine import Event, Notice, Scored, Stopped, Token, TurnFinished, TurnStarted
+
+_STYLES = {"proposition": "bold blue", "opposition": "bold red", "devil": "bold yellow",
+           "chair": "bold magenta", "judge": "bold cyan"}  # fmt: skip
+
+
+_CLOSING = ("rebuttal", "verdict", "brief")
+
+
+class LiveView:
+    """Prints each step as it happens: a labelled header, the streamed speech, the score bar."""
+
+    def __init__(self, console: Console, *, quiet: bool = False, round_label: str = "Round {n}"):
+        self.console = console
+        self.quiet = quiet
+        self.round_label = round_label
+        self._round = 0
+        self._streaming = False
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, Notice):
+            self._notice(event)
+        elif self.quiet:
+            return
+        elif isinstance(event, TurnStarted):
+            self._started(event)
+        elif isinstance(event, Token):
+            self.console.file.write(event.text)
+            self.console.file.flush()
+        elif isinstance(event, TurnFinished):
+            self._finished(event)
+        elif isinstance(event, Scored):
+            self._scored(event)
+        elif isinstance(event, Stopped):
+            self.console.print()
+
+    def _started(self, event: TurnStarted) -> None:
+        if event.step in _CLOSING:
+            if self._round != -1:
+                self._round = -1
+                self.console.rule()
+        elif event.round != self._round:
+            self._round = event.round
+            self.console.rule(f"[bold]{self.round_label.format(n=event.round)}[/]")
+        style = _STYLES.get(event.role, "bold")
+        self.console.print(f"\n[{style}]{event.label}[/]", highlight=False)
+        self._streaming = event.streams
+        if not event.streams:
+            self.console.print("[dim]…[/]")
+
+    def _finished(self, event: TurnFinished) -> None:
+        turn = event.turn
+        if self._streaming:
+            self.console.file.write("\n")
+        stats = f"{turn.completion_tokens} tokens · {turn.duration_ms / 1000:.1f} s"
+        self.console.print(f"[dim]{stats}[/]", highlight=False)
+
+    def _scored(self, event: Scored) -> None:
+        filled = int(round(event.score))
+        bar = "█" * filled + "░" * (10 - filled)
+        mark = "✅" if event.score >= event.threshold else "…"
+        self.console.print(
+            f"[cyan]{bar}[/] {event.score:.1f} / 10  (≥ {event.threshold:g} to stop) {mark}",
+            highlight=False,
+        )
+        if event.reasoning:
+            self.console.print(f"[dim]{event.reasoning}[/]", highlight=False)
+
+    def _notice(self, event: Notice) -> None:
+        style = {"warn": "yellow", "error": "bold red"}.get(event.level, "dim")
+        self.console.print(f"[{style}]{event.message}[/]", highlight=False)
+
+
+def show_document(console: Console, markdown: str) -> None:
+    console.print()
+    console.print(Markdown(markdown))
