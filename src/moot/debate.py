@@ -1,4 +1,4 @@
-"""One debate wired end to end: models resolved and loaded, pack checked, engine run, files saved."""
+"""One debate wired end to end: models resolved and loaded, pack checked, run, files saved."""
 
 from __future__ import annotations
 
@@ -51,8 +51,13 @@ def _is_url(ref: str) -> bool:
 
 def sample_variables() -> dict[str, dict[str, Any]]:
     """Variables that exercise every step of the Oxford pack (used to validate a pack)."""
-    base = {"motion": "This House Believes That tests matter", "language": "en",
-            "limits": oxford.LIMITS, "summary": "s", "round": 2}  # fmt: skip
+    base = {
+        "motion": "This House Believes That tests matter",
+        "language": "en",
+        "limits": oxford.LIMITS,
+        "summary": "s",
+        "round": 2,
+    }
     speeches = {"proposition_speech": "p", "opposition_speech": "o"}
     return {
         "persona_proposition": base,
@@ -89,9 +94,9 @@ class Debate:
         return {r: self.setup.role_models.get(r, default) for r in oxford.ROLES}
 
     def _models(self, refs: dict[str, str]) -> tuple[dict[str, ChatModel], dict[str, ModelInfo]]:
-        if self.setup.dry_run:
-            models: dict[str, ChatModel] = {r: EchoModel(model_id=f"echo:{ref}")
-                                            for r, ref in refs.items()}  # fmt: skip
+        if self.setup.dry_run or self._factory:
+            make = self._factory or (lambda ref: EchoModel(model_id=f"echo:{ref}"))
+            models = {r: make(ref) for r, ref in refs.items()}
             return models, {r: ModelInfo(id=m.model_id) for r, m in models.items()}
         infos = {}
         for r, ref in refs.items():  # resolve every model first: a missing one fails fast
@@ -100,7 +105,7 @@ class Debate:
             else:
                 resolved = store.resolve(ref)
                 infos[r] = ModelInfo(id=resolved.id, sha256=resolved.sha256)
-        factory = self._factory or self._pool_factory()
+        factory = self._pool_factory()
         return {r: factory(ref) for r, ref in refs.items()}, infos
 
     def _pool_factory(self) -> Callable[[str], ChatModel]:
@@ -119,18 +124,33 @@ class Debate:
         pack = self.pack()
         models, infos = self._models(self.refs())
         temps = {r: s.temperatures.get(r, t) for r, t in oxford.TEMPERATURES.items()}
-        roles = {r: Role(r, models[r], temps[r], persona=oxford.PERSONAS.get(r),
-                         memory=r in oxford.MEMORY) for r in oxford.ROLES}  # fmt: skip
+        roles = {
+            r: Role(
+                r, models[r], temps[r], persona=oxford.PERSONAS.get(r), memory=r in oxford.MEMORY
+            )
+            for r in oxford.ROLES
+        }
         transcript = Transcript(
-            format=s.format, motion=s.motion, language=s.language, seed=s.seed, models=infos,
-            sampling=temps, prompt_pack=pack.digest,
+            format=s.format,
+            motion=s.motion,
+            language=s.language,
+            seed=s.seed,
+            models=infos,
+            sampling=temps,
+            prompt_pack=pack.digest,
             params={**s.params.model_dump(), "max_tokens": s.max_tokens, "n_ctx": s.n_ctx},
-        )  # fmt: skip
+        )
         make_private_dir(s.out_dir)
         journal = Journal(s.out_dir / "journal.jsonl")
         journal.append("debate", transcript.model_dump(exclude={"turns", "scores", "result"}))
-        engine = Engine(pack=pack, roles=roles, transcript=transcript, journal=journal,
-                        listeners=self.listeners, max_tokens_cap=s.max_tokens)  # fmt: skip
+        engine = Engine(
+            pack=pack,
+            roles=roles,
+            transcript=transcript,
+            journal=journal,
+            listeners=self.listeners,
+            max_tokens_cap=s.max_tokens,
+        )
         try:
             transcript.result = oxford.run(engine, s.motion, s.params)
         finally:

@@ -242,7 +242,9 @@ class Engine:
         return parsed, self._record(turn, label)
 
     def _remember(self, role: Role, request: ChatRequest, reply: str) -> None:
-        role.history.extend([request.messages[-1], Message(role="assistant", content=reply.strip())])
+        role.history.extend(
+            [request.messages[-1], Message(role="assistant", content=reply.strip())]
+        )
         # Past the budget, drop the older half at once rather than one exchange per turn:
         # the remaining prefix then stays stable (and reusable) for several turns.
         while sum(len(m.content) for m in role.history) > HISTORY_CHARS and len(role.history) > 2:

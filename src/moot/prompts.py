@@ -34,7 +34,7 @@ def resolve_language(choice: str, motion: str) -> Language:
     if choice == "auto":
         return detect_language(motion)
     if choice in LANGUAGES:
-        return choice  # type: ignore[return-value]
+        return choice
     raise UsageError(f"unknown language {choice!r}", hint="use --lang auto, en or zh")
 
 

@@ -7,8 +7,13 @@ from rich.markdown import Markdown
 
 from moot.engine import Event, Notice, Scored, Stopped, Token, TurnFinished, TurnStarted
 
-_STYLES = {"proposition": "bold blue", "opposition": "bold red", "devil": "bold yellow",
-           "chair": "bold magenta", "judge": "bold cyan"}  # fmt: skip
+_STYLES = {
+    "proposition": "bold blue",
+    "opposition": "bold red",
+    "devil": "bold yellow",
+    "chair": "bold magenta",
+    "judge": "bold cyan",
+}
 
 
 _CLOSING = ("rebuttal", "verdict", "brief")

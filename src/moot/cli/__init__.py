@@ -69,4 +69,10 @@ def main() -> None:
         if isinstance(exc, click.exceptions.Abort):
             err.print("[yellow]aborted[/]")
             sys.exit(130)
-        raise
+        if debug:
+            raise
+        err.print(f"[bold red]error:[/] unexpected {type(exc).__name__}: {exc}", highlight=False)
+        err.print(
+            "[dim]hint:[/] rerun with --debug for the traceback, and report it", highlight=False
+        )
+        sys.exit(1)

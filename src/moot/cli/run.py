@@ -24,42 +24,72 @@ FORMATS = ("oxford",)
 
 Roles = Annotated[
     list[str] | None,
-    typer.Option("--role", help="Bind one role to a model: ROLE=REF (repeatable).",
-                 metavar="ROLE=REF"),
-]  # fmt: skip
+    typer.Option(
+        "--role", help="Bind one role to a model: ROLE=REF (repeatable).", metavar="ROLE=REF"
+    ),
+]
 Temps = Annotated[
     list[str] | None,
-    typer.Option("--temperature", help="Override a role's temperature: ROLE=T (repeatable).",
-                 metavar="ROLE=T"),
-]  # fmt: skip
+    typer.Option(
+        "--temperature",
+        help="Override a role's temperature: ROLE=T (repeatable).",
+        metavar="ROLE=T",
+    ),
+]
 
 
 @app.command()
 def run(
     motion: Annotated[str | None, typer.Argument(help="The motion, or a bare topic.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="Debate format: oxford.")] = "oxford",
-    lang: Annotated[str, typer.Option(help="Prompt pack: auto (by the motion), en or zh.")] = "auto",
-    model: Annotated[str | None, typer.Option(help="Model of every role (catalog id, "
-                     "hf:OWNER/REPO/FILE.gguf, a .gguf path or a server URL).")] = None,
+    lang: Annotated[
+        str, typer.Option(help="Prompt pack: auto (by the motion), en or zh.")
+    ] = "auto",
+    model: Annotated[
+        str | None,
+        typer.Option(
+            help="Model of every role (catalog id, "
+            "hf:OWNER/REPO/FILE.gguf, a .gguf path or a server URL)."
+        ),
+    ] = None,
     role: Roles = None,
     temperature: Temps = None,
-    min_score: Annotated[float, typer.Option(help="Completeness score that ends the rounds "
-                         "early (5–10).")] = 7.5,
+    min_score: Annotated[
+        float, typer.Option(help="Completeness score that ends the rounds early (5–10).")
+    ] = 7.5,
     max_rounds: Annotated[int, typer.Option(help="Hard cap on rounds (3–8).")] = 5,
     seed: Annotated[int | None, typer.Option(help="Seed for every draw and sample.")] = None,
-    out: Annotated[Path | None, typer.Option(help="Write transcript.json and debate.md "
-                   "here (default: a folder in moot's data directory).")] = None,
-    prompts: Annotated[Path | None, typer.Option(help="Use your own prompt pack "
-                       "(<dir>/<lang>/<format>/<step>.j2).")] = None,
-    gpu_layers: Annotated[int, typer.Option(help="Layers to offload to the GPU "
-                          "(0 = CPU, -1 = all).")] = 0,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write transcript.json and debate.md "
+            "here (default: a folder in moot's data directory)."
+        ),
+    ] = None,
+    prompts: Annotated[
+        Path | None,
+        typer.Option(help="Use your own prompt pack (<dir>/<lang>/<format>/<step>.j2)."),
+    ] = None,
+    gpu_layers: Annotated[
+        int, typer.Option(help="Layers to offload to the GPU (0 = CPU, -1 = all).")
+    ] = 0,
     n_ctx: Annotated[int, typer.Option(help="Context window per loaded model.")] = 4096,
-    max_tokens: Annotated[int | None, typer.Option(help="Cap on tokens per speech "
-                          "(shorter, faster debates).")] = None,
-    quiet: Annotated[bool, typer.Option(help="Print only the brief and where it is saved.")] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Ask nothing; accept proposals.")] = False,
-    dry_run: Annotated[bool, typer.Option(help="Run with scripted models: checks the "
-                       "set-up and the prompts without loading a model.")] = False,
+    max_tokens: Annotated[
+        int | None, typer.Option(help="Cap on tokens per speech (shorter, faster debates).")
+    ] = None,
+    quiet: Annotated[
+        bool, typer.Option(help="Print only the brief and where it is saved.")
+    ] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Ask nothing; accept proposals.")
+    ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            help="Run with scripted models: checks the "
+            "set-up and the prompts without loading a model."
+        ),
+    ] = False,
 ) -> None:
     """Run a debate on MOTION and print its brief."""
     console = Console()
@@ -76,15 +106,17 @@ def run(
         params=params,
         default_model=model,
         role_models=_pairs(role or [], "--role", oxford.ROLES),
-        temperatures={k: _temperature(v) for k, v in
-                      _pairs(temperature or [], "--temperature", oxford.ROLES).items()},
+        temperatures={
+            k: _temperature(v)
+            for k, v in _pairs(temperature or [], "--temperature", oxford.ROLES).items()
+        },
         out_dir=out or _default_out(text),
         prompts_root=prompts,
         gpu_layers=gpu_layers,
         n_ctx=n_ctx,
         max_tokens=max_tokens,
         dry_run=dry_run,
-    )  # fmt: skip
+    )
     view = LiveView(console, quiet=quiet, round_label=oxford.label(language, "round"))
     try:
         result = Debate(setup, listeners=[view]).run()

@@ -42,10 +42,26 @@ STEPS = (
 POI_ACCEPT = 0.6
 
 # Length limits of the rulebook (words; 字 in Chinese) and token budgets that fit them.
-LIMITS = {"speech": 150, "poi_question": 15, "poi_answer": 25, "devil": 120,
-          "summary": 120, "rebuttal": 120, "verdict": 100}  # fmt: skip
-TOKENS = {"speech": 260, "poi_question": 40, "poi_answer": 60, "devil": 210,
-          "summary": 210, "rebuttal": 210, "verdict": 180, "judge": 220, "brief": 900}  # fmt: skip
+LIMITS = {
+    "speech": 150,
+    "poi_question": 15,
+    "poi_answer": 25,
+    "devil": 120,
+    "summary": 120,
+    "rebuttal": 120,
+    "verdict": 100,
+}
+TOKENS = {
+    "speech": 260,
+    "poi_question": 40,
+    "poi_answer": 60,
+    "devil": 210,
+    "summary": 210,
+    "rebuttal": 210,
+    "verdict": 180,
+    "judge": 220,
+    "brief": 900,
+}
 
 LABELS: dict[str, dict[str, str]] = {
     "en": {
@@ -100,7 +116,11 @@ EXAMPLE_MOTIONS = {
         "This House Will Under No Circumstances Fight for Its King and Its Country",
         "This House Has No Confidence in His Majesty's Government",
     ),
-    "zh": ("本院认为人工智能将是人类最后一项伟大发明", "本院认为年轻人应当生育", "本院对现任政府表示不信任"),
+    "zh": (
+        "本院认为人工智能将是人类最后一项伟大发明",
+        "本院认为年轻人应当生育",
+        "本院对现任政府表示不信任",
+    ),
 }
 
 _THIS_HOUSE = re.compile(r"^\s*this\s+house\b", re.IGNORECASE)
@@ -148,23 +168,55 @@ def run(engine: Engine, motion: str, params: OxfordParams) -> dict[str, Any]:
 def _round(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) -> dict[str, str]:
     lang = engine.language
     ctx = {**common, "summary": state.summary}
-    prop = engine.speak("proposition", "speech", round=rnd, label=label(lang, "proposition"),
-                        max_tokens=TOKENS["speech"], side="proposition", remember=True,
-                        **ctx).text  # fmt: skip
-    _point_of_information(engine, rnd, asker="opposition", target="proposition", speech=prop,
-                          ctx=ctx)  # fmt: skip
-    opp = engine.speak("opposition", "speech", round=rnd, label=label(lang, "opposition"),
-                       max_tokens=TOKENS["speech"], side="opposition", proposition_speech=prop,
-                       remember=True, **ctx).text  # fmt: skip
-    _point_of_information(engine, rnd, asker="proposition", target="opposition", speech=opp,
-                          ctx=ctx)  # fmt: skip
-    devil = engine.speak("devil", "devil_attack", round=rnd, label=label(lang, "devil"),
-                         max_tokens=TOKENS["devil"], proposition_speech=prop,
-                         opposition_speech=opp, **ctx).text  # fmt: skip
+    prop = engine.speak(
+        "proposition",
+        "speech",
+        round=rnd,
+        label=label(lang, "proposition"),
+        max_tokens=TOKENS["speech"],
+        side="proposition",
+        remember=True,
+        **ctx,
+    ).text
+    _point_of_information(
+        engine, rnd, asker="opposition", target="proposition", speech=prop, ctx=ctx
+    )
+    opp = engine.speak(
+        "opposition",
+        "speech",
+        round=rnd,
+        label=label(lang, "opposition"),
+        max_tokens=TOKENS["speech"],
+        side="opposition",
+        proposition_speech=prop,
+        remember=True,
+        **ctx,
+    ).text
+    _point_of_information(
+        engine, rnd, asker="proposition", target="opposition", speech=opp, ctx=ctx
+    )
+    devil = engine.speak(
+        "devil",
+        "devil_attack",
+        round=rnd,
+        label=label(lang, "devil"),
+        max_tokens=TOKENS["devil"],
+        proposition_speech=prop,
+        opposition_speech=opp,
+        **ctx,
+    ).text
     state.attacks.append(devil)
-    state.summary = engine.speak("chair", "round_summary", round=rnd, label=label(lang, "summary"),
-                                 max_tokens=TOKENS["summary"], proposition_speech=prop,
-                                 opposition_speech=opp, devil_attack=devil, **ctx).text  # fmt: skip
+    state.summary = engine.speak(
+        "chair",
+        "round_summary",
+        round=rnd,
+        label=label(lang, "summary"),
+        max_tokens=TOKENS["summary"],
+        proposition_speech=prop,
+        opposition_speech=opp,
+        devil_attack=devil,
+        **ctx,
+    ).text
     return {"proposition": prop, "opposition": opp}
 
 
@@ -175,25 +227,47 @@ def _point_of_information(
     lang = engine.language
     accepted = engine.draw(POI_ACCEPT, "poi", rnd, asker)
     outcome = label(lang, "accepted" if accepted else "declined")
-    question = engine.speak(asker, "poi_question", round=rnd, accepted=accepted,
-                            label=f"{label(lang, 'poi')} {label(lang, asker)} → "
-                                  f"{label(lang, target)} ({outcome})",
-                            max_tokens=TOKENS["poi_question"], side=asker, target=target,
-                            speech=speech, **ctx).text  # fmt: skip
+    question = engine.speak(
+        asker,
+        "poi_question",
+        round=rnd,
+        accepted=accepted,
+        label=f"{label(lang, 'poi')} {label(lang, asker)} → {label(lang, target)} ({outcome})",
+        max_tokens=TOKENS["poi_question"],
+        side=asker,
+        target=target,
+        speech=speech,
+        **ctx,
+    ).text
     if accepted:
-        engine.speak(target, "poi_answer", round=rnd, label=f"{label(lang, target)} ↩",
-                     max_tokens=TOKENS["poi_answer"], side=target, asker=asker,
-                     question=question, **ctx)  # fmt: skip
+        engine.speak(
+            target,
+            "poi_answer",
+            round=rnd,
+            label=f"{label(lang, target)} ↩",
+            max_tokens=TOKENS["poi_answer"],
+            side=target,
+            asker=asker,
+            question=question,
+            **ctx,
+        )
 
 
 def _judge(
     engine: Engine, rnd: int, speeches: dict[str, str], common: dict[str, Any], threshold: float
 ) -> float:
     """Completeness 0–10: the judge's checklist, gated by checks code can make for sure."""
-    rubric, _ = engine.judge("judge", "judge", CompletenessRubric, round=rnd,
-                             label=label(engine.language, "judge"), max_tokens=TOKENS["judge"],
-                             proposition_speech=speeches["proposition"],
-                             opposition_speech=speeches["opposition"], **common)  # fmt: skip
+    rubric, _ = engine.judge(
+        "judge",
+        "judge",
+        CompletenessRubric,
+        round=rnd,
+        label=label(engine.language, "judge"),
+        max_tokens=TOKENS["judge"],
+        proposition_speech=speeches["proposition"],
+        opposition_speech=speeches["opposition"],
+        **common,
+    )
     score = completeness(rubric, speeches, common["motion"])
     engine.record_score(rnd, score.model_dump(), threshold)
     return score.score
@@ -223,32 +297,63 @@ def _closing(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) ->
     lang = engine.language
     ctx = {**common, "summary": state.summary}
     closing = label(lang, "closing")
-    prop = engine.speak("proposition", "rebuttal", round=rnd, max_tokens=TOKENS["rebuttal"],
-                        label=f"{closing} · {label(lang, 'proposition')}", side="proposition",
-                        other_rebuttal=None, **ctx).text  # fmt: skip
-    opp = engine.speak("opposition", "rebuttal", round=rnd, max_tokens=TOKENS["rebuttal"],
-                       label=f"{closing} · {label(lang, 'opposition')}", side="opposition",
-                       other_rebuttal=prop, **ctx).text  # fmt: skip
-    engine.speak("chair", "verdict", round=rnd, label=label(lang, "verdict"),
-                 max_tokens=TOKENS["verdict"], proposition_rebuttal=prop,
-                 opposition_rebuttal=opp, **ctx)  # fmt: skip
+    prop = engine.speak(
+        "proposition",
+        "rebuttal",
+        round=rnd,
+        max_tokens=TOKENS["rebuttal"],
+        label=f"{closing} · {label(lang, 'proposition')}",
+        side="proposition",
+        other_rebuttal=None,
+        **ctx,
+    ).text
+    opp = engine.speak(
+        "opposition",
+        "rebuttal",
+        round=rnd,
+        max_tokens=TOKENS["rebuttal"],
+        label=f"{closing} · {label(lang, 'opposition')}",
+        side="opposition",
+        other_rebuttal=prop,
+        **ctx,
+    ).text
+    engine.speak(
+        "chair",
+        "verdict",
+        round=rnd,
+        label=label(lang, "verdict"),
+        max_tokens=TOKENS["verdict"],
+        proposition_rebuttal=prop,
+        opposition_rebuttal=opp,
+        **ctx,
+    )
     return {"proposition": prop, "opposition": opp}
 
 
 def _brief(
     engine: Engine, rnd: int, state: _State, closing: dict[str, str], common: dict[str, Any]
 ) -> Brief:
-    brief, _ = engine.judge("judge", "brief", Brief, round=rnd, label=label(engine.language, "brief"),
-                            max_tokens=TOKENS["brief"], summary=state.summary,
-                            proposition_rebuttal=closing["proposition"],
-                            opposition_rebuttal=closing["opposition"],
-                            attacks="\n---\n".join(state.attacks), **common)  # fmt: skip
+    brief, _ = engine.judge(
+        "judge",
+        "brief",
+        Brief,
+        round=rnd,
+        label=label(engine.language, "brief"),
+        max_tokens=TOKENS["brief"],
+        summary=state.summary,
+        proposition_rebuttal=closing["proposition"],
+        opposition_rebuttal=closing["opposition"],
+        attacks="\n---\n".join(state.attacks),
+        **common,
+    )
     return brief
 
 
 def render_brief(motion: str, language: str, brief: dict[str, Any], stop_reason: str) -> str:
     """The brief document: header with the motion, five sections in order, the stop reason."""
-    sections = [(label(language, key), str(brief[key]))
-                for key in ("pro", "con", "rebuttals", "attacks", "balance")]  # fmt: skip
+    sections = [
+        (label(language, key), str(brief[key]))
+        for key in ("pro", "con", "rebuttals", "attacks", "balance")
+    ]
     title = f"{label(language, 'brief')} — {motion}"
     return render_markdown(title, sections, footer=label(language, stop_reason))

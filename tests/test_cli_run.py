@@ -1,0 +1,63 @@
+"""`moot run` through the real CLI: bad input is one line, a hint, exit 2; a dry run works."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def moot(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {"MOOT_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home)}
+    return subprocess.run(
+        [sys.executable, "-m", "moot", *args], capture_output=True, text=True, env=env, timeout=120
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["run", ""], "motion is empty"),
+        (["run", "x", "--min-score", "11"], "--min-score"),
+        (["run", "x", "--min-score", "4"], "--min-score"),
+        (["run", "x", "--max-rounds", "2"], "--max-rounds"),
+        (["run", "x", "--max-rounds", "9"], "--max-rounds"),
+        (["run", "x", "--role", "king=smollm2-135m"], "unknown role"),
+        (["run", "x", "--temperature", "judge=hot"], "temperature"),
+        (["run", "x", "--model", "no-such-model"], "no-such-model"),
+        (["run", "x", "--format", "parliament"], "unknown format"),
+    ],
+)
+def test_bad_input_is_one_line_with_a_hint_and_exit_2(
+    tmp_path: Path, args: list[str], needle: str
+) -> None:
+    proc = moot(*args, home=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert lines[0].startswith("error:") and needle in lines[0]
+    assert lines[1].startswith("hint:")
+
+
+def test_dry_run_writes_transcript_and_brief(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = moot(
+        "run",
+        "cats are better than dogs",
+        "--dry-run",
+        "--seed",
+        "1",
+        "--max-rounds",
+        "3",
+        "--out",
+        str(out),
+        home=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads((out / "transcript.json").read_text())
+    assert data["motion"] == "This House Believes That cats are better than dogs"
+    assert data["stop_reason"] in ("converged", "hard_cap")
+    assert "🔵 Proposition" in proc.stdout and "📋 Debate Brief" in proc.stdout

@@ -1,0 +1,171 @@
+"""Real debates through the real CLI on the tiny real models (short turns, fewest rounds)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import REAL_HOME
+
+SHORT = ["--max-rounds", "3", "--max-tokens", "48", "--seed", "7"]
+
+
+def moot(*args: str, **kw: Any) -> subprocess.Popen[str]:
+    env = {**os.environ, "MOOT_HOME": str(REAL_HOME)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "moot", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        **kw,
+    )
+
+
+def run_ok(*args: str) -> str:
+    proc = moot(*args)
+    out, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err[-3000:]
+    return out
+
+
+def check_outputs(out_dir: Path, language: str) -> dict[str, Any]:
+    data = json.loads((out_dir / "transcript.json").read_text(encoding="utf-8"))
+    assert data["format"] == "oxford" and data["language"] == language
+    assert data["stop_reason"] in ("converged", "hard_cap")
+    assert set(data["result"]) == {"pro", "con", "rebuttals", "attacks", "balance"}
+    assert all(v.strip() for v in data["result"].values())
+    steps = [t["step"] for t in data["turns"]]
+    assert steps[:2] == ["speech", "poi_question"] and steps[-4:] == [
+        "rebuttal",
+        "rebuttal",
+        "verdict",
+        "brief",
+    ]
+    speeches = [t for t in data["turns"] if t["step"] == "speech"]
+    assert all(t["completion_tokens"] > 0 and t["text"] for t in speeches)
+    assert data["scores"] and all(0 <= s["score"] <= 10 for s in data["scores"].values())
+    md = (out_dir / "debate.md").read_text(encoding="utf-8")
+    assert data["motion"] in md
+    journal = (out_dir / "journal.jsonl").read_text(encoding="utf-8").splitlines()
+    assert sum(json.loads(line)["type"] == "turn" for line in journal) == len(data["turns"])
+    return data
+
+
+def test_full_english_debate_on_smollm2(tmp_path: Path) -> None:
+    out = run_ok("run", "remote work is better than office work", "--out", str(tmp_path), *SHORT)
+    data = check_outputs(tmp_path, "en")
+    assert data["motion"] == "This House Believes That remote work is better than office work"
+    assert {m["id"] for m in data["models"].values()} == {"smollm2-135m"}
+    assert data["models"]["judge"]["sha256"].startswith("b179c952")
+    md = (tmp_path / "debate.md").read_text()
+    headings = [
+        "📋 Debate Brief",
+        "🔵 Proposition Case",
+        "🔴 Opposition Case",
+        "💜 Key Rebuttal Lines",
+        "🟡 Likely Floor Attacks",
+        "⚖️ Balanced Assessment",
+    ]
+    assert [md.index(h) for h in headings] == sorted(md.index(h) for h in headings)
+    assert "🔵 Proposition" in out and "🟡 Devil's Advocate" in out and "/ 10" in out
+
+
+def test_full_chinese_debate_on_gemma(tmp_path: Path) -> None:
+    out = run_ok(
+        "run",
+        "本院认为人工智能将是人类最后一项伟大发明",
+        "--model",
+        "gemma3-270m",
+        "--out",
+        str(tmp_path),
+        *SHORT,
+    )
+    data = check_outputs(tmp_path, "zh")
+    assert {m["id"] for m in data["models"].values()} == {"gemma3-270m"}
+    assert "📋 辩论简报" in (tmp_path / "debate.md").read_text(encoding="utf-8")
+    assert "🔵 正方" in out and "🔴 反方" in out
+
+
+def test_proposition_and_opposition_on_different_models(tmp_path: Path) -> None:
+    run_ok(
+        "run",
+        "cities should ban cars",
+        "--role",
+        "opposition=gemma3-270m",
+        "--out",
+        str(tmp_path),
+        *SHORT,
+    )
+    data = check_outputs(tmp_path, "en")
+    by_role = {t["role"]: t["model"] for t in data["turns"]}
+    assert by_role["opposition"] == "gemma3-270m"
+    assert by_role["proposition"] == "smollm2-135m"
+    assert data["models"]["opposition"]["sha256"].startswith("a5fd3b62")
+
+
+def test_ctrl_c_mid_debate_keeps_every_finished_turn(tmp_path: Path) -> None:
+    proc = moot("run", "cities should ban cars", "--out", str(tmp_path), *SHORT)
+    journal = tmp_path / "journal.jsonl"
+    deadline = time.monotonic() + 300
+    turns: list[dict[str, Any]] = []
+    while time.monotonic() < deadline and len(turns) < 3:
+        time.sleep(0.2)
+        if journal.exists():
+            lines = journal.read_text().splitlines()
+            turns = [r for r in map(json.loads, lines) if r["type"] == "turn"]
+    assert len(turns) >= 3, "the debate did not get going"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    assert "journal.jsonl" in err or "journal.jsonl" in _
+    records = [json.loads(line) for line in journal.read_text().splitlines()]
+    kept = [r for r in records if r["type"] == "turn"]
+    assert len(kept) >= len(turns)
+    assert [r["index"] for r in kept] == list(range(len(kept)))
+    assert all(r["text"] for r in kept)
+    assert not (tmp_path / "transcript.json").exists()
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_real_judge_scores_a_substantive_round_above_an_off_topic_one(seed: int) -> None:
+    from moot.pool import ModelPool
+
+    from moot.config import OxfordParams
+    from moot.engine import Engine, Role
+    from moot.formats import oxford
+    from moot.prompts import load_pack
+    from moot.transcript import Transcript
+
+    motion = "This House Believes That remote work is better than office work"
+    rounds = {
+        "substantive": {
+            "proposition": "Remote work is better than office work. It removes the daily commute, "
+            "which costs the average worker nearly an hour, and studies of call-centre staff "
+            "found remote workers 13 percent more productive. It widens hiring beyond one city.",
+            "opposition": "Office work is better than remote work. Teams that share a room learn "
+            "faster: junior staff get feedback in minutes, not days. Remote work blurs home and "
+            "office, and surveys show remote workers report more loneliness and longer hours.",
+        },
+        "off_topic": {"proposition": "I like pizza.", "opposition": ""},
+    }
+    pool = ModelPool(n_ctx=2048)
+    model = pool.get("smollm2-135m")
+    scores = {}
+    for name, speeches in rounds.items():
+        t = Transcript(format="oxford", motion=motion, language="en", seed=seed, models={})
+        engine = Engine(
+            pack=load_pack("en", "oxford"), transcript=t, roles={"judge": Role("judge", model, 0.2)}
+        )
+        common = {"motion": motion, "language": "en", "limits": oxford.LIMITS}
+        scores[name] = oxford._judge(engine, 2, speeches, common, OxfordParams().min_score)
+    assert scores["substantive"] > scores["off_topic"], scores
+    assert scores["off_topic"] <= 3.5

@@ -1,0 +1,38 @@
+"""The seam's pure parts: degenerate replies, structured replies with one re-ask."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel, Field
+
+from moot.errors import StructuredReplyError
+from moot.llm import ChatRequest, chat_structured, degeneracy, messages
+from moot.scripted import ScriptedModel
+
+
+class Score(BaseModel):
+    score: float = Field(ge=0, le=10)
+
+
+def test_empty_and_repeated_replies_are_degenerate() -> None:
+    assert degeneracy("   ") == "the reply is empty"
+    assert degeneracy("the cat sat " * 10)
+    assert degeneracy("好的" * 30)
+    assert degeneracy("Remote work frees hours once lost to commuting and widens hiring.") is None
+    speech = "We hold that remote work wins. " + "It saves time, money and carbon. " * 2
+    assert degeneracy(speech) is None
+
+
+def test_structured_reply_is_re_asked_once_then_fails_with_the_raw_text() -> None:
+    model = ScriptedModel(['{"score": 42}', '{"score": 7}'])
+    req = ChatRequest(messages=messages(("user", "score it")))
+    parsed, _ = chat_structured(model, req, Score)
+    assert parsed.score == 7
+    assert len(model.requests) == 2
+    assert model.requests[0].sampling.seed == model.requests[1].sampling.seed  # both None
+
+    model = ScriptedModel(["nope", "{bad"])
+    with pytest.raises(StructuredReplyError) as info:
+        chat_structured(model, req, Score)
+    assert info.value.raw == "{bad"
+    assert all(r.reply_schema is Score for r in model.requests)

@@ -1,0 +1,289 @@
+"""The Oxford format's orchestration, on scripted models through the real engine and pack."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from moot.config import OxfordParams
+from moot.debate import Debate, DebateSetup
+from moot.engine import Engine, TurnFinished
+from moot.llm import ChatRequest
+from moot.schemas import Brief, CompletenessRubric
+from moot.scripted import ScriptedModel
+from moot.transcript import read_journal
+
+MOTION = "This House Believes That remote work is better than office work"
+SPEECH = (
+    "Remote work is better than office work: studies of remote teams show higher output, "
+    "no commute, wider hiring and happier staff, and the office work model wastes hours "
+    "every single day for millions of people who could do the same work from home."
+)
+
+
+def rubric(ok: bool) -> str:
+    keys = CompletenessRubric.model_fields.keys() - {"reasoning"}
+    return json.dumps({**{k: ok for k in keys}, "reasoning": "both sides argued"})
+
+
+def brief_json() -> str:
+    return json.dumps({k: f"{k} text" for k in Brief.model_fields})
+
+
+class Chamber:
+    """A scripted chamber: substantive speeches, a judge that is satisfied or not."""
+
+    def __init__(self, *, judge_ok: bool | list[bool] = False) -> None:
+        self.judge_ok = judge_ok
+        self.counter = 0
+        self.model = ScriptedModel(model_id="scripted")
+        self.model.queue(*[self.reply] * 500)
+
+    def reply(self, request: ChatRequest) -> str:
+        self.counter += 1
+        if request.reply_schema is CompletenessRubric:
+            ok = self.judge_ok.pop(0) if isinstance(self.judge_ok, list) else self.judge_ok
+            return rubric(ok)
+        if request.reply_schema is Brief:
+            return brief_json()
+        return f"{SPEECH} [{request.session} #{self.counter}]"
+
+
+def run_debate(tmp_path: Path, chamber: Chamber, **params: Any) -> Any:
+    setup = DebateSetup(
+        format="oxford",
+        motion=MOTION,
+        language=params.pop("language", "en"),
+        seed=params.pop("seed", 11),
+        params=OxfordParams(**params),
+        out_dir=tmp_path / "out",
+    )
+    events: list[Any] = []
+    debate = Debate(setup, listeners=[events.append], model_factory=lambda ref: chamber.model)
+    return debate.run(), events
+
+
+def expected_steps(seed: int, rounds: int) -> list[tuple[int, str, str]]:
+    """The rulebook's order, with POI answers only where the seeded draw accepts."""
+    probe = Engine.__new__(Engine)
+    probe.seed = seed
+    steps = []
+    for r in range(1, rounds + 1):
+        steps.append((r, "proposition", "speech"))
+        steps.append((r, "opposition", "poi_question"))
+        if probe.draw(0.6, "poi", r, "opposition"):
+            steps.append((r, "proposition", "poi_answer"))
+        steps.append((r, "opposition", "speech"))
+        steps.append((r, "proposition", "poi_question"))
+        if probe.draw(0.6, "poi", r, "proposition"):
+            steps.append((r, "opposition", "poi_answer"))
+        steps += [(r, "devil", "devil_attack"), (r, "chair", "round_summary")]
+        if r >= 2:
+            steps.append((r, "judge", "judge"))
+    c = rounds + 1
+    steps += [
+        (c, "proposition", "rebuttal"),
+        (c, "opposition", "rebuttal"),
+        (c, "chair", "verdict"),
+        (c, "judge", "brief"),
+    ]
+    return steps
+
+
+def test_three_round_debate_follows_the_rulebook_order(tmp_path: Path) -> None:
+    result, _ = run_debate(tmp_path, Chamber(judge_ok=False), max_rounds=3)
+    got = [(t.round, t.role, t.step) for t in result.transcript.turns]
+    assert got == expected_steps(11, 3)
+    assert result.transcript.stop_reason == "hard_cap"
+    assert set(result.transcript.scores) == {"2", "3"}
+
+
+def test_pois_on_both_sides_are_shown_with_their_outcome(tmp_path: Path) -> None:
+    result, events = run_debate(tmp_path, Chamber(), max_rounds=3)
+    questions = [t for t in result.transcript.turns if t.step == "poi_question"]
+    assert {t.role for t in questions} == {"proposition", "opposition"}
+    assert all(t.accepted is not None for t in questions)
+    labels = [
+        e.label for e in events if isinstance(e, TurnFinished) and e.turn.step == "poi_question"
+    ]
+    assert all(("accepted" in lb) or ("declined" in lb) for lb in labels)
+
+
+def test_early_stop_when_the_score_reaches_the_threshold(tmp_path: Path) -> None:
+    result, _ = run_debate(tmp_path, Chamber(judge_ok=True), max_rounds=5)
+    t = result.transcript
+    assert t.stop_reason == "converged"
+    assert max(turn.round for turn in t.turns if turn.step == "speech") == 2
+    assert t.scores["2"]["score"] == 10.0
+    assert "Converged" in result.markdown
+
+
+def test_hard_cap_when_the_judge_is_never_satisfied(tmp_path: Path) -> None:
+    result, _ = run_debate(tmp_path, Chamber(judge_ok=[False] * 10), max_rounds=4, min_score=9)
+    t = result.transcript
+    assert t.stop_reason == "hard_cap"
+    assert max(turn.round for turn in t.turns if turn.step == "speech") == 4
+    assert all(s["score"] < 9 for s in t.scores.values())
+    assert "Hard cap reached" in result.markdown
+
+
+def test_closing_order_and_the_opposition_sees_the_proposition_rebuttal(tmp_path: Path) -> None:
+    chamber = Chamber()
+    result, _ = run_debate(tmp_path, chamber, max_rounds=3)
+    closing = [t for t in result.transcript.turns if t.step in ("rebuttal", "verdict")]
+    assert [(t.role, t.step) for t in closing] == [
+        ("proposition", "rebuttal"),
+        ("opposition", "rebuttal"),
+        ("chair", "verdict"),
+    ]
+    prop_rebuttal = closing[0].text
+    opp_request = [r for r in chamber.model.requests if r.session == "opposition"][-1]
+    assert prop_rebuttal in opp_request.messages[-1].content
+    verdict_request = [r for r in chamber.model.requests if r.session == "chair"][-1]
+    assert prop_rebuttal in verdict_request.messages[-1].content
+    assert "Do NOT declare an outright winner" in verdict_request.messages[-1].content
+
+
+def test_every_devil_attack_reaches_the_brief(tmp_path: Path) -> None:
+    chamber = Chamber()
+    result, _ = run_debate(tmp_path, chamber, max_rounds=4)
+    attacks = [t.text for t in result.transcript.turns if t.step == "devil_attack"]
+    assert len(attacks) == 4
+    brief_request = chamber.model.requests[-1]
+    assert brief_request.reply_schema is Brief
+    prompt = brief_request.messages[-1].content
+    assert all(a in prompt for a in attacks)
+    assert "\n---\n".join(attacks) in prompt
+    assert result.transcript.result == json.loads(brief_json())
+
+
+def test_roles_get_their_rulebook_temperatures_and_personas(tmp_path: Path) -> None:
+    chamber = Chamber()
+    run_debate(tmp_path, chamber, max_rounds=3)
+    temps = {r.session: r.sampling.temperature for r in chamber.model.requests}
+    assert temps == {
+        "proposition": 0.3,
+        "opposition": 0.3,
+        "devil": 0.7,
+        "chair": 0.4,
+        "judge": 0.2,
+    }
+    for req in chamber.model.requests:
+        has_system = req.messages[0].role == "system"
+        assert has_system == (req.session in ("proposition", "opposition", "devil"))
+
+
+def test_judge_prompt_hands_the_model_no_number(tmp_path: Path) -> None:
+    chamber = Chamber()
+    run_debate(tmp_path, chamber, max_rounds=3)
+    judge_prompts = [
+        r.messages[-1].content
+        for r in chamber.model.requests
+        if r.reply_schema is CompletenessRubric
+    ]
+    assert judge_prompts
+    for prompt in judge_prompts:
+        instructions = prompt.split('"""')[-1]
+        assert not any(ch.isdigit() and ch not in "3" for ch in instructions.replace("300", ""))
+
+
+def test_the_poi_draw_is_seeded_and_about_sixty_forty() -> None:
+    probe = Engine.__new__(Engine)
+    draws = []
+    for seed in range(2000):
+        probe.seed = seed
+        draws.append(probe.draw(0.6, "poi", 1, "opposition"))
+    share = sum(draws) / len(draws)
+    assert 0.56 < share < 0.64
+    probe.seed = 5
+    again = [probe.draw(0.6, "poi", r, s) for r in range(5) for s in ("a", "b")]
+    assert again == [probe.draw(0.6, "poi", r, s) for r in range(5) for s in ("a", "b")]
+
+
+def test_same_seed_same_debate(tmp_path: Path) -> None:
+    a, _ = run_debate(tmp_path / "a", Chamber(), max_rounds=3, seed=99)
+    b, _ = run_debate(tmp_path / "b", Chamber(), max_rounds=3, seed=99)
+    assert [(t.step, t.seed, t.accepted) for t in a.transcript.turns] == [
+        (t.step, t.seed, t.accepted) for t in b.transcript.turns
+    ]
+
+
+def test_each_turn_is_journaled_before_the_next_starts(tmp_path: Path) -> None:
+    seen: list[int] = []
+    chamber = Chamber()
+    journal = tmp_path / "out" / "journal.jsonl"
+
+    def reply(request: ChatRequest) -> str:
+        seen.append(sum(1 for r in read_journal(journal) if r["type"] == "turn"))
+        return chamber.reply(request)
+
+    chamber.model._replies = [reply] * 500
+    result, _ = run_debate(tmp_path, chamber, max_rounds=3)
+    # Call k (0-based) saw k finished turns on disk: nothing was held back in memory.
+    assert seen == list(range(len(result.transcript.turns)))
+
+
+def test_transcript_and_debate_md_are_written(tmp_path: Path) -> None:
+    result, _ = run_debate(tmp_path, Chamber(judge_ok=True), max_rounds=3)
+    data = json.loads((tmp_path / "out" / "transcript.json").read_text())
+    for key in (
+        "format",
+        "motion",
+        "language",
+        "seed",
+        "models",
+        "turns",
+        "scores",
+        "stop_reason",
+        "result",
+    ):
+        assert key in data
+    for key in (
+        "round",
+        "role",
+        "step",
+        "model",
+        "temperature",
+        "text",
+        "prompt_tokens",
+        "completion_tokens",
+        "duration_ms",
+    ):
+        assert key in data["turns"][0]
+    md = (tmp_path / "out" / "debate.md").read_text()
+    order = [
+        "📋 Debate Brief",
+        "🔵 Proposition Case",
+        "🔴 Opposition Case",
+        "💜 Key Rebuttal Lines",
+        "🟡 Likely Floor Attacks",
+        "⚖️ Balanced Assessment",
+        "✅ Converged",
+    ]
+    positions = [md.index(h) for h in order]
+    assert positions == sorted(positions)
+    assert (tmp_path / "out" / "transcript.json").stat().st_mode & 0o777 == 0o600
+
+
+def test_chinese_debate_uses_the_chinese_pack_and_labels(tmp_path: Path) -> None:
+    chamber = Chamber(judge_ok=True)
+    result, events = run_debate(tmp_path, chamber, max_rounds=3, language="zh")
+    assert "辩题" in chamber.model.requests[0].messages[-1].content
+    labels = [e.label for e in events if isinstance(e, TurnFinished)]
+    assert "🔵 正方" in labels and "🔴 反方" in labels
+    assert "📋 辩论简报" in result.markdown and "✅ 已收敛" in result.markdown
+
+
+@pytest.mark.parametrize(("value", "ok"), [(4.9, False), (5, True), (10, True), (10.1, False)])
+def test_min_score_range(value: float, ok: bool) -> None:
+    from moot.config import validate_params
+    from moot.errors import UsageError
+
+    if ok:
+        assert validate_params(OxfordParams, min_score=value).min_score == value
+    else:
+        with pytest.raises(UsageError, match="--min-score"):
+            validate_params(OxfordParams, min_score=value)
