@@ -1,0 +1,25 @@
+"""`make bench`: every figure in one run, printed as one JSON object (no timed assertions)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import bench_inference  # noqa: E402
+
+import bench_oxford  # noqa: E402
+
+
+def main() -> None:
+    results: dict[str, Any] = {}
+    bench_inference.run(results)
+    bench_oxford.run(results)
+    print(json.dumps(results, indent=2, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
