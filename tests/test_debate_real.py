@@ -137,11 +137,10 @@ def test_ctrl_c_mid_debate_keeps_every_finished_turn(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_the_real_judge_scores_a_substantive_round_above_an_off_topic_one(seed: int) -> None:
-    from moot.pool import ModelPool
-
     from moot.config import OxfordParams
     from moot.engine import Engine, Role
     from moot.formats import oxford
+    from moot.pool import ModelPool
     from moot.prompts import load_pack
     from moot.transcript import Transcript
 

