@@ -144,7 +144,7 @@ def test_closing_order_and_the_opposition_sees_the_proposition_rebuttal(tmp_path
     assert prop_rebuttal in opp_request.messages[-1].content
     verdict_request = [r for r in chamber.model.requests if r.session == "chair"][-1]
     assert prop_rebuttal in verdict_request.messages[-1].content
-    assert "Do NOT declare an outright winner" in verdict_request.messages[-1].content
+    assert "do NOT declare an outright winner" in verdict_request.messages[-1].content
 
 
 def test_every_devil_attack_reaches_the_brief(tmp_path: Path) -> None:

@@ -151,17 +151,16 @@ def run(engine: Engine, motion: str, params: OxfordParams) -> dict[str, Any]:
     lang = engine.language
     state = _State()
     common = {"motion": motion, "language": lang, "limits": LIMITS}
-    stop = "hard_cap"
+    stop, last = "hard_cap", params.max_rounds
     for rnd in range(1, params.max_rounds + 1):
         speeches = _round(engine, rnd, state, common)
-        if rnd >= 2:
-            score = _judge(engine, rnd, speeches, common, params.min_score)
-            if score >= params.min_score:
-                stop = "converged"
-                break
+        if rnd >= 2 and _judge(engine, rnd, speeches, common, params.min_score) >= params.min_score:
+            stop, last = "converged", rnd
+            break
     engine.stop(stop)
-    closing = _closing(engine, params.max_rounds + 1, state, common)
-    brief = _brief(engine, params.max_rounds + 1, state, closing, common)
+    # The closing speeches and the brief are numbered as the round after the last one held.
+    closing = _closing(engine, last + 1, state, common)
+    brief = _brief(engine, last + 1, state, closing, common)
     return brief.model_dump()
 
 
