@@ -18,10 +18,11 @@ def oxford_debate(results: dict[str, Any], *, seed: int = 7) -> None:
     """Run the debate in process; efficiency = completion tokens / decode_ref_tps / wall."""
     from moot.config import OxfordParams
     from moot.debate import Debate, DebateSetup
+    from moot.formats.oxford import FORMAT
 
     with tempfile.TemporaryDirectory() as tmp:
         setup = DebateSetup(
-            format="oxford",
+            format=FORMAT,
             motion=MOTION,
             language="en",
             seed=seed,

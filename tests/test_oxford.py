@@ -11,6 +11,7 @@ import pytest
 from moot.config import OxfordParams
 from moot.debate import Debate, DebateSetup
 from moot.engine import Engine, TurnFinished
+from moot.formats.oxford import FORMAT
 from moot.llm import ChatRequest
 from moot.schemas import Brief, CompletenessRubric
 from moot.scripted import ScriptedModel
@@ -54,7 +55,7 @@ class Chamber:
 
 def run_debate(tmp_path: Path, chamber: Chamber, **params: Any) -> Any:
     setup = DebateSetup(
-        format="oxford",
+        format=FORMAT,
         motion=MOTION,
         language=params.pop("language", "en"),
         seed=params.pop("seed", 11),

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from moot.debate import sample_variables
 from moot.errors import PromptPackError
 from moot.formats import oxford
+from moot.formats.oxford import sample_variables
 from moot.prompts import builtin_root, detect_language, load_pack
 
 

@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from moot import store
 from moot.catalog import default_model_id
-from moot.config import OxfordParams
 from moot.engine import Engine, Listener, Role
-from moot.formats import oxford
+from moot.formats.base import Cast, Format
 from moot.llm import ChatModel
 from moot.prompts import Language, PromptPack, load_pack
 from moot.scripted import EchoModel
@@ -22,12 +23,12 @@ from moot.transcript import Journal, ModelInfo, Transcript, make_private_dir, wr
 class DebateSetup:
     """Everything the user chose, validated by the CLI."""
 
-    format: str
+    format: Format
     motion: str
     language: Language
     seed: int
-    params: OxfordParams
-    out_dir: Path
+    params: BaseModel
+    out_dir: Path | None  # None: nothing is written anywhere
     default_model: str | None = None
     role_models: dict[str, str] = field(default_factory=dict)
     temperatures: dict[str, float] = field(default_factory=dict)
@@ -41,38 +42,12 @@ class DebateSetup:
 @dataclass
 class DebateResult:
     transcript: Transcript
-    out_dir: Path
+    out_dir: Path | None
     markdown: str
 
 
 def _is_url(ref: str) -> bool:
     return ref.startswith(("http://", "https://"))
-
-
-def sample_variables() -> dict[str, dict[str, Any]]:
-    """Variables that exercise every step of the Oxford pack (used to validate a pack)."""
-    base = {
-        "motion": "This House Believes That tests matter",
-        "language": "en",
-        "limits": oxford.LIMITS,
-        "summary": "s",
-        "round": 2,
-    }
-    speeches = {"proposition_speech": "p", "opposition_speech": "o"}
-    return {
-        "persona_proposition": base,
-        "persona_opposition": base,
-        "persona_devil": base,
-        "speech": {**base, "side": "opposition", **speeches},
-        "poi_question": {**base, "side": "opposition", "target": "proposition", "speech": "p"},
-        "poi_answer": {**base, "side": "proposition", "asker": "opposition", "question": "q"},
-        "devil_attack": {**base, **speeches},
-        "round_summary": {**base, **speeches, "devil_attack": "d"},
-        "judge": {**base, **speeches},
-        "rebuttal": {**base, "side": "opposition", "other_rebuttal": "r"},
-        "verdict": {**base, "proposition_rebuttal": "a", "opposition_rebuttal": "b"},
-        "brief": {**base, "proposition_rebuttal": "a", "opposition_rebuttal": "b", "attacks": "x"},
-    }
 
 
 class Debate:
@@ -88,10 +63,15 @@ class Debate:
         self.setup = setup
         self.listeners = listeners or []
         self._factory = model_factory
+        self.cast: Cast = setup.format.cast(setup.params)
 
     def refs(self) -> dict[str, str]:
+        """Each role's model reference: --role, else the format's seat, else --model/default."""
         default = self.setup.default_model or default_model_id()
-        return {r: self.setup.role_models.get(r, default) for r in oxford.ROLES}
+        return {
+            r: self.setup.role_models.get(r) or self.cast.models.get(r) or default
+            for r in self.cast.roles
+        }
 
     def _models(self, refs: dict[str, str]) -> tuple[dict[str, ChatModel], dict[str, ModelInfo]]:
         if self.setup.dry_run or self._factory:
@@ -105,44 +85,53 @@ class Debate:
             else:
                 resolved = store.resolve(ref)
                 infos[r] = ModelInfo(id=resolved.id, sha256=resolved.sha256)
-        factory = self._pool_factory()
-        return {r: factory(ref) for r, ref in refs.items()}, infos
-
-    def _pool_factory(self) -> Callable[[str], ChatModel]:
         from moot.pool import ModelPool
 
         pool = ModelPool(n_gpu_layers=self.setup.gpu_layers, n_ctx=self.setup.n_ctx)
-        return pool.get
+        return {r: pool.get(ref) for r, ref in refs.items()}, infos
 
     def pack(self) -> PromptPack:
-        pack = load_pack(self.setup.language, self.setup.format, root=self.setup.prompts_root)
-        pack.validate(oxford.STEPS, sample_variables())
+        fmt = self.setup.format
+        pack = load_pack(self.setup.language, fmt.name, root=self.setup.prompts_root)
+        pack.validate(fmt.steps, fmt.sample_variables())
         return pack
 
-    def run(self) -> DebateResult:
+    def _transcript(self, pack: PromptPack, infos: dict[str, ModelInfo]) -> Transcript:
         s = self.setup
-        pack = self.pack()
-        models, infos = self._models(self.refs())
-        temps = {r: s.temperatures.get(r, t) for r, t in oxford.TEMPERATURES.items()}
-        roles = {
-            r: Role(
-                r, models[r], temps[r], persona=oxford.PERSONAS.get(r), memory=r in oxford.MEMORY
-            )
-            for r in oxford.ROLES
-        }
-        transcript = Transcript(
-            format=s.format,
+        temps = {r: s.temperatures.get(r, t) for r, t in self.cast.temperatures.items()}
+        params: dict[str, Any] = s.params.model_dump()
+        return Transcript(
+            format=s.format.name,
             motion=s.motion,
             language=s.language,
             seed=s.seed,
             models=infos,
             sampling=temps,
             prompt_pack=pack.digest,
-            params={**s.params.model_dump(), "max_tokens": s.max_tokens, "n_ctx": s.n_ctx},
+            params={**params, "max_tokens": s.max_tokens, "n_ctx": s.n_ctx},
         )
-        make_private_dir(s.out_dir)
-        journal = Journal(s.out_dir / "journal.jsonl")
-        journal.append("debate", transcript.model_dump(exclude={"turns", "scores", "result"}))
+
+    def run(self) -> DebateResult:
+        s = self.setup
+        pack = self.pack()
+        models, infos = self._models(self.refs())
+        transcript = self._transcript(pack, infos)
+        c = self.cast
+        roles = {
+            r: Role(
+                r,
+                models[r],
+                transcript.sampling[r],
+                persona=c.personas.get(r),
+                memory=r in c.memory,
+            )
+            for r in c.roles
+        }
+        journal = None
+        if s.out_dir is not None:
+            make_private_dir(s.out_dir)
+            journal = Journal(s.out_dir / "journal.jsonl")
+            journal.append("debate", transcript.model_dump(exclude={"turns", "scores", "result"}))
         engine = Engine(
             pack=pack,
             roles=roles,
@@ -152,12 +141,12 @@ class Debate:
             max_tokens_cap=s.max_tokens,
         )
         try:
-            transcript.result = oxford.run(engine, s.motion, s.params)
+            transcript.result = s.format.run(engine, s.motion, s.params)
         finally:
-            journal.close()
-        markdown = oxford.render_brief(
-            s.motion, s.language, transcript.result, transcript.stop_reason or "hard_cap"
-        )
-        write_atomic(s.out_dir / "transcript.json", transcript.model_dump_json(indent=2))
-        write_atomic(s.out_dir / "debate.md", markdown)
+            if journal:
+                journal.close()
+        markdown = s.format.render(transcript)
+        if s.out_dir is not None:
+            write_atomic(s.out_dir / "transcript.json", transcript.model_dump_json(indent=2))
+            write_atomic(s.out_dir / s.format.document, markdown)
         return DebateResult(transcript, s.out_dir, markdown)

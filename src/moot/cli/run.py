@@ -1,4 +1,4 @@
-"""`moot run`: run one debate, streamed live, saved as a journal, a transcript and a brief."""
+"""`moot run`: run one debate, streamed live, saved as a journal, a transcript and a document."""
 
 from __future__ import annotations
 
@@ -13,56 +13,47 @@ import typer
 from rich.console import Console
 
 from moot.cli import app
-from moot.config import OxfordParams, debates_dir, validate_params
+from moot.config import debates_dir
 from moot.debate import Debate, DebateSetup
 from moot.errors import UsageError
-from moot.formats import oxford
+from moot.formats import NAMES, get_format
+from moot.formats.base import Format, RunOptions
+from moot.formats.oxford import EXAMPLE_MOTIONS, label
 from moot.prompts import resolve_language
 from moot.render import LiveView, show_document
 
-FORMATS = ("oxford",)
-
-Roles = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--role", help="Bind one role to a model: ROLE=REF (repeatable).", metavar="ROLE=REF"
-    ),
-]
-Temps = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--temperature",
-        help="Override a role's temperature: ROLE=T (repeatable).",
-        metavar="ROLE=T",
-    ),
-]
+Many = list[str] | None
 
 
 @app.command()
 def run(
     motion: Annotated[str | None, typer.Argument(help="The motion, or a bare topic.")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="Debate format: oxford.")] = "oxford",
+    fmt: Annotated[str, typer.Option("--format", help=f"Format: {', '.join(NAMES)}.")] = "oxford",
     lang: Annotated[
         str, typer.Option(help="Prompt pack: auto (by the motion), en or zh.")
     ] = "auto",
     model: Annotated[
-        str | None,
+        Many,
         typer.Option(
-            help="Model of every role (catalog id, "
-            "hf:OWNER/REPO/FILE.gguf, a .gguf path or a server URL)."
+            help="Model of every role (catalog id, hf:OWNER/REPO/"
+            "FILE.gguf, a .gguf path or a server URL)."
         ),
     ] = None,
-    role: Roles = None,
-    temperature: Temps = None,
+    role: Annotated[
+        Many, typer.Option(help="Bind one role to a model (repeatable).", metavar="ROLE=REF")
+    ] = None,
+    temperature: Annotated[
+        Many, typer.Option(help="Override a role's temperature (repeatable).", metavar="ROLE=T")
+    ] = None,
     min_score: Annotated[
-        float, typer.Option(help="Completeness score that ends the rounds early (5–10).")
+        float, typer.Option(help="oxford: completeness score that ends the rounds early (5–10).")
     ] = 7.5,
-    max_rounds: Annotated[int, typer.Option(help="Hard cap on rounds (3–8).")] = 5,
+    max_rounds: Annotated[int, typer.Option(help="oxford: hard cap on rounds (3–8).")] = 5,
     seed: Annotated[int | None, typer.Option(help="Seed for every draw and sample.")] = None,
     out: Annotated[
         Path | None,
         typer.Option(
-            help="Write transcript.json and debate.md "
+            help="Write the transcript and the document "
             "here (default: a folder in moot's data directory)."
         ),
     ] = None,
@@ -78,7 +69,7 @@ def run(
         int | None, typer.Option(help="Cap on tokens per speech (shorter, faster debates).")
     ] = None,
     quiet: Annotated[
-        bool, typer.Option(help="Print only the brief and where it is saved.")
+        bool, typer.Option(help="Print only the result and where it is saved.")
     ] = False,
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Ask nothing; accept proposals.")
@@ -91,48 +82,61 @@ def run(
         ),
     ] = False,
 ) -> None:
-    """Run a debate on MOTION and print its brief."""
+    """Run a debate on MOTION and print its result."""
     console = Console()
-    if fmt not in FORMATS:
-        raise UsageError(f"unknown format {fmt!r}", hint=f"choose one of: {', '.join(FORMATS)}")
+    debate_format = get_format(fmt)
     text = _motion(motion, lang, yes=yes)
     language = resolve_language(lang, text)
-    params = validate_params(OxfordParams, min_score=min_score, max_rounds=max_rounds)
+    models = tuple(model or ())
+    options = RunOptions(min_score=min_score, max_rounds=max_rounds, models=models, yes=yes)
+    params = debate_format.params(options)
+    cast = debate_format.cast(params)
+    if len(models) > 1 and not cast.models:
+        raise UsageError(
+            f"the {fmt} format takes one --model", hint="bind roles with --role ROLE=REF"
+        )
     setup = DebateSetup(
-        format=fmt,
-        motion=oxford.normalise_motion(text, language),
+        format=debate_format,
+        motion=debate_format.motion(text, language),
         language=language,
         seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
         params=params,
-        default_model=model,
-        role_models=_pairs(role or [], "--role", oxford.ROLES),
+        default_model=models[0] if models else None,
+        role_models=_pairs(role or [], "--role", cast.roles),
         temperatures={
             k: _temperature(v)
-            for k, v in _pairs(temperature or [], "--temperature", oxford.ROLES).items()
+            for k, v in _pairs(temperature or [], "--temperature", cast.roles).items()
         },
-        out_dir=out or _default_out(text),
+        out_dir=_out_dir(out, debate_format, text),
         prompts_root=prompts,
         gpu_layers=gpu_layers,
         n_ctx=n_ctx,
         max_tokens=max_tokens,
         dry_run=dry_run,
     )
-    view = LiveView(console, quiet=quiet, round_label=oxford.label(language, "round"))
+    _run(setup, console, quiet=quiet)
+
+
+def _run(setup: DebateSetup, console: Console, *, quiet: bool) -> None:
+    view = LiveView(console, quiet=quiet, round_label=label(setup.language, "round"))
     try:
         result = Debate(setup, listeners=[view]).run()
     except KeyboardInterrupt:
-        journal = setup.out_dir / "journal.jsonl"
-        console.print(f"\n[yellow]interrupted[/]: finished turns are in {journal}")
+        where = (
+            f": finished turns are in {setup.out_dir / 'journal.jsonl'}" if setup.out_dir else ""
+        )
+        console.print(f"\n[yellow]interrupted[/]{where}", highlight=False)
         raise typer.Exit(130) from None
     show_document(console, result.markdown)
-    console.print(f"[dim]saved:[/] {result.out_dir / 'transcript.json'}", highlight=False)
-    console.print(f"[dim]saved:[/] {result.out_dir / 'debate.md'}", highlight=False)
+    if result.out_dir is not None:
+        for name in ("transcript.json", setup.format.document):
+            console.print(f"[dim]saved:[/] {result.out_dir / name}", highlight=False)
 
 
 def _motion(motion: str | None, lang: str, *, yes: bool) -> str:
     if motion is not None and motion.strip():
         return motion
-    examples = oxford.EXAMPLE_MOTIONS["zh" if lang == "zh" else "en"]
+    examples = EXAMPLE_MOTIONS["zh" if lang == "zh" else "en"]
     if motion is None and sys.stdin.isatty() and not yes:
         for i, example in enumerate(examples, 1):
             print(f"  {i}. {example}")
@@ -141,10 +145,7 @@ def _motion(motion: str | None, lang: str, *, yes: bool) -> str:
             return examples[int(choice) - 1]
         if choice.strip():
             return choice
-    raise UsageError(
-        "the motion is empty",
-        hint=f'give one, e.g. moot run "{examples[0]}"',
-    )
+    raise UsageError("the motion is empty", hint=f'give one, e.g. moot run "{examples[0]}"')
 
 
 def _pairs(items: list[str], option: str, allowed: tuple[str, ...]) -> dict[str, str]:
@@ -173,7 +174,9 @@ def _temperature(value: str) -> float:
     return t
 
 
-def _default_out(motion: str) -> Path:
+def _out_dir(out: Path | None, debate_format: Format, motion: str) -> Path | None:
+    if out is not None or not debate_format.saves_by_default:
+        return out
     slug = re.sub(r"[^\w]+", "-", motion.lower()).strip("-")[:40] or "debate"
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     return debates_dir() / f"{stamp}-{slug}"

@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from moot.checks import speech_checks
-from moot.config import OxfordParams
+from moot.config import OxfordParams, validate_params
 from moot.engine import Engine
+from moot.formats.base import Cast, RunOptions
 from moot.schemas import Brief, CompletenessRubric, CompletenessScore
-from moot.transcript import render_markdown
+from moot.transcript import Transcript, render_markdown
 
 ROLES = ("proposition", "opposition", "devil", "chair", "judge")
 TEMPERATURES = {"proposition": 0.3, "opposition": 0.3, "devil": 0.7, "chair": 0.4, "judge": 0.2}
@@ -356,3 +357,68 @@ def render_brief(motion: str, language: str, brief: dict[str, Any], stop_reason:
     ]
     title = f"{label(language, 'brief')} — {motion}"
     return render_markdown(title, sections, footer=label(language, stop_reason))
+
+
+def sample_variables() -> dict[str, dict[str, Any]]:
+    """Variables that exercise every step of the pack (used to validate a user's pack)."""
+    base = {
+        "motion": "This House Believes That tests matter",
+        "language": "en",
+        "limits": LIMITS,
+        "summary": "s",
+        "round": 2,
+    }
+    speeches = {"proposition_speech": "p", "opposition_speech": "o"}
+    return {
+        "persona_proposition": base,
+        "persona_opposition": base,
+        "persona_devil": base,
+        "speech": {**base, "side": "opposition", **speeches},
+        "poi_question": {**base, "side": "opposition", "target": "proposition", "speech": "p"},
+        "poi_answer": {**base, "side": "proposition", "asker": "opposition", "question": "q"},
+        "devil_attack": {**base, **speeches},
+        "round_summary": {**base, **speeches, "devil_attack": "d"},
+        "judge": {**base, **speeches},
+        "rebuttal": {**base, "side": "opposition", "other_rebuttal": "r"},
+        "verdict": {**base, "proposition_rebuttal": "a", "opposition_rebuttal": "b"},
+        "brief": {**base, "proposition_rebuttal": "a", "opposition_rebuttal": "b", "attacks": "x"},
+    }
+
+
+class Oxford:
+    """The Oxford format as the engine and the CLI see it."""
+
+    name = "oxford"
+    steps = STEPS
+    saves_by_default = True
+    document = "debate.md"
+
+    def params(self, options: RunOptions) -> OxfordParams:
+        return validate_params(
+            OxfordParams, min_score=options.min_score, max_rounds=options.max_rounds
+        )
+
+    def motion(self, text: str, language: str) -> str:
+        return normalise_motion(text, language)
+
+    def cast(self, params: OxfordParams) -> Cast:
+        return Cast(
+            roles=ROLES, temperatures=TEMPERATURES, personas=PERSONAS, memory=frozenset(MEMORY)
+        )
+
+    def sample_variables(self) -> dict[str, dict[str, Any]]:
+        return sample_variables()
+
+    def run(self, engine: Engine, motion: str, params: OxfordParams) -> dict[str, Any]:
+        return run(engine, motion, params)
+
+    def render(self, transcript: Transcript) -> str:
+        return render_brief(
+            transcript.motion,
+            transcript.language,
+            transcript.result or {},
+            transcript.stop_reason or "hard_cap",
+        )
+
+
+FORMAT = Oxford()
