@@ -36,6 +36,7 @@ class DebateSetup:
     gpu_layers: int = 0
     n_ctx: int = 4096
     max_tokens: int | None = None
+    call_timeout_s: float | None = None
     dry_run: bool = False
 
 
@@ -59,8 +60,10 @@ class Debate:
         *,
         listeners: list[Listener] | None = None,
         model_factory: Callable[[str], ChatModel] | None = None,
+        ask: Callable[[str], str] | None = None,
     ) -> None:
         self.setup = setup
+        self.ask = ask
         self.listeners = listeners or []
         self._factory = model_factory
         self.cast: Cast = setup.format.cast(setup.params)
@@ -139,6 +142,8 @@ class Debate:
             journal=journal,
             listeners=self.listeners,
             max_tokens_cap=s.max_tokens,
+            call_timeout_s=s.call_timeout_s,
+            ask=self.ask,
         )
         try:
             transcript.result = s.format.run(engine, s.motion, s.params)

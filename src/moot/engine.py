@@ -102,6 +102,8 @@ class Engine:
         journal: Journal | None = None,
         listeners: list[Listener] | None = None,
         max_tokens_cap: int | None = None,
+        call_timeout_s: float | None = None,
+        ask: Callable[[str], str] | None = None,
     ) -> None:
         self.pack = pack
         self.roles = roles
@@ -109,6 +111,8 @@ class Engine:
         self.journal = journal
         self.listeners = listeners or []
         self.max_tokens_cap = max_tokens_cap
+        self.call_timeout_s = call_timeout_s
+        self._ask = ask
         self.seed = transcript.seed
         self.language = transcript.language
 
@@ -140,6 +144,10 @@ class Engine:
             self.journal.append("stop", {"reason": reason})
         self.emit(Stopped(reason))
 
+    def ask(self, proposal: str) -> str:
+        """Show the user a proposal; their corrections, or "" to accept (always "" unattended)."""
+        return self._ask(proposal) if self._ask else ""
+
     # -- chance -------------------------------------------------------------------------
 
     def draw(self, p: float, *parts: object) -> bool:
@@ -167,7 +175,10 @@ class Engine:
         )
         user = self.pack.render(step, **variables)
         return ChatRequest(
-            messages=self._messages(role, user, variables), sampling=sampling, session=role.name
+            messages=self._messages(role, user, variables),
+            sampling=sampling,
+            session=role.name,
+            timeout_s=self.call_timeout_s,
         )
 
     def speak(

@@ -64,6 +64,17 @@ class DegenerateReplyError(MootError):
         self.raw = raw
 
 
+class CallTimeoutError(MootError, TimeoutError):
+    """A model call that ran past its time limit."""
+
+    def __init__(self, *, seconds: float, model: str = "") -> None:
+        super().__init__(
+            f"{model or 'the model'} did not finish within {seconds:g} s",
+            hint="raise --call-timeout, shorten turns with --max-tokens, or use a smaller model",
+        )
+        self.seconds = seconds
+
+
 class RemoteError(MootError):
     """An OpenAI-compatible server that is down or answered with an error."""
 

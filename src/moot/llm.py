@@ -47,6 +47,7 @@ class ChatRequest(BaseModel):
     sampling: Sampling = Sampling()
     reply_schema: type[BaseModel] | None = None
     session: str | None = None
+    timeout_s: float | None = None  # backends raise CallTimeoutError past it
 
 
 FinishReason = Literal["stop", "length"]

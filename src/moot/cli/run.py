@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import re
 import sys
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated
@@ -68,6 +69,22 @@ def run(
     max_tokens: Annotated[
         int | None, typer.Option(help="Cap on tokens per speech (shorter, faster debates).")
     ] = None,
+    rounds: Annotated[
+        int | None, typer.Option(help="decision, challenge, adversarial: number of rounds.")
+    ] = None,
+    preset: Annotated[str | None, typer.Option(help="decision: quick, standard or deep.")] = None,
+    positions: Annotated[
+        Many, typer.Option("--positions", help="decision: a position to debate (repeatable).")
+    ] = None,
+    out_of_scope: Annotated[
+        Many, typer.Option("--out-of-scope", help="decision: a topic not to drift into.")
+    ] = None,
+    effort: Annotated[str | None, typer.Option(help="challenge: low, medium, high or max.")] = None,
+    continue_from: Annotated[
+        Path | None,
+        typer.Option("--continue", help="adversarial: follow up on a saved transcript."),
+    ] = None,
+    call_timeout: Annotated[float, typer.Option(help="Seconds one model call may take.")] = 240.0,
     quiet: Annotated[
         bool, typer.Option(help="Print only the result and where it is saved.")
     ] = False,
@@ -88,7 +105,23 @@ def run(
     text = _motion(motion, lang, yes=yes)
     language = resolve_language(lang, text)
     models = tuple(model or ())
-    options = RunOptions(min_score=min_score, max_rounds=max_rounds, models=models, yes=yes)
+    options = RunOptions(
+        min_score=min_score,
+        max_rounds=max_rounds,
+        rounds=rounds,
+        preset=preset,
+        positions=tuple(positions or ()),
+        out_of_scope=tuple(out_of_scope or ()),
+        effort=effort,
+        models=models,
+        installed=_installed(),
+        yes=yes,
+        interactive=sys.stdin.isatty() and not yes,
+        call_timeout_s=call_timeout,
+        continue_from=continue_from,
+    )
+    if call_timeout <= 0:
+        raise UsageError(f"--call-timeout {call_timeout:g} must be positive", hint="e.g. 240")
     params = debate_format.params(options)
     cast = debate_format.cast(params)
     if len(models) > 1 and not cast.models:
@@ -112,15 +145,32 @@ def run(
         gpu_layers=gpu_layers,
         n_ctx=n_ctx,
         max_tokens=max_tokens,
+        call_timeout_s=call_timeout,
         dry_run=dry_run,
     )
-    _run(setup, console, quiet=quiet)
+    _run(setup, console, quiet=quiet, ask=_asker(console) if options.interactive else None)
 
 
-def _run(setup: DebateSetup, console: Console, *, quiet: bool) -> None:
+def _installed() -> tuple[tuple[str, int], ...]:
+    from moot import store
+
+    return tuple((m.id, m.size or 0) for m in store.list_models() if m.installed)
+
+
+def _asker(console: Console) -> Callable[[str], str]:
+    def ask(proposal: str) -> str:
+        show_document(console, proposal)
+        return str(typer.prompt("Press Enter to accept, or type corrections", default=""))
+
+    return ask
+
+
+def _run(
+    setup: DebateSetup, console: Console, *, quiet: bool, ask: Callable[[str], str] | None
+) -> None:
     view = LiveView(console, quiet=quiet, round_label=label(setup.language, "round"))
     try:
-        result = Debate(setup, listeners=[view]).run()
+        result = Debate(setup, listeners=[view], ask=ask).run()
     except KeyboardInterrupt:
         where = (
             f": finished turns are in {setup.out_dir / 'journal.jsonl'}" if setup.out_dir else ""

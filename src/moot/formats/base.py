@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel
@@ -23,10 +24,12 @@ class RunOptions:
     positions: tuple[str, ...] = ()
     out_of_scope: tuple[str, ...] = ()
     effort: str | None = None
-    models: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()  # every --model given, in order
+    installed: tuple[tuple[str, int], ...] = ()  # (model id, size in bytes) installed here
     yes: bool = False
-    call_timeout_s: float | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    interactive: bool = False  # a terminal is attached: a format may ask to confirm
+    call_timeout_s: float = 240.0
+    continue_from: Path | None = None  # a saved transcript to follow up on
 
 
 @dataclass(frozen=True)
