@@ -85,6 +85,9 @@ def run(
         typer.Option("--continue", help="adversarial: follow up on a saved transcript."),
     ] = None,
     call_timeout: Annotated[float, typer.Option(help="Seconds one model call may take.")] = 240.0,
+    no_save: Annotated[
+        bool, typer.Option("--no-save", help="Write nothing to disk: the debate is only shown.")
+    ] = False,
     quiet: Annotated[
         bool, typer.Option(help="Print only the result and where it is saved.")
     ] = False,
@@ -120,6 +123,8 @@ def run(
         call_timeout_s=call_timeout,
         continue_from=continue_from,
     )
+    if no_save and out is not None:
+        raise UsageError("--no-save and --out contradict each other", hint="choose one")
     if call_timeout <= 0:
         raise UsageError(f"--call-timeout {call_timeout:g} must be positive", hint="e.g. 240")
     params = debate_format.params(options)
@@ -140,7 +145,7 @@ def run(
             k: _temperature(v)
             for k, v in _pairs(temperature or [], "--temperature", cast.roles).items()
         },
-        out_dir=_out_dir(out, debate_format, text),
+        out_dir=None if no_save else _out_dir(out, debate_format, text),
         prompts_root=prompts,
         gpu_layers=gpu_layers,
         n_ctx=n_ctx,
