@@ -43,14 +43,20 @@ def test_saved_debates_are_private_and_can_be_listed_shown_and_deleted(tmp_path:
 
 
 def test_no_save_leaves_no_file_anywhere(tmp_path: Path) -> None:
-    home = tmp_path / "home"
+    home, tmp = tmp_path / "home", tmp_path / "tmp"
     home.mkdir()
-    tmp = Path(tempfile.gettempdir())
-    before_home, before_tmp = tree(home), set(os.listdir(tmp))
+    tmp.mkdir()
     proc = moot(
-        "run", "cats are better than dogs", "--dry-run", "--max-rounds", "3", "--no-save", home=home
+        "run",
+        "cats are better than dogs",
+        "--dry-run",
+        "--max-rounds",
+        "3",
+        "--no-save",
+        home=home,
+        TMPDIR=str(tmp),
     )
     assert proc.returncode == 0, proc.stderr
     assert "Debate Brief" in proc.stdout and "saved:" not in proc.stdout
-    assert tree(home) == before_home
-    assert set(os.listdir(tmp)) - before_tmp == set()
+    assert tree(home) == set()
+    assert tree(tmp) == set()
