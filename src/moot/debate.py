@@ -12,7 +12,8 @@ from pydantic import BaseModel
 from moot import store
 from moot.catalog import default_model_id
 from moot.engine import Engine, Listener, Role
-from moot.formats.base import Cast, Format
+from moot.errors import UsageError
+from moot.formats.base import Cast, Format, RunOptions
 from moot.llm import ChatModel
 from moot.prompts import Language, PromptPack, load_pack
 from moot.scripted import EchoModel
@@ -61,9 +62,11 @@ class Debate:
         listeners: list[Listener] | None = None,
         model_factory: Callable[[str], ChatModel] | None = None,
         ask: Callable[[str], str] | None = None,
+        replay: list[dict[str, Any]] | None = None,
     ) -> None:
         self.setup = setup
         self.ask = ask
+        self.replay = replay
         self.listeners = listeners or []
         self._factory = model_factory
         self.cast: Cast = setup.format.cast(setup.params)
@@ -102,13 +105,19 @@ class Debate:
     def _transcript(self, pack: PromptPack, infos: dict[str, ModelInfo]) -> Transcript:
         s = self.setup
         temps = {r: s.temperatures.get(r, t) for r, t in self.cast.temperatures.items()}
-        params: dict[str, Any] = s.params.model_dump()
+        params: dict[str, Any] = {
+            **s.params.model_dump(mode="json"),
+            "gpu_layers": s.gpu_layers,
+            "prompts_root": str(s.prompts_root) if s.prompts_root else None,
+            "dry_run": s.dry_run,
+        }
         return Transcript(
             format=s.format.name,
             motion=s.motion,
             language=s.language,
             seed=s.seed,
             models=infos,
+            refs=self.refs(),
             sampling=temps,
             prompt_pack=pack.digest,
             params={**params, "max_tokens": s.max_tokens, "n_ctx": s.n_ctx},
@@ -134,7 +143,9 @@ class Debate:
         if s.out_dir is not None:
             make_private_dir(s.out_dir)
             journal = Journal(s.out_dir / "journal.jsonl")
-            journal.append("debate", transcript.model_dump(exclude={"turns", "scores", "result"}))
+            if not self.replay:
+                header = transcript.model_dump(exclude={"turns", "scores", "result"})
+                journal.append("debate", header)
         engine = Engine(
             pack=pack,
             roles=roles,
@@ -144,6 +155,7 @@ class Debate:
             max_tokens_cap=s.max_tokens,
             call_timeout_s=s.call_timeout_s,
             ask=self.ask,
+            replay=self.replay,
         )
         try:
             transcript.result = s.format.run(engine, s.motion, s.params)
@@ -155,3 +167,40 @@ class Debate:
             write_atomic(s.out_dir / "transcript.json", transcript.model_dump_json(indent=2))
             write_atomic(s.out_dir / s.format.document, markdown)
         return DebateResult(transcript, s.out_dir, markdown)
+
+
+def resume_setup(folder: Path) -> tuple[DebateSetup, list[dict[str, Any]]]:
+    """Rebuild an interrupted debate's setup from its journal, with the records to reuse."""
+    from moot.formats import get_format
+    from moot.transcript import read_journal
+
+    journal = folder / "journal.jsonl"
+    if not journal.is_file():
+        raise UsageError(f"{folder} holds no journal.jsonl", hint="see `moot history list`")
+    records = read_journal(journal)
+    header = next((r for r in records if r.get("type") == "debate"), None)
+    if header is None:
+        raise UsageError(f"{journal} has no debate header", hint="it cannot be resumed")
+    fmt = get_format(header["format"])
+    saved = dict(header.get("params", {}))
+    extra = {
+        k: saved.pop(k, None)
+        for k in ("max_tokens", "n_ctx", "gpu_layers", "prompts_root", "dry_run")
+    }
+    params_type = type(fmt.params(RunOptions()))
+    setup = DebateSetup(
+        format=fmt,
+        motion=header["motion"],
+        language=header["language"],
+        seed=header["seed"],
+        params=params_type(**saved),
+        out_dir=folder,
+        role_models=dict(header.get("refs", {})),
+        temperatures=dict(header.get("sampling", {})),
+        prompts_root=Path(extra["prompts_root"]) if extra["prompts_root"] else None,
+        gpu_layers=extra["gpu_layers"] or 0,
+        n_ctx=extra["n_ctx"] or 4096,
+        max_tokens=extra["max_tokens"],
+        dry_run=bool(extra["dry_run"]),
+    )
+    return setup, records

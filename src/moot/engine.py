@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from moot.errors import DegenerateReplyError
+from moot.errors import DegenerateReplyError, MootError
 from moot.llm import ChatModel, ChatRequest, Completion, Message, Sampling, chat_structured
 from moot.llm import degeneracy as find_degeneracy
 from moot.prompts import PromptPack
@@ -104,6 +104,7 @@ class Engine:
         max_tokens_cap: int | None = None,
         call_timeout_s: float | None = None,
         ask: Callable[[str], str] | None = None,
+        replay: list[dict[str, Any]] | None = None,
     ) -> None:
         self.pack = pack
         self.roles = roles
@@ -113,6 +114,12 @@ class Engine:
         self.max_tokens_cap = max_tokens_cap
         self.call_timeout_s = call_timeout_s
         self._ask = ask
+        # Resuming: the journal's records. Finished turns are reused verbatim, never
+        # regenerated, and nothing already in the journal is written to it again.
+        records = replay or []
+        self._replay = [Turn(**r) for r in records if r.get("type") == "turn"]
+        self._journaled_scores = {r["round"] for r in records if r.get("type") == "score"}
+        self._journaled_stop = any(r.get("type") == "stop" for r in records)
         self.seed = transcript.seed
         self.language = transcript.language
 
@@ -134,13 +141,13 @@ class Engine:
 
     def record_score(self, rnd: int, record: dict[str, Any], threshold: float) -> None:
         self.transcript.scores[str(rnd)] = record
-        if self.journal:
+        if self.journal and rnd not in self._journaled_scores:
             self.journal.append("score", {"round": rnd, **record})
         self.emit(Scored(rnd, float(record["score"]), threshold, str(record.get("reasoning", ""))))
 
     def stop(self, reason: str) -> None:
         self.transcript.stop_reason = reason  # type: ignore[assignment]
-        if self.journal:
+        if self.journal and not self._journaled_stop:
             self.journal.append("stop", {"reason": reason})
         self.emit(Stopped(reason))
 
@@ -204,6 +211,14 @@ class Engine:
         index = len(self.transcript.turns)
         self.emit(TurnStarted(index, round, role_name, step, label, True))
         variables["round"] = round
+        prior = self._replayed(index, role_name, step)
+        if prior is not None:
+            self.emit(Token(role_name, prior.text))
+            if remember and role.memory:
+                self._remember(
+                    role, self._request(role, step, variables, max_tokens, 0), prior.text
+                )
+            return self._reuse(prior, label)
         note = None
         for attempt in range(2):
             request = self._request(role, step, variables, max_tokens, attempt)
@@ -246,11 +261,31 @@ class Engine:
         index = len(self.transcript.turns)
         self.emit(TurnStarted(index, round, role_name, step, label, False))
         variables["round"] = round
+        prior = self._replayed(index, role_name, step)
+        if prior is not None:
+            return schema.model_validate(prior.data or {}), self._reuse(prior, label)
         request = self._request(role, step, variables, max_tokens, 0)
         parsed, completion = chat_structured(role.model, request, schema)
         turn = self._turn(index, round, role, step, request, completion, None, None)
         turn.data = parsed.model_dump()
         return parsed, self._record(turn, label)
+
+    def _replayed(self, index: int, role_name: str, step: str) -> Turn | None:
+        if index >= len(self._replay):
+            return None
+        prior = self._replay[index]
+        if (prior.role, prior.step) != (role_name, step):
+            raise MootError(
+                f"the journal does not match this debate at turn {index}: it holds "
+                f"{prior.role}/{prior.step} where the format asks for {role_name}/{step}",
+                hint="the prompt pack or moot's version changed since; start the debate again",
+            )
+        return prior
+
+    def _reuse(self, turn: Turn, label: str) -> Turn:
+        self.transcript.turns.append(turn)
+        self.emit(TurnFinished(turn, label))
+        return turn
 
     def _remember(self, role: Role, request: ChatRequest, reply: str) -> None:
         role.history.extend(

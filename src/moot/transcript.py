@@ -12,7 +12,9 @@ from pydantic import BaseModel, Field
 
 from moot import __version__
 
-StopReason = Literal["converged", "hard_cap", "resolved", "interrupted", "completed"]
+StopReason = Literal[
+    "converged", "hard_cap", "resolved", "interrupted", "completed", "cap", "incomplete", "failed"
+]
 
 
 class Turn(BaseModel):
@@ -50,6 +52,7 @@ class Transcript(BaseModel):
     language: str
     seed: int
     models: dict[str, ModelInfo]
+    refs: dict[str, str] = Field(default_factory=dict)  # role → the reference as given
     sampling: dict[str, float] = Field(default_factory=dict)  # role → temperature
     prompt_pack: str = ""  # sha256 of the templates
     params: dict[str, Any] = Field(default_factory=dict)

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -170,12 +170,33 @@ def _asker(console: Console) -> Callable[[str], str]:
     return ask
 
 
+@app.command()
+def resume(
+    debate: Annotated[str, typer.Argument(help="A saved debate's id (or prefix) or folder.")],
+    quiet: Annotated[bool, typer.Option(help="Print only the result.")] = False,
+) -> None:
+    """Continue an interrupted debate from its journal; finished turns are reused verbatim."""
+    from moot import history
+    from moot.debate import resume_setup
+
+    folder = history.find(debate).path
+    if (folder / "transcript.json").exists():
+        raise UsageError(f"{folder.name} already finished", hint=f"moot history show {folder.name}")
+    setup, records = resume_setup(folder)
+    _run(setup, Console(), quiet=quiet, ask=None, replay=records)
+
+
 def _run(
-    setup: DebateSetup, console: Console, *, quiet: bool, ask: Callable[[str], str] | None
+    setup: DebateSetup,
+    console: Console,
+    *,
+    quiet: bool,
+    ask: Callable[[str], str] | None,
+    replay: list[dict[str, Any]] | None = None,
 ) -> None:
     view = LiveView(console, quiet=quiet, round_label=label(setup.language, "round"))
     try:
-        result = Debate(setup, listeners=[view], ask=ask).run()
+        result = Debate(setup, listeners=[view], ask=ask, replay=replay).run()
     except KeyboardInterrupt:
         where = (
             f": finished turns are in {setup.out_dir / 'journal.jsonl'}" if setup.out_dir else ""
