@@ -1,0 +1,187 @@
+"""Model-free parts of local decoding: sampler plans, range rules, text streams, KV snapshots."""
+
+from __future__ import annotations
+
+import codecs
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from moot.llm import ChatRequest, OnText
+
+RANDOM_SEED = 0xFFFFFFFF  # LLAMA_DEFAULT_SEED: llama.cpp draws a fresh random seed
+TOP_K = 40  # llama.cpp's default; it also spares top-p a sort over 262k-token vocabularies
+MAX_ENUMERATED_RANGE = 100
+
+
+@dataclass(frozen=True)
+class DecodePlan:
+    """What the decode loop needs from a request, in llama.cpp's terms."""
+
+    temperature: float  # 0 means greedy
+    top_p: float
+    top_k: int
+    seed: int
+    max_tokens: int
+    stop: tuple[str, ...]
+    grammar: str | None  # GBNF, when the request asks for a reply schema
+
+
+def plan_decode(
+    request: ChatRequest, *, format_stops: Sequence[str] = (), grammar: str | None = None
+) -> DecodePlan:
+    """Translate a request (plus the chat format's own stop strings) into sampler settings."""
+    s = request.sampling
+    stops = tuple(dict.fromkeys(x for x in (*s.stop, *format_stops) if x))
+    # Modulo keeps a user's seed off RANDOM_SEED, which would mean "random".
+    seed = RANDOM_SEED if s.seed is None else s.seed % RANDOM_SEED
+    return DecodePlan(
+        temperature=s.temperature,
+        top_p=s.top_p,
+        top_k=TOP_K,
+        seed=seed,
+        max_tokens=s.max_tokens,
+        stop=stops,
+        grammar=grammar,
+    )
+
+
+def range_rule(schema: dict[str, Any]) -> str | None:
+    """A GBNF rule for a number between two small whole bounds (a 0-10 score); else None.
+
+    llama-cpp-python's schema converter ignores minimum/maximum, so a judge could
+    answer 15 out of 10; enumerating the whole part keeps it in range.
+    """
+    lo, hi = schema.get("minimum"), schema.get("maximum")
+    if lo is None or hi is None or not float(lo).is_integer() or not float(hi).is_integer():
+        return None
+    lo, hi = int(lo), int(hi)
+    if not 0 <= lo < hi <= lo + MAX_ENUMERATED_RANGE:
+        return None
+    if schema.get("type") == "integer":
+        return "(" + " | ".join(f'"{i}"' for i in range(lo, hi + 1)) + ") space"
+    whole = " | ".join(f'"{i}"' for i in range(lo, hi))
+    return f'(({whole}) ("." [0-9] [0-9]?)? | "{hi}" ("." "0" "0"?)?) space'
+
+
+def fold_system(msgs: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Move system messages into the first user turn, for formats that would drop them."""
+    system = "\n\n".join(m["content"] for m in msgs if m["role"] == "system")
+    rest = [dict(m) for m in msgs if m["role"] != "system"]
+    first_user = next((m for m in rest if m["role"] == "user"), None)
+    if first_user is None:
+        return [{"role": "user", "content": system}, *rest]
+    first_user["content"] = f"{system}\n\n{first_user['content']}"
+    return rest
+
+
+class TextStream:
+    """Token bytes in, text out: whole UTF-8 characters only, stop strings cut and never shown."""
+
+    def __init__(self, stops: Sequence[str], on_text: OnText | None) -> None:
+        # A token may end inside a multi-byte character (CJK); the decoder holds it back.
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._stops = [s for s in stops if s]
+        self._on_text = on_text
+        self._pending = ""  # text that may be the start of a stop string
+        self._parts: list[str] = []
+        self.stopped = False
+
+    def feed(self, data: bytes) -> bool:
+        """Take one token's bytes; True once a stop string is reached."""
+        return self._push(self._decoder.decode(data))
+
+    def finish(self) -> str:
+        """Emit what was held back and return the whole text.
+
+        Bytes of a character cut off by max_tokens are dropped rather than shown as U+FFFD.
+        """
+        if not self.stopped:
+            self._emit(self._pending)
+        self._pending = ""
+        return "".join(self._parts)
+
+    def _push(self, text: str) -> bool:
+        if self.stopped or not text:
+            return self.stopped
+        if not self._stops:
+            self._emit(text)
+            return False
+        # Only the new text, plus a held-back tail shorter than a stop string, is searched.
+        buf = self._pending + text
+        hits = [i for s in self._stops if (i := buf.find(s)) >= 0]
+        if hits:
+            self._emit(buf[: min(hits)])
+            self._pending, self.stopped = "", True
+            return True
+        keep = partial_stop(buf, self._stops)
+        self._emit(buf[: len(buf) - keep])
+        self._pending = buf[len(buf) - keep :]
+        return False
+
+    def _emit(self, text: str) -> None:
+        if text:
+            self._parts.append(text)
+            if self._on_text:
+                self._on_text(text)
+
+
+def partial_stop(text: str, stops: Sequence[str]) -> int:
+    """Length of the longest end of `text` that begins some stop string."""
+    for n in range(min(len(text), max(len(s) for s in stops) - 1), 0, -1):
+        if any(s.startswith(text[-n:]) for s in stops):
+            return n
+    return 0
+
+
+def common_prefix(cached: Any, tokens: Sequence[int]) -> int:
+    """How many leading tokens two token sequences share."""
+    import numpy as np  # llama-cpp-python's dependency; imported when a model is used
+
+    n = min(len(cached), len(tokens))
+    diff = np.nonzero(np.asarray(cached[:n]) != np.asarray(tokens[:n], dtype=np.intc))[0]
+    return int(diff[0]) if diff.size else n
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One speaker's KV cache after its last call, with the tokens it holds."""
+
+    tokens: tuple[int, ...]
+    state: Any
+    nbytes: int
+
+    def common_prefix(self, tokens: Sequence[int]) -> int:
+        return common_prefix(self.tokens, tokens)
+
+
+class SessionCache:
+    """Snapshots per session, least recently used dropped first to stay within a byte budget."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self._items: OrderedDict[str, Snapshot] = OrderedDict()
+
+    @property
+    def enabled(self) -> bool:
+        return self.budget > 0
+
+    def get(self, name: str) -> Snapshot | None:
+        if name in self._items:
+            self._items.move_to_end(name)
+        return self._items.get(name)
+
+    def discard(self, name: str) -> None:
+        self._items.pop(name, None)
+
+    def put(self, name: str, snap: Snapshot) -> None:
+        self._items.pop(name, None)
+        if snap.nbytes > self.budget:
+            return
+        self._items[name] = snap
+        while sum(s.nbytes for s in self._items.values()) > self.budget:
+            self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        self._items.clear()

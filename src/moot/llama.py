@@ -1,0 +1,460 @@
+"""In-process inference on llama.cpp: chat formatting, a grammar-checked decode loop, KV reuse."""
+
+from __future__ import annotations
+
+import ctypes
+import inspect
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from functools import cache, lru_cache
+from typing import Any
+
+from pydantic import BaseModel
+
+from moot import config
+from moot.decoding import (
+    DecodePlan,
+    SessionCache,
+    Snapshot,
+    TextStream,
+    common_prefix,
+    fold_system,
+    plan_decode,
+    range_rule,
+)
+from moot.errors import ContextOverflowError, ModelIntegrityError, MootError
+from moot.llm import ChatRequest, Completion, FinishReason, OnText, check_not_degenerate
+from moot.store import ResolvedModel
+
+log = logging.getLogger(__name__)
+
+# JSON forbids raw control characters in strings; llama-cpp-python's rule allows them.
+_JSON_CHAR = (
+    r'[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" '
+    r"[0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])"
+)
+_MIN_RESTORE_GAIN = 16  # tokens: below this, evaluating them costs about what a restore does
+
+
+class LlamaCppModel:
+    """A GGUF model loaded in this process; implements ChatModel.
+
+    Free-text replies that are empty or one phrase repeated raise DegenerateReplyError
+    (a structured reply is judged by its schema instead). Calls are serialised by a lock:
+    one llama.cpp context is not thread-safe. With `session_cache_mb` > 0 the KV cache
+    after each call that names a `session` is kept, so that speaker's next turn only
+    evaluates what is new even when other speakers ran in between.
+    """
+
+    def __init__(
+        self,
+        model: ResolvedModel,
+        *,
+        n_ctx: int | None = None,
+        n_threads: int | None = None,
+        n_batch: int = 512,
+        n_gpu_layers: int = 0,
+        session_cache_mb: int = 256,
+    ) -> None:
+        from llama_cpp import Llama
+
+        _route_llama_logs()
+        threads = n_threads or config.physical_cores()
+        self._resolved = model
+        try:
+            self._llm = Llama(
+                model_path=str(model.path),
+                n_ctx=n_ctx or min(model.context_length or 4096, 4096),
+                n_threads=threads,
+                n_threads_batch=threads,
+                n_batch=n_batch,
+                n_gpu_layers=n_gpu_layers,
+                verbose=False,
+            )
+        except ValueError as exc:
+            raise ModelIntegrityError(
+                f"llama.cpp could not load {model.path}: {exc}",
+                hint=f"check the file with `moot models verify {model.id}`",
+            ) from exc
+        self._formatter = _make_formatter(self._llm, model)
+        self._lock = threading.Lock()
+        self._runtime = _Runtime(self._llm)
+        self._sessions = SessionCache(session_cache_mb * 2**20)
+        self._closed = False
+
+    @property
+    def model_id(self) -> str:
+        return self._resolved.id
+
+    @property
+    def n_ctx(self) -> int:
+        return int(self._llm.n_ctx())
+
+    def count_tokens(self, request: ChatRequest) -> int:
+        """How many tokens the request's prompt takes, chat template included."""
+        with self._lock:
+            prompt, _, added_special = self._format_prompt(request)
+            return len(self._tokenize(prompt, added_special))
+
+    def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
+        start = time.perf_counter()
+        with self._lock:
+            if self._closed:
+                raise MootError(f"{self.model_id} was closed", hint="load the model again")
+            prompt, stops, added_special = self._format_prompt(request)
+            tokens = self._tokenize(prompt, added_special)
+            grammar = schema_to_gbnf(request.reply_schema) if request.reply_schema else None
+            plan = plan_decode(request, format_stops=stops, grammar=grammar)
+            if len(tokens) + plan.max_tokens > self.n_ctx:
+                raise ContextOverflowError(
+                    prompt_tokens=len(tokens), n_ctx=self.n_ctx, max_tokens=plan.max_tokens
+                )
+            cached = self._prepare_kv(tokens, request.session)
+            text, n_out, finish, ttft = self._decode_loop(plan, on_text, start)
+            if request.session and self._sessions.enabled:
+                self._sessions.discard(request.session)  # free it before taking the new one
+                self._sessions.put(request.session, self._runtime.snapshot())
+        completion = Completion(
+            text=text,
+            prompt_tokens=len(tokens),
+            completion_tokens=n_out,
+            cached_tokens=cached,
+            duration_ms=round((time.perf_counter() - start) * 1000),
+            ttft_ms=round(ttft * 1000),
+            finish_reason=finish,
+        )
+        if request.reply_schema is None:
+            check_not_degenerate(text)
+        return completion
+
+    def close(self) -> None:
+        """Free the model and its context; the instance is unusable afterwards."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._sessions.clear()
+                self._runtime.close()
+                self._llm.close()
+
+    def _format_prompt(self, request: ChatRequest) -> tuple[str, tuple[str, ...], bool]:
+        msgs = [{"role": m.role, "content": m.content} for m in request.messages]
+        result = _render(self._formatter, msgs)
+        system = "\n\n".join(m["content"] for m in msgs if m["role"] == "system").strip()
+        if system and system not in result.prompt:
+            # Some formats (gemma) drop system messages without a word.
+            result = _render(self._formatter, fold_system(msgs))
+        stop = result.stop or ()
+        stops = (stop,) if isinstance(stop, str) else tuple(stop)
+        return result.prompt, stops, bool(result.added_special)
+
+    def _tokenize(self, prompt: str, added_special: bool) -> list[int]:
+        data = prompt.encode("utf-8")
+        return list(self._llm.tokenize(data, add_bos=not added_special, special=True))
+
+    def _prepare_kv(self, tokens: list[int], session: str | None) -> int:
+        """Evaluate the prompt, reusing the longest prefix already cached; return its length."""
+        rt = self._runtime
+        live = rt.common_prefix(tokens)
+        snapshot = self._sessions.get(session) if session else None
+        if snapshot and snapshot.common_prefix(tokens) > live + _MIN_RESTORE_GAIN:
+            live = snapshot.common_prefix(tokens) if rt.restore(snapshot) else 0
+        n_past = min(live, len(tokens) - 1)  # the last prompt token must be decoded for logits
+        if n_past > 0 and not rt.truncate(n_past):
+            n_past = 0
+        rt.eval_from(n_past, tokens)
+        return n_past
+
+    def _decode_loop(
+        self, plan: DecodePlan, on_text: OnText | None, start: float
+    ) -> tuple[str, int, FinishReason, float]:
+        """Sample until end of generation, a stop string, a complete grammar, or max_tokens."""
+        rt = self._runtime
+        sampler = _Sampler(rt, plan)
+        stream = TextStream(plan.stop, on_text)
+        finish: FinishReason = "length"
+        n_out, ttft = 0, 0.0
+        try:
+            while n_out < plan.max_tokens:
+                token = sampler.sample()
+                if not n_out:
+                    ttft = time.perf_counter() - start
+                if rt.is_eog(token):
+                    finish = "stop"
+                    break
+                n_out += 1
+                complete = sampler.accept(token)
+                if stream.feed(rt.piece(token)) or complete:
+                    finish = "stop"
+                    break
+                rt.llm.eval([token])
+        finally:
+            sampler.free()
+        if sampler.fallbacks:
+            log.debug("grammar rejected %d of %d draws", sampler.fallbacks, n_out)
+        return stream.finish(), n_out, finish, ttft
+
+
+@lru_cache(maxsize=64)
+def schema_to_gbnf(schema: type[BaseModel]) -> str:
+    """A GBNF grammar for JSON replies valid against `schema`; MootError if it cannot be built."""
+    try:
+        converter = _converter_class()(
+            prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False
+        )
+        resolved = converter.resolve_refs(schema.model_json_schema(), "stdin")
+        converter.visit(resolved, "")
+        return str(converter.format_grammar())
+    except Exception as exc:  # the converter asserts on schemas it does not know
+        raise MootError(
+            f"cannot build a grammar for {schema.__name__}: {exc}",
+            hint="simplify the schema (plain objects, strings, numbers, enums, lists)",
+        ) from exc
+
+
+@cache
+def _converter_class() -> type:
+    from llama_cpp import llama_grammar as lg
+
+    class Converter(lg.SchemaConverter):
+        """llama-cpp-python's converter, plus number ranges and JSON-strict strings."""
+
+        def visit(self, schema: dict[str, Any], name: str) -> str:
+            if schema.get("type") in ("number", "integer") and (rule := range_rule(schema)):
+                rule_name = name + "-" if name in lg.RESERVED_NAMES else name or "root"
+                return str(self._add_rule(rule_name, rule))
+            return str(super().visit(schema, name))
+
+        def _add_primitive(self, name: str, rule: Any) -> str:
+            if name == "char":
+                rule = lg.BuiltinRule(_JSON_CHAR, [])
+            return str(super()._add_primitive(name, rule))
+
+    return Converter
+
+
+def _render(formatter: Any, msgs: list[dict[str, str]]) -> Any:
+    try:
+        return formatter(messages=msgs)
+    except Exception as exc:  # a template's raise_exception(), or a jinja2 error
+        raise MootError(
+            f"the chat template could not format this conversation: {exc}",
+            hint="check the model's chat format in the catalog",
+        ) from exc
+
+
+def _make_formatter(llm: Any, model: ResolvedModel) -> Any:
+    """The file's own chat template, or a named llama-cpp-python format; never a default."""
+    from llama_cpp import llama_chat_format as lcf
+
+    if model.chat_format == "template":
+        template = llm.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise MootError(
+                f"{model.path.name} has no chat template in its metadata",
+                hint="name its chat format (e.g. chatml, gemma) in the catalog entry",
+            )
+        eos, bos = llm.token_eos(), llm.token_bos()
+        # The template is code from the internet: Jinja2ChatFormatter renders it sandboxed.
+        return lcf.Jinja2ChatFormatter(
+            template=template,
+            eos_token=llm._model.token_get_text(eos) if eos != -1 else "",
+            bos_token=llm._model.token_get_text(bos) if bos != -1 else "",
+            stop_token_ids=[eos],
+        )
+    try:
+        handler = lcf.get_chat_completion_handler(model.chat_format)
+    except Exception:
+        known = ", ".join(sorted(lcf.LlamaChatCompletionHandlerRegistry()._chat_handlers))
+        raise MootError(
+            f"unknown chat format {model.chat_format!r} for {model.id}",
+            hint=f"use 'template' (the file's own) or one of: {known}",
+        ) from None
+    # Registered formats are only reachable wrapped in a completion handler.
+    formatter = inspect.getclosurevars(handler).nonlocals.get("chat_formatter")
+    if formatter is None:
+        raise MootError(
+            f"chat format {model.chat_format!r} is not a plain text chat format",
+            hint="use 'template' or a format such as chatml, gemma, llama-3",
+        )
+    return formatter
+
+
+_log_callback: Any = None
+
+
+def _route_llama_logs() -> None:
+    """Send llama.cpp's log to Python logging: library code never prints.
+
+    llama-cpp-python maps llama.cpp's log levels off by one, so with verbose=False
+    warnings still reach stderr.
+    """
+    global _log_callback
+    if _log_callback is not None:
+        return
+    import llama_cpp as lc
+
+    @lc.llama_log_callback
+    def forward(level: int, text: bytes, user_data: Any) -> None:
+        log.debug("%s", text.decode("utf-8", "replace").rstrip())
+
+    _log_callback = forward  # ctypes callbacks must outlive their registration
+    lc.llama_log_set(forward, ctypes.c_void_p(0))
+
+
+class _Runtime:
+    """The loaded model's context at the level of llama.cpp's C API: KV cache, vocab, logits."""
+
+    def __init__(self, llm: Any) -> None:
+        import llama_cpp as lc
+
+        self.lc, self.llm = lc, llm
+        self.ctx = llm.ctx
+        self.vocab = lc.llama_model_get_vocab(llm.model)
+        self.n_vocab = int(lc.llama_vocab_n_tokens(self.vocab))
+        self.n_swa = int(lc.llama_model_n_swa(llm.model))
+        eos = int(lc.llama_vocab_eos(self.vocab))
+        self.eog = eos if eos >= 0 else int(lc.llama_vocab_eot(self.vocab))
+        self._buf = ctypes.create_string_buffer(64)
+        self._candidates: Any = None
+
+    def common_prefix(self, tokens: Sequence[int]) -> int:
+        return common_prefix(self.llm._input_ids, tokens)
+
+    def truncate(self, n_past: int) -> bool:
+        """Drop the KV cache after `n_past`; False when the cache cannot keep that prefix."""
+        lc = self.lc
+        mem = lc.llama_get_memory(self.ctx)
+        if not lc.llama_memory_seq_rm(mem, 0, n_past, -1):
+            return False  # recurrent models cannot drop a tail
+        # A sliding-window cache may have evicted positions the next tokens attend to.
+        return not self.n_swa or lc.llama_memory_seq_pos_min(mem, 0) <= max(0, n_past - self.n_swa)
+
+    def eval_from(self, n_past: int, tokens: Sequence[int]) -> None:
+        if n_past == 0:
+            self.llm.reset()
+        self.llm.n_tokens = n_past  # Llama.eval drops the KV cache from here on
+        self.llm.eval(tokens[n_past:])
+
+    def is_eog(self, token: int) -> bool:
+        return bool(self.lc.llama_vocab_is_eog(self.vocab, token))
+
+    def piece(self, token: int) -> bytes:
+        """The token's bytes, which may end inside a multi-byte UTF-8 character."""
+        n = self.lc.llama_token_to_piece(self.vocab, token, self._buf, len(self._buf), 0, False)
+        if n < 0:
+            self._buf = ctypes.create_string_buffer(-n)
+            n = self.lc.llama_token_to_piece(self.vocab, token, self._buf, -n, 0, False)
+        return self._buf.raw[:n]
+
+    def candidates(self) -> Any:
+        """Every token with its logit from the last decode, as a llama_token_data_array."""
+        import numpy as np
+
+        lc = self.lc
+        if self._candidates is None:
+            dtype = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)])
+            self._candidates = np.zeros(self.n_vocab, dtype=dtype)
+            self._candidates["id"] = np.arange(self.n_vocab, dtype=np.intc)
+        data = self._candidates
+        logits = lc.llama_get_logits_ith(self.ctx, -1)
+        data["logit"] = np.ctypeslib.as_array(logits, shape=(self.n_vocab,))
+        data["p"] = 0.0
+        return lc.llama_token_data_array(
+            data=data.ctypes.data_as(lc.llama_token_data_p),
+            size=self.n_vocab,
+            selected=-1,
+            sorted=False,
+        )
+
+    def snapshot(self) -> Snapshot:
+        lc = self.lc
+        # The whole context's state, not llama_state_seq_*: a sequence's state leaves out
+        # cells outside the sliding window, and then its prefix cannot be reused (Gemma-3).
+        size = int(lc.llama_state_get_size(self.ctx))
+        state = (ctypes.c_uint8 * size)()
+        written = int(lc.llama_state_get_data(self.ctx, state, size))
+        return Snapshot(tuple(self.llm._input_ids.tolist()), state, written)
+
+    def restore(self, snap: Snapshot) -> bool:
+        if not self.lc.llama_state_set_data(self.ctx, snap.state, snap.nbytes):
+            self.eval_from(0, [])  # a half-restored cache must not be reused
+            return False
+        self.llm.input_ids[: len(snap.tokens)] = snap.tokens
+        self.llm.n_tokens = len(snap.tokens)
+        return True
+
+    def close(self) -> None:
+        self._candidates = None
+
+
+class _Sampler:
+    """A sampler chain plus, for structured replies, a grammar checked on the chosen token only.
+
+    Sampling without the grammar and redrawing from the grammar-masked distribution only
+    when the draw is rejected gives exactly the masked distribution, at a fraction of the
+    cost of masking the whole vocabulary at every token (llama.cpp's own sampler does this).
+    """
+
+    def __init__(self, rt: _Runtime, plan: DecodePlan) -> None:
+        lc = rt.lc
+        self.rt, self.lc = rt, lc
+        self.chain = lc.llama_sampler_chain_init(lc.llama_sampler_chain_default_params())
+        if plan.temperature <= 0:
+            lc.llama_sampler_chain_add(self.chain, lc.llama_sampler_init_greedy())
+        else:
+            lc.llama_sampler_chain_add(self.chain, lc.llama_sampler_init_top_k(plan.top_k))
+            lc.llama_sampler_chain_add(self.chain, lc.llama_sampler_init_top_p(plan.top_p, 1))
+            lc.llama_sampler_chain_add(self.chain, lc.llama_sampler_init_temp(plan.temperature))
+            lc.llama_sampler_chain_add(self.chain, lc.llama_sampler_init_dist(plan.seed))
+        self.grammar = None
+        if plan.grammar is not None:
+            self.grammar = lc.llama_sampler_init_grammar(
+                rt.vocab, plan.grammar.encode("utf-8"), b"root"
+            )
+            if not self.grammar:
+                self.free()
+                raise MootError(
+                    "llama.cpp rejected the grammar built from the reply schema",
+                    hint="simplify the schema; the grammar is in the debug log",
+                )
+        self._one = lc.llama_token_data()
+        self._one_array = lc.llama_token_data_array(
+            data=ctypes.pointer(self._one), size=1, selected=-1, sorted=False
+        )
+        self.fallbacks = 0
+
+    def sample(self) -> int:
+        # llama_sampler_sample also accepts the token into the chain; none of the chain's
+        # samplers keeps state on accept, so a token the grammar then rejects does no harm.
+        token = int(self.lc.llama_sampler_sample(self.chain, self.rt.ctx, -1))
+        if self.grammar is None or self._allows(token):
+            return token
+        self.fallbacks += 1
+        cur = self.rt.candidates()
+        self.lc.llama_sampler_apply(self.grammar, ctypes.byref(cur))
+        self.lc.llama_sampler_apply(self.chain, ctypes.byref(cur))
+        return int(cur.data[cur.selected].id)
+
+    def accept(self, token: int) -> bool:
+        """Advance the grammar past `token`; True once it is complete (it would allow the end)."""
+        if self.grammar is None:
+            return False
+        self.lc.llama_sampler_accept(self.grammar, token)
+        return self._allows(self.rt.eog)
+
+    def _allows(self, token: int) -> bool:
+        one, arr = self._one, self._one_array
+        one.id, one.logit, one.p = token, 0.0, 0.0
+        arr.data, arr.size, arr.selected, arr.sorted = ctypes.pointer(one), 1, -1, False
+        self.lc.llama_sampler_apply(self.grammar, ctypes.byref(arr))
+        return bool(one.logit != float("-inf"))
+
+    def free(self) -> None:
+        if self.chain:
+            self.lc.llama_sampler_free(self.chain)
+            self.chain = None
+        if self.grammar:
+            self.lc.llama_sampler_free(self.grammar)
+            self.grammar = None

@@ -1,0 +1,131 @@
+"""The model-free parts of local decoding: request translation, range rules, text streams."""
+
+from __future__ import annotations
+
+from moot.decoding import (
+    RANDOM_SEED,
+    TOP_K,
+    SessionCache,
+    Snapshot,
+    TextStream,
+    common_prefix,
+    fold_system,
+    partial_stop,
+    plan_decode,
+    range_rule,
+)
+from moot.llm import ChatRequest, Sampling, messages
+
+
+def request(**sampling: object) -> ChatRequest:
+    return ChatRequest(messages=messages(("user", "hi")), sampling=Sampling(**sampling))  # type: ignore[arg-type]
+
+
+def test_plan_carries_the_sampling_settings() -> None:
+    plan = plan_decode(request(temperature=0.3, top_p=0.9, max_tokens=77, seed=5))
+    assert (plan.temperature, plan.top_p, plan.max_tokens, plan.seed) == (0.3, 0.9, 77, 5)
+    assert plan.top_k == TOP_K
+    assert plan.grammar is None
+
+
+def test_no_seed_means_a_random_one_and_a_seed_never_collides_with_it() -> None:
+    assert plan_decode(request()).seed == RANDOM_SEED
+    assert plan_decode(request(seed=RANDOM_SEED)).seed != RANDOM_SEED
+    assert 0 <= plan_decode(request(seed=-1)).seed < RANDOM_SEED
+
+
+def test_stops_merge_the_callers_and_the_formats_without_duplicates() -> None:
+    plan = plan_decode(request(stop=("\n\n", "END")), format_stops=("END", "<end_of_turn>", ""))
+    assert plan.stop == ("\n\n", "END", "<end_of_turn>")
+
+
+def test_plan_keeps_the_grammar_it_is_given() -> None:
+    assert plan_decode(request(), grammar='root ::= "x"').grammar == 'root ::= "x"'
+
+
+def test_range_rule_enumerates_small_whole_ranges() -> None:
+    rule = range_rule({"type": "number", "minimum": 0, "maximum": 10})
+    assert rule is not None
+    assert '"0" | "1"' in rule and '"9"' in rule and '"10" ("." "0" "0"?)?' in rule
+    assert range_rule({"type": "integer", "minimum": 1, "maximum": 5}) == (
+        '("1" | "2" | "3" | "4" | "5") space'
+    )
+
+
+def test_range_rule_leaves_what_it_cannot_enumerate() -> None:
+    assert range_rule({"type": "number", "minimum": 0}) is None
+    assert range_rule({"type": "number", "minimum": -1, "maximum": 1}) is None
+    assert range_rule({"type": "number", "minimum": 0.5, "maximum": 1}) is None
+    assert range_rule({"type": "number", "minimum": 0, "maximum": 10_000}) is None
+
+
+def test_fold_system_moves_it_into_the_first_user_turn() -> None:
+    msgs = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello"},
+        {"role": "user", "content": "Again"},
+    ]
+    folded = fold_system(msgs)
+    assert folded[0] == {"role": "user", "content": "Be brief.\n\nHi"}
+    assert [m["role"] for m in folded] == ["user", "assistant", "user"]
+    assert msgs[1]["content"] == "Hi"  # the caller's list is untouched
+    assert fold_system([{"role": "system", "content": "S"}]) == [{"role": "user", "content": "S"}]
+
+
+def test_text_stream_rejoins_utf8_split_across_tokens() -> None:
+    shown: list[str] = []
+    stream = TextStream((), shown.append)
+    data = "猫é!".encode()
+    for i in range(len(data)):
+        stream.feed(data[i : i + 1])
+    assert stream.finish() == "猫é!"
+    assert shown == ["猫", "é", "!"]
+
+
+def test_text_stream_drops_a_character_cut_off_at_the_end() -> None:
+    stream = TextStream((), None)
+    stream.feed(b"ab" + "猫".encode()[:2])
+    assert stream.finish() == "ab"
+
+
+def test_text_stream_stops_at_a_stop_string_split_across_pieces() -> None:
+    shown: list[str] = []
+    stream = TextStream(("STOP",), shown.append)
+    assert not stream.feed(b"one ST")
+    assert shown == ["one "]  # "ST" is held back: it may begin the stop string
+    assert stream.feed(b"OP two")
+    assert stream.finish() == "one "
+    assert "".join(shown) == "one "
+
+
+def test_text_stream_releases_a_false_alarm() -> None:
+    shown: list[str] = []
+    stream = TextStream(("STOP",), shown.append)
+    stream.feed(b"a ST")
+    stream.feed(b"ILL b")
+    assert stream.finish() == "a STILL b" == "".join(shown)
+
+
+def test_partial_stop() -> None:
+    assert partial_stop("hello <end", ("<end_of_turn>",)) == 4
+    assert partial_stop("hello", ("<end_of_turn>",)) == 0
+
+
+def test_common_prefix() -> None:
+    assert common_prefix([1, 2, 3, 4], [1, 2, 9]) == 2
+    assert common_prefix([1, 2], [1, 2, 3]) == 2
+    assert common_prefix([], [1]) == 0
+
+
+def test_session_cache_keeps_within_its_budget_dropping_the_oldest() -> None:
+    cache = SessionCache(100)
+    cache.put("a", Snapshot((1,), None, 40))
+    cache.put("b", Snapshot((2,), None, 40))
+    cache.get("a")  # "a" is now the most recently used
+    cache.put("c", Snapshot((3,), None, 40))
+    assert cache.get("b") is None
+    assert cache.get("a") is not None and cache.get("c") is not None
+    cache.put("huge", Snapshot((4,), None, 101))
+    assert cache.get("huge") is None
+    assert not SessionCache(0).enabled

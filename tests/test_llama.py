@@ -1,0 +1,210 @@
+"""LlamaCppModel on the real tiny models: streaming, grammar, overflow, seeds, UTF-8, KV reuse."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator
+
+import pytest
+from pydantic import BaseModel, Field
+
+from moot import store
+from moot.decoding import TextStream
+from moot.errors import ContextOverflowError, ModelNotFoundError, MootError
+from moot.llama import LlamaCppModel, schema_to_gbnf
+from moot.llm import ChatRequest, Sampling, chat_structured, messages
+
+pytestmark = pytest.mark.real
+
+
+class JudgeScore(BaseModel):
+    score: float = Field(ge=0, le=10)
+    # Bounded so that max_tokens (below) cannot cut the string: one token is at least one char.
+    reasoning: str = Field(max_length=80)
+
+
+def resolve_installed(model_id: str) -> store.ResolvedModel:
+    try:
+        return store.resolve(model_id)
+    except ModelNotFoundError as exc:
+        pytest.fail(f"model {model_id} is not installed ({exc.message}): run `make install`")
+
+
+@pytest.fixture(scope="module")
+def smol() -> Iterator[LlamaCppModel]:
+    model = LlamaCppModel(resolve_installed("smollm2-135m"), n_ctx=2048)
+    yield model
+    model.close()
+
+
+@pytest.fixture(scope="module")
+def gemma() -> Iterator[LlamaCppModel]:
+    model = LlamaCppModel(resolve_installed("gemma3-270m"), n_ctx=2048)
+    yield model
+    model.close()
+
+
+def ask(text: str, *, system: str = "", seed: int | None = 1, **sampling: object) -> ChatRequest:
+    return ChatRequest(
+        messages=messages(("system", system), ("user", text)),
+        sampling=Sampling(seed=seed, max_tokens=sampling.pop("max_tokens", 40), **sampling),  # type: ignore[arg-type]
+    )
+
+
+def test_streamed_pieces_join_to_the_completion(smol: LlamaCppModel) -> None:
+    pieces: list[str] = []
+    completion = smol.chat(ask("Argue that cats are better than dogs."), on_text=pieces.append)
+    assert len(pieces) > 5
+    assert "".join(pieces) == completion.text
+    assert completion.completion_tokens > 0
+    assert completion.prompt_tokens > 10
+    assert completion.finish_reason in ("stop", "length")
+    assert 0 < completion.ttft_ms <= completion.duration_ms
+
+
+def test_judge_score_grammar_gives_valid_json_every_time(smol: LlamaCppModel) -> None:
+    prompt = "Rate this argument from 0 to 10: cats are cleaner than dogs, so they are better pets."
+    for seed in range(20):
+        request = ask(prompt, seed=seed, max_tokens=128, temperature=0.8)
+        completion = smol.chat(request.model_copy(update={"reply_schema": JudgeScore}))
+        JudgeScore.model_validate(json.loads(completion.text))  # raises on any invalid reply
+        # The loop stops as soon as the object is complete, not at max_tokens.
+        assert completion.finish_reason == "stop", completion.text
+
+
+def test_chat_structured_returns_the_parsed_reply(smol: LlamaCppModel) -> None:
+    score, completion = chat_structured(
+        smol, ask("Score this speech: 'Taxes fund schools.'"), JudgeScore
+    )
+    assert 0 <= score.score <= 10
+    assert completion.completion_tokens > 0
+
+
+def test_a_prompt_that_does_not_fit_raises_before_evaluating(smol: LlamaCppModel) -> None:
+    with pytest.raises(ContextOverflowError) as caught:
+        smol.chat(ask("debate " * 2100))
+    assert caught.value.n_ctx == 2048
+    assert caught.value.prompt_tokens > 2048
+    # A prompt that fits, but not with the tokens it asks to generate.
+    with pytest.raises(ContextOverflowError) as caught:
+        smol.chat(ask("debate " * 1500, max_tokens=1000))
+    assert caught.value.max_tokens == 1000
+    assert caught.value.prompt_tokens + 1000 > 2048 > caught.value.prompt_tokens
+
+
+def test_the_same_seed_gives_the_same_text_even_after_another_call(smol: LlamaCppModel) -> None:
+    request = ask("Give one reason to ban homework.", seed=42, temperature=1.0)
+    first = smol.chat(request)
+    smol.chat(ask("Name a famous debate.", seed=7))
+    again = smol.chat(request)
+    assert again.text == first.text
+    assert (
+        smol.chat(ask("Give one reason to ban homework.", seed=43, temperature=1.0)).text
+        != first.text
+    )
+
+
+def test_a_repeated_prompt_reuses_the_kv_cache(smol: LlamaCppModel) -> None:
+    request = ask("Say something about the sea.", seed=3)
+    smol.chat(request)
+    again = smol.chat(request)
+    assert again.cached_tokens == again.prompt_tokens - 1  # the last token is re-decoded
+
+
+def test_a_speaker_session_survives_other_speakers(smol: LlamaCppModel) -> None:
+    history = "The motion: cities should ban cars. " * 20
+    prop = ask(history + "Open for the proposition.", system="You are the proposition.")
+    smol.chat(prop.model_copy(update={"session": "prop"}))
+    opp = ask(history + "Open for the opposition.", system="You are the opposition. " * 5)
+    assert smol.chat(opp.model_copy(update={"session": "opp"})).cached_tokens < 10
+    follow = ask(
+        history + "Open for the proposition. Then rebut.", system="You are the proposition."
+    )
+    reply = smol.chat(follow.model_copy(update={"session": "prop"}))
+    # The proposition's snapshot covers its system prompt and the history; "opp" differed early.
+    assert reply.cached_tokens > reply.prompt_tokens - 15 > 100
+
+
+def test_stop_strings_end_the_reply_and_are_not_shown(smol: LlamaCppModel) -> None:
+    free = smol.chat(ask("List three fruits, one per line.", seed=5, max_tokens=48))
+    word = next(w for w in free.text.split() if len(w) > 3)
+    pieces: list[str] = []
+    stopped = smol.chat(
+        ask("List three fruits, one per line.", seed=5, max_tokens=48, stop=(word,)),
+        on_text=pieces.append,
+    )
+    assert stopped.text == free.text[: free.text.index(word)]
+    assert "".join(pieces) == stopped.text
+    assert stopped.finish_reason == "stop"
+
+
+def test_chinese_streams_intact(smol: LlamaCppModel) -> None:
+    pieces: list[str] = []
+    completion = smol.chat(
+        ask("请用中文回答：猫为什么喜欢睡觉？", seed=3, max_tokens=48), on_text=pieces.append
+    )
+    assert "".join(pieces) == completion.text
+    assert "\ufffd" not in completion.text
+    # SmolLM2's byte-level tokens split CJK characters; the stream must rejoin them.
+    text = "本院认为城市应当禁止私家车。辩论很有趣！"
+    rt = smol._runtime
+    tokens = smol._llm.tokenize(text.encode(), add_bos=False, special=False)
+    assert len(tokens) > len(text) // 2
+    shown: list[str] = []
+    stream = TextStream((), shown.append)
+    for token in tokens:
+        stream.feed(rt.piece(token))
+    assert stream.finish() == text
+    assert all("\ufffd" not in piece for piece in shown)
+
+
+def test_gemma_answers_two_chats_in_a_row(gemma: LlamaCppModel) -> None:
+    first_request = ask("What is the capital of France?", system="Answer briefly.", max_tokens=32)
+    first = gemma.chat(first_request)
+    second = gemma.chat(ask("Name three colours.", system="Answer briefly.", max_tokens=32))
+    assert first.text.strip() and second.text.strip()
+    assert second.cached_tokens > 0  # the shared "<bos><start_of_turn>user\n…" prefix
+    # The sliding-window cache came back to a usable state: same seed, same answer.
+    assert gemma.chat(first_request).text == first.text
+
+
+def test_gemma_keeps_the_system_prompt(gemma: LlamaCppModel) -> None:
+    # llama-cpp-python's gemma format drops system messages; moot folds them into the user turn.
+    bare = gemma.count_tokens(ask("Hello."))
+    with_system = gemma.count_tokens(ask("Hello.", system="You are the opposition's whip."))
+    assert with_system > bare + 5
+
+
+def test_gemma_grammar_reply_is_valid(gemma: LlamaCppModel) -> None:
+    score, _ = chat_structured(gemma, ask("Rate: 'The sky is green.'", max_tokens=128), JudgeScore)
+    assert 0 <= score.score <= 10
+
+
+def test_an_unknown_chat_format_is_refused() -> None:
+    resolved = dataclasses.replace(resolve_installed("smollm2-135m"), chat_format="no-such-format")
+    with pytest.raises(MootError, match="unknown chat format 'no-such-format'") as caught:
+        LlamaCppModel(resolved, n_ctx=256)
+    assert "chatml" in caught.value.hint
+
+
+def test_a_file_without_a_template_cannot_use_template_format() -> None:
+    resolved = dataclasses.replace(resolve_installed("gemma3-270m"), chat_format="template")
+    with pytest.raises(MootError, match="no chat template"):
+        LlamaCppModel(resolved, n_ctx=256)
+
+
+def test_a_schema_the_converter_cannot_handle_is_an_error() -> None:
+    class Weird(BaseModel):
+        @classmethod
+        def model_json_schema(cls, *args: object, **kwargs: object) -> dict[str, object]:
+            return {"type": "no-such-type"}
+
+    with pytest.raises(MootError, match="cannot build a grammar for Weird"):
+        schema_to_gbnf(Weird)
+
+
+def test_the_grammar_bounds_numbers_and_forbids_raw_control_characters() -> None:
+    grammar = schema_to_gbnf(JudgeScore)
+    assert '"10" ("." "0" "0"?)?' in grammar
+    assert r"\x00-\x1F" in grammar
