@@ -43,6 +43,14 @@ def test_plan_keeps_the_grammar_it_is_given() -> None:
     assert plan_decode(request(), grammar='root ::= "x"').grammar == 'root ::= "x"'
 
 
+def test_penalties_apply_to_free_text_only() -> None:
+    assert not plan_decode(request()).penalises
+    assert plan_decode(request(dry=1.0)).penalises
+    assert plan_decode(request(repeat_penalty=1.05)).penalises
+    # JSON must repeat quotes, keys and braces: never penalised under a grammar.
+    assert not plan_decode(request(dry=1.0, repeat_penalty=1.1), grammar='root ::= "x"').penalises
+
+
 def test_range_rule_enumerates_small_whole_ranges() -> None:
     rule = range_rule({"type": "number", "minimum": 0, "maximum": 10})
     assert rule is not None

@@ -208,3 +208,23 @@ def test_the_grammar_bounds_numbers_and_forbids_raw_control_characters() -> None
     grammar = schema_to_gbnf(JudgeScore)
     assert '"10" ("." "0" "0"?)?' in grammar
     assert r"\x00-\x1F" in grammar
+
+
+def test_dry_keeps_a_speaker_from_copying_the_speech_it_was_shown(smol: LlamaCppModel) -> None:
+    shown = (
+        "Remote work saves every worker an hour of commuting each day, and a study of a "
+        "call centre found remote staff thirteen percent more productive than office staff."
+    )
+    ask = f'The other side said:\n"""\n{shown}\n"""\nRepeat what the other side said.'
+    words = shown.split()
+
+    def copies(dry: float) -> int:
+        n = 0
+        for seed in (1, 2, 3):
+            sampling = Sampling(temperature=0.3, max_tokens=40, seed=seed, dry=dry)
+            text = smol.chat(ChatRequest(messages=messages(("user", ask)), sampling=sampling)).text
+            n += any(" ".join(words[i : i + 8]) in text for i in range(len(words) - 8))
+        return n
+
+    assert copies(0.0) >= 1  # the model does copy when nothing stops it
+    assert copies(1.0) == 0

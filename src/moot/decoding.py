@@ -26,6 +26,13 @@ class DecodePlan:
     max_tokens: int
     stop: tuple[str, ...]
     grammar: str | None  # GBNF, when the request asks for a reply schema
+    repeat_penalty: float = 1.0
+    dry: float = 0.0
+
+    @property
+    def penalises(self) -> bool:
+        """Penalties only for free text: JSON must repeat quotes, keys and braces."""
+        return self.grammar is None and (self.repeat_penalty > 1.0 or self.dry > 0.0)
 
 
 def plan_decode(
@@ -44,6 +51,8 @@ def plan_decode(
         max_tokens=s.max_tokens,
         stop=stops,
         grammar=grammar,
+        repeat_penalty=s.repeat_penalty,
+        dry=s.dry,
     )
 
 

@@ -171,7 +171,7 @@ class LlamaCppModel:
     ) -> tuple[str, int, FinishReason, float]:
         """Sample until end of generation, a stop string, a complete grammar, or max_tokens."""
         rt = self._runtime
-        sampler = _Sampler(rt, plan)
+        sampler = _Sampler(rt, plan, context=rt.llm._input_ids)
         stream = TextStream(plan.stop, on_text)
         finish: FinishReason = "length"
         n_out, ttft = 0, 0.0
@@ -389,6 +389,11 @@ class _Runtime:
         self._candidates = None
 
 
+PENALTY_LAST_N = 256
+PRIME_TOKENS = 2048
+DRY_BREAKERS = (b"\n", b":", b'"', b"*")
+
+
 class _Sampler:
     """A sampler chain plus, for structured replies, a grammar checked on the chosen token only.
 
@@ -397,10 +402,12 @@ class _Sampler:
     cost of masking the whole vocabulary at every token (llama.cpp's own sampler does this).
     """
 
-    def __init__(self, rt: _Runtime, plan: DecodePlan) -> None:
+    def __init__(self, rt: _Runtime, plan: DecodePlan, *, context: Sequence[int] = ()) -> None:
         lc = rt.lc
         self.rt, self.lc = rt, lc
         self.chain = lc.llama_sampler_chain_init(lc.llama_sampler_chain_default_params())
+        if plan.penalises:
+            self._add_penalties(plan, context)
         if plan.temperature <= 0:
             lc.llama_sampler_chain_add(self.chain, lc.llama_sampler_init_greedy())
         else:
@@ -424,6 +431,24 @@ class _Sampler:
             data=ctypes.pointer(self._one), size=1, selected=-1, sorted=False
         )
         self.fallbacks = 0
+
+    def _add_penalties(self, plan: DecodePlan, context: Sequence[int]) -> None:
+        lc, chain = self.lc, self.chain
+        if plan.repeat_penalty > 1.0:
+            sampler = lc.llama_sampler_init_penalties(
+                self.rt.n_vocab, PENALTY_LAST_N, plan.repeat_penalty, 0.0, 0.0
+            )
+            lc.llama_sampler_chain_add(chain, sampler)
+        if plan.dry > 0.0:
+            breakers = (ctypes.c_char_p * len(DRY_BREAKERS))(*DRY_BREAKERS)
+            sampler = lc.llama_sampler_init_dry(
+                self.rt.vocab, plan.dry, 1.75, 2, PRIME_TOKENS, breakers, len(DRY_BREAKERS)
+            )
+            lc.llama_sampler_chain_add(chain, sampler)
+        # The penalties see the prompt too: a small model otherwise copies the speech it
+        # was just shown word for word.
+        for token in list(context)[-PRIME_TOKENS:]:
+            lc.llama_sampler_accept(chain, int(token))
 
     def sample(self) -> int:
         # llama_sampler_sample also accepts the token into the chain; none of the chain's

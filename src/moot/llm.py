@@ -25,6 +25,10 @@ class Sampling(BaseModel):
     max_tokens: int = Field(default=256, ge=1)
     seed: int | None = None
     stop: tuple[str, ...] = ()
+    # Free text only: discourage repeating tokens (repeat_penalty) and copying sequences
+    # from the context verbatim (dry, llama.cpp's DRY sampler). Off by default.
+    repeat_penalty: float = Field(default=1.0, ge=1.0, le=2.0)
+    dry: float = Field(default=0.0, ge=0.0, le=5.0)
 
 
 class Message(BaseModel):
