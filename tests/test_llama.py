@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from moot import store
 from moot.decoding import TextStream
-from moot.errors import ContextOverflowError, ModelNotFoundError, MootError
+from moot.errors import CallTimeoutError, ContextOverflowError, ModelNotFoundError, MootError
 from moot.llama import LlamaCppModel, schema_to_gbnf
 from moot.llm import ChatRequest, Sampling, chat_structured, messages
 
@@ -228,3 +228,16 @@ def test_dry_keeps_a_speaker_from_copying_the_speech_it_was_shown(smol: LlamaCpp
 
     assert copies(0.0) >= 1  # the model does copy when nothing stops it
     assert copies(1.0) == 0
+
+
+def test_a_call_past_its_time_limit_raises_the_typed_error(smol: LlamaCppModel) -> None:
+    req = ChatRequest(
+        messages=messages(("user", "Tell a long story about a lighthouse.")),
+        sampling=Sampling(temperature=0.0, max_tokens=400, seed=1),
+        timeout_s=0.05,
+    )
+    with pytest.raises(CallTimeoutError):
+        smol.chat(req)
+    # The model stays usable after a timed-out call.
+    ok = smol.chat(req.model_copy(update={"timeout_s": None, "sampling": Sampling(max_tokens=8)}))
+    assert ok.completion_tokens > 0

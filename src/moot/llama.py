@@ -24,7 +24,7 @@ from moot.decoding import (
     plan_decode,
     range_rule,
 )
-from moot.errors import ContextOverflowError, ModelIntegrityError, MootError
+from moot.errors import CallTimeoutError, ContextOverflowError, ModelIntegrityError, MootError
 from moot.llm import ChatRequest, Completion, FinishReason, OnText, check_not_degenerate
 from moot.store import ResolvedModel
 
@@ -112,7 +112,8 @@ class LlamaCppModel:
                     prompt_tokens=len(tokens), n_ctx=self.n_ctx, max_tokens=plan.max_tokens
                 )
             cached = self._prepare_kv(tokens, request.session)
-            text, n_out, finish, ttft = self._decode_loop(plan, on_text, start)
+            deadline = start + request.timeout_s if request.timeout_s else None
+            text, n_out, finish, ttft = self._decode_loop(plan, on_text, start, deadline)
             if request.session and self._sessions.enabled:
                 self._sessions.discard(request.session)  # free it before taking the new one
                 self._sessions.put(request.session, self._runtime.snapshot())
@@ -167,7 +168,7 @@ class LlamaCppModel:
         return n_past
 
     def _decode_loop(
-        self, plan: DecodePlan, on_text: OnText | None, start: float
+        self, plan: DecodePlan, on_text: OnText | None, start: float, deadline: float | None
     ) -> tuple[str, int, FinishReason, float]:
         """Sample until end of generation, a stop string, a complete grammar, or max_tokens."""
         rt = self._runtime
@@ -177,6 +178,8 @@ class LlamaCppModel:
         n_out, ttft = 0, 0.0
         try:
             while n_out < plan.max_tokens:
+                if deadline is not None and time.perf_counter() > deadline:
+                    raise CallTimeoutError(seconds=deadline - start, model=self.model_id)
                 token = sampler.sample()
                 if not n_out:
                     ttft = time.perf_counter() - start

@@ -12,7 +12,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel
 
-from moot.errors import RemoteError
+from moot.errors import CallTimeoutError, RemoteError
 from moot.llm import ChatRequest, Completion, FinishReason, OnText, check_not_degenerate
 
 Dialect = Literal["json_schema", "json_object"]
@@ -151,6 +151,8 @@ class OpenAICompatModel:
         with contextlib.closing(self._open_stream(body, probing=probing)) as resp:
             try:
                 for event in sse_events(resp.iter_lines()):
+                    if request.timeout_s and time.perf_counter() - start > request.timeout_s:
+                        raise CallTimeoutError(seconds=request.timeout_s, model=self.model_id)
                     usage = event.get("usage") or usage
                     for choice in event.get("choices") or ():
                         piece = (choice.get("delta") or {}).get("content") or ""
