@@ -85,4 +85,10 @@ class LiveView:
 
 def show_document(console: Console, markdown: str) -> None:
     console.print()
+    if markdown.startswith("---\n"):
+        # YAML front matter (the decision document's) is data: show it as written.
+        head, sep, body = markdown[4:].partition("\n---\n")
+        if sep:
+            console.print(f"---\n{head}\n---", markup=False, highlight=False, soft_wrap=True)
+            markdown = body
     console.print(Markdown(markdown))

@@ -1,0 +1,223 @@
+"""The decision format's words in both languages, and its document: YAML front matter + sections.
+
+Everything here is rendered by our code from validated replies, so the front matter always
+parses as YAML and the six sections always come in the rulebook's order.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+FRONTMATTER_KEYS = (
+    "topic",
+    "date",
+    "positions",
+    "out_of_scope",
+    "recommendation",
+    "tied_on_axis",
+    "confidence",
+    "rounds",
+    "preset",
+)
+SECTIONS = (
+    "decision",
+    "confidence",
+    "key_reasoning",
+    "trade_offs",
+    "what_would_change",
+    "dissent",
+)
+SEAT_MARKS = {"A": "🔵", "B": "🔴", "C": "🟢", "D": "🟣"}
+
+LABELS: dict[str, dict[str, str]] = {
+    "en": {
+        "debater": "Debater {slot}",
+        "pragmatist": "Pragmatist",
+        "middle_ground": "a middle ground between {a} and {b}",
+        "framing": "🧭 Framing",
+        "opening": "Opening",
+        "rebut": "Rebuttal {n}",
+        "steelman": "Steelman",
+        "steelman_of": "steelman of {position}",
+        "judge_decision": "⚖️ Judge · decision",
+        "judge_document": "⚖️ Judge · decision document",
+        "openings": "Openings",
+        "rebuttals": "Rebuttal round {n}",
+        "steelmen": "Steelman swap",
+        "title": "⚖️ Decision: {topic}",
+        "decision": "Decision",
+        "confidence": "Confidence",
+        "key_reasoning": "Key reasoning",
+        "trade_offs": "Irreducible trade-offs",
+        "what_would_change": "What would change this decision",
+        "dissent": "Dissenting position",
+        "recommend": "Recommendation: {position}.",
+        "tie": "No clear winner on axis {axis}.",
+        "failed": "⚠️ {speaker} failed in {phase}: {reason}",
+        "judge": "Judge",
+        "judge_role": "neutral synthesiser; never argues a side",
+        "pinned": "pinned to {position}",
+    },
+    "zh": {
+        "debater": "辩手{slot}",
+        "pragmatist": "务实派",
+        "middle_ground": "{a} 与 {b} 之间的折中方案",
+        "framing": "🧭 议题框定",
+        "opening": "开篇陈述",
+        "rebut": "第{n}轮反驳",
+        "steelman": "立场互换",
+        "steelman_of": "为「{position}」辩护",
+        "judge_decision": "⚖️ 评审 · 决定",
+        "judge_document": "⚖️ 评审 · 决策文档",
+        "openings": "开篇陈述",
+        "rebuttals": "第{n}轮反驳",
+        "steelmen": "立场互换",
+        "title": "⚖️ 决策：{topic}",
+        "decision": "决定",
+        "confidence": "置信度",
+        "key_reasoning": "关键理由",
+        "trade_offs": "无法消解的权衡",
+        "what_would_change": "什么会改变这一决定",
+        "dissent": "异议立场",
+        "recommend": "建议：{position}。",
+        "tie": "在「{axis}」这一维度上没有明显赢家。",
+        "failed": "⚠️ {speaker}在{phase}中失败：{reason}",
+        "judge": "评审",
+        "judge_role": "中立的综合者；从不为任何一方辩护",
+        "pinned": "固定立场：{position}",
+    },
+}
+PROPOSAL = {
+    "en": {
+        "title": "Proposed decision debate",
+        "topic": "Topic",
+        "positions": "Positions",
+        "scope": "Out of scope",
+        "none": "none",
+        "team": "Team",
+        "columns": "| slot | role | model |",
+        "preset": "Preset",
+        "rounds": "Rebuttal rounds",
+        "protocol": "Protocol",
+        "output": "Output",
+        "saved": "decision.md and transcript.json in the --out folder",
+        "ephemeral": "printed here only, nothing saved (add --out DIR to keep it)",
+        "openings": "openings",
+        "rebuttal": "{n} rebuttal round(s)",
+        "swap": "steelman swap",
+        "judge": "judge's decision document",
+        "help": "Press Enter to accept. To correct, type fields separated by `;`, items by `|`: "
+        "`positions: A | B | C; out of scope: X | Y; preset: quick; rounds: 2` "
+        "(`out of scope: none` clears the list).",
+    },
+    "zh": {
+        "title": "拟定的决策辩论",
+        "topic": "议题",
+        "positions": "立场",
+        "scope": "不讨论的范围",
+        "none": "无",
+        "team": "阵容",
+        "columns": "| 席位 | 角色 | 模型 |",
+        "preset": "预设",
+        "rounds": "反驳轮数",
+        "protocol": "流程",
+        "output": "输出",
+        "saved": "decision.md 与 transcript.json，保存在 --out 文件夹",
+        "ephemeral": "只在此处显示，不保存（加 --out DIR 可保存）",
+        "openings": "开篇陈述",
+        "rebuttal": "{n} 轮反驳",
+        "swap": "立场互换",
+        "judge": "评审的决策文档",
+        "help": "直接回车表示接受。如需更正，字段之间用 `;` 分隔，条目之间用 `|` 分隔："
+        "`立场: A | B | C; 范围外: X | Y; 预设: quick; 轮数: 2`（`范围外: 无` 清空列表）。",
+    },
+}
+CONFIDENCE_WORDS = {"zh": {"low": "低", "medium": "中", "high": "高"}}
+
+
+def label(language: str, key: str, **values: Any) -> str:
+    text = LABELS[language][key]
+    return text.format(**values) if values else text
+
+
+# -- YAML front matter ------------------------------------------------------------------
+
+# Words YAML 1.1 reads as booleans or null: such a value must be quoted to stay a string.
+_YAML_WORDS = frozenset("y n yes no on off true false null ~".split())
+_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9 ._+/-]*[A-Za-z0-9+.]|[A-Za-z]")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+# Characters YAML does not allow raw in a double-quoted scalar (or reads as line breaks).
+_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
+
+
+def yaml_scalar(value: Any) -> str:
+    """A YAML scalar that reads back as exactly `value` (JSON strings are valid YAML)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    text = str(value)
+    if _ISO_DATE.fullmatch(text):
+        return text  # read back as a date, which is what it is
+    if _PLAIN.fullmatch(text) and text.lower() not in _YAML_WORDS:
+        return text  # plain keeps the front matter greppable: `recommendation: Postgres`
+    quoted = json.dumps(text, ensure_ascii=False)
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
+
+
+def render_frontmatter(frontmatter: dict[str, Any]) -> str:
+    """The nine keys in the rulebook's order, between --- lines."""
+    lines = ["---"]
+    for key in FRONTMATTER_KEYS:
+        value = frontmatter[key]
+        if isinstance(value, list | tuple):
+            lines.append(f"{key}: []" if not value else f"{key}:")
+            lines += [f"  - {yaml_scalar(v)}" for v in value]
+        else:
+            lines.append(f"{key}: {yaml_scalar(value)}")
+    lines.append("---")
+    return "\n".join(lines)
+
+
+# -- Markdown ---------------------------------------------------------------------------
+
+_BLOCK_START = re.compile(r"^([#>*+=|`~-]|\d+[.)])")
+
+
+def one_line(text: str) -> str:
+    """Model text as one safe Markdown line: no line breaks, no accidental heading or rule."""
+    flat = " ".join(str(text).split())
+    return "\\" + flat if _BLOCK_START.match(flat) else flat
+
+
+def render_document(result: dict[str, Any], language: str) -> str:
+    """Front matter, a title, then the six sections in order (and failures, if any)."""
+    fm = result["frontmatter"]
+    conf = result["confidence"]
+    level = conf["level"]
+    word = CONFIDENCE_WORDS.get(language, {}).get(level)
+    dissent, decision = result["dissent"], result["decision"]
+    bodies = {
+        "decision": f"**{one_line(decision['headline'])}** {one_line(decision['text'])}",
+        "confidence": f"**{f'{word}（{level}）' if word else level}** — {one_line(conf['reason'])}",
+        "key_reasoning": "\n".join(f"- {one_line(b)}" for b in result["key_reasoning"]),
+        "trade_offs": "\n".join(f"- {one_line(b)}" for b in result["trade_offs"]),
+        "what_would_change": one_line(result["what_would_change"]),
+        "dissent": f"**{one_line(dissent['position'])}** — {one_line(dissent['text'])}",
+    }
+    parts = [
+        render_frontmatter(fm),
+        "",
+        f"# {one_line(label(language, 'title', topic=fm['topic']))}",
+    ]
+    for key in SECTIONS:
+        parts += ["", f"## {label(language, key)}", "", bodies[key]]
+    failures = result.get("failures") or []
+    if failures:
+        parts += ["", "---", ""]
+        parts += [f"- {one_line(f['message'])}" for f in failures]
+    return "\n".join(parts) + "\n"
