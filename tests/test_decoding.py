@@ -137,3 +137,13 @@ def test_session_cache_keeps_within_its_budget_dropping_the_oldest() -> None:
     cache.put("huge", Snapshot((4,), None, 101))
     assert cache.get("huge") is None
     assert not SessionCache(0).enabled
+
+
+def test_prompt_batches_never_leave_a_lone_token_when_avoidable() -> None:
+    from moot.llama import batches
+
+    assert batches(0, 10, 512) == [(0, 10)]
+    assert batches(0, 513, 512) == [(0, 511), (511, 513)]
+    assert batches(5, 1030, 512) == [(5, 517), (517, 1028), (1028, 1030)]
+    assert batches(0, 1, 512) == [(0, 1)]  # a one-token prompt has no choice
+    assert batches(3, 3, 512) == []

@@ -161,7 +161,8 @@ class LlamaCppModel:
         snapshot = self._sessions.get(session) if session else None
         if snapshot and snapshot.common_prefix(tokens) > live + _MIN_RESTORE_GAIN:
             live = snapshot.common_prefix(tokens) if rt.restore(snapshot) else 0
-        n_past = min(live, len(tokens) - 1)  # the last prompt token must be decoded for logits
+        # At least two tokens are evaluated: the last one for its logits, and never alone.
+        n_past = max(0, min(live, len(tokens) - 2))
         if n_past > 0 and not rt.truncate(n_past):
             n_past = 0
         rt.eval_from(n_past, tokens)
@@ -321,9 +322,15 @@ class _Runtime:
         self.eog = eos if eos >= 0 else int(lc.llama_vocab_eot(self.vocab))
         self._buf = ctypes.create_string_buffer(64)
         self._candidates: Any = None
+        # How many leading cached tokens were evaluated in batches of two or more. Only
+        # those are reused: llama.cpp computes a lone token (as in generation) slightly
+        # differently from the same token inside a batch, and a cache built from both
+        # would make a seeded debate depend on which turns happened to be cached, so a
+        # resumed debate would drift from the uninterrupted one.
+        self.batch_len = 0
 
     def common_prefix(self, tokens: Sequence[int]) -> int:
-        return common_prefix(self.llm._input_ids, tokens)
+        return min(common_prefix(self.llm._input_ids, tokens), self.batch_len)
 
     def truncate(self, n_past: int) -> bool:
         """Drop the KV cache after `n_past`; False when the cache cannot keep that prefix."""
@@ -338,7 +345,9 @@ class _Runtime:
         if n_past == 0:
             self.llm.reset()
         self.llm.n_tokens = n_past  # Llama.eval drops the KV cache from here on
-        self.llm.eval(tokens[n_past:])
+        for start, end in batches(n_past, len(tokens), self.llm.n_batch):
+            self.llm.eval(tokens[start:end])
+        self.batch_len = len(tokens)
 
     def is_eog(self, token: int) -> bool:
         return bool(self.lc.llama_vocab_is_eog(self.vocab, token))
@@ -378,18 +387,27 @@ class _Runtime:
         size = int(lc.llama_state_get_size(self.ctx))
         state = (ctypes.c_uint8 * size)()
         written = int(lc.llama_state_get_data(self.ctx, state, size))
-        return Snapshot(tuple(self.llm._input_ids.tolist()), state, written)
+        return Snapshot(tuple(self.llm._input_ids[: self.batch_len].tolist()), state, written)
 
     def restore(self, snap: Snapshot) -> bool:
         if not self.lc.llama_state_set_data(self.ctx, snap.state, snap.nbytes):
             self.eval_from(0, [])  # a half-restored cache must not be reused
             return False
         self.llm.input_ids[: len(snap.tokens)] = snap.tokens
-        self.llm.n_tokens = len(snap.tokens)
+        self.llm.n_tokens = self.batch_len = len(snap.tokens)
         return True
 
     def close(self) -> None:
         self._candidates = None
+
+
+def batches(start: int, end: int, size: int) -> list[tuple[int, int]]:
+    """Split [start, end) into chunks of at most `size`, none of a single token if avoidable."""
+    spans = [(i, min(i + size, end)) for i in range(start, end, size)]
+    if len(spans) > 1 and spans[-1][1] - spans[-1][0] == 1:
+        (a, b), (_, c) = spans[-2], spans[-1]
+        spans[-2:] = [(a, b - 1), (b - 1, c)]
+    return spans
 
 
 PENALTY_LAST_N = 256
