@@ -187,7 +187,9 @@ def resume_setup(folder: Path) -> tuple[DebateSetup, list[dict[str, Any]]]:
         k: saved.pop(k, None)
         for k in ("max_tokens", "n_ctx", "gpu_layers", "prompts_root", "dry_run")
     }
-    params_type = type(fmt.params(RunOptions()))
+    # A format whose params cannot be built from no options (adversarial needs two --model)
+    # names its params type.
+    params_type = getattr(fmt, "params_type", None) or type(fmt.params(RunOptions()))
     setup = DebateSetup(
         format=fmt,
         motion=header["motion"],

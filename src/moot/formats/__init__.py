@@ -7,7 +7,7 @@ import importlib
 from moot.errors import UsageError
 from moot.formats.base import Format
 
-NAMES = ("oxford",)
+NAMES = ("oxford", "decision", "challenge", "adversarial")
 
 
 def get_format(name: str) -> Format:

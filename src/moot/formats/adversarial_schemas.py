@@ -1,0 +1,151 @@
+"""The adversarial format's parameters, the judge's per-round schema, votes and follow-ups."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from moot.config import validate_params
+from moot.errors import UsageError
+from moot.formats.base import RunOptions
+
+# Earlier questions of a session that a follow-up carries; older ones fall away so the
+# first round's prompt stays small.
+SESSION_KEEP = 3
+
+
+class Earlier(BaseModel):
+    """A question asked earlier in the session, and the final answer it got."""
+
+    question: str
+    answer: str
+
+
+class AdversarialParams(BaseModel):
+    """The rulebook's parameters; out-of-range values are refused, never clamped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rounds: int = Field(default=3, ge=1, le=6)
+    participants: tuple[str, ...] = Field(min_length=2)  # model references, in --model order
+    earlier: list[Earlier] = Field(default_factory=list)  # from --continue
+    continued_from: str | None = None
+
+
+def make_params(options: RunOptions) -> AdversarialParams:
+    """Participants from repeated --model, the round cap from --rounds, --continue's context."""
+    if len(options.models) < 2:
+        raise UsageError(
+            f"the adversarial format needs at least two participants, got {len(options.models)}",
+            hint="name each with --model, e.g. --model smollm2-135m --model gemma3-270m",
+        )
+    path = options.continue_from
+    return validate_params(
+        AdversarialParams,
+        rounds=3 if options.rounds is None else options.rounds,
+        participants=options.models,
+        earlier=load_session(path) if path else [],
+        continued_from=str(path) if path else None,
+    )
+
+
+def load_session(path: Path) -> list[Earlier]:
+    """The earlier questions and final answers of a saved adversarial transcript."""
+    hint = "give the transcript.json of an earlier `moot run --format adversarial`"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"--continue {path}: {exc.strerror or exc}", hint=hint) from None
+    except ValueError:
+        raise UsageError(f"--continue {path} is not a JSON transcript", hint=hint) from None
+    if not isinstance(data, dict) or data.get("format") != "adversarial":
+        raise UsageError(
+            f"--continue {path} is not a transcript of an adversarial debate", hint=hint
+        )
+    result = data.get("result") or {}
+    answer = result.get("final_answer")
+    if not answer:
+        raise UsageError(f"--continue {path}: that debate has no final answer", hint=hint)
+    earlier = [Earlier.model_validate(e) for e in result.get("session", [])]
+    earlier.append(Earlier(question=str(data.get("motion", "")), answer=str(answer)))
+    return earlier[-SESSION_KEEP:]
+
+
+# -- the judge --------------------------------------------------------------------------
+
+# Bounded so a grammar-constrained reply always closes within its budget; shorter in
+# Chinese, where a character carries more and costs small tokenizers about a token.
+_BOUNDS = {"en": 150, "zh": 60}
+JUDGE_TOKENS = {"en": 500, "zh": 600}
+MAX_CONFLICTS = 3
+
+
+@cache
+def judge_schema(names: tuple[str, ...], language: str) -> type[BaseModel]:
+    """The judge's reply, with the participants' names as an enum: the grammar, and then
+    validation, allow no winner and no conflicting party that is not a participant.
+
+    Cached per name list, so the grammar built for it is built once.
+    """
+    who = Literal[names]  # type: ignore[valid-type]
+    n = _BOUNDS.get(language, _BOUNDS["en"])
+    text = Annotated[str, Field(min_length=1, max_length=n)]
+    config = ConfigDict(extra="forbid")
+    conflict = create_model(
+        "Conflict",
+        __config__=config,
+        claim=(text, ...),
+        participants=(list[who], Field(min_length=1, max_length=len(names))),
+        why=(text, ...),
+    )
+    schema: type[BaseModel] = create_model(
+        "ClaimAudit",
+        __config__=config,
+        claim_audit_complete=(bool, ...),
+        critical_conflicts=(list[conflict], Field(max_length=MAX_CONFLICTS)),  # type: ignore[valid-type]
+        resolved=(bool, ...),
+        winner=(who, ...),
+    )
+    return schema
+
+
+# -- votes ------------------------------------------------------------------------------
+
+Vote = Literal["accept", "object"]
+_VOTE = re.compile(
+    r"^[\W_]*(?:vote|投票)?[\s*_]*[:：]?[\s*_]*(accept|object|接受|反对)(?![a-z])"
+    r"[\s\W_]*(.*?)\s*$",
+    re.IGNORECASE,
+)
+_WORDS = {"accept": "accept", "object": "object", "接受": "accept", "反对": "object"}
+MIN_REASON = 3  # characters: "ACCEPT" alone gives no reason, and counts as no vote
+
+
+@dataclass(frozen=True)
+class Ballot:
+    """A participant's vote on the shared conclusion, read from its reply's last line."""
+
+    vote: Vote | None
+    reason: str = ""
+
+    @property
+    def accepts(self) -> bool:
+        return self.vote == "accept" and len(self.reason) >= MIN_REASON
+
+
+def read_vote(reply: str) -> Ballot:
+    """`VOTE: ACCEPT - reason` / `VOTE: OBJECT - reason` (投票：接受/反对 …) on the last line."""
+    lines = [line for line in reply.strip().splitlines() if line.strip()]
+    if not lines:
+        return Ballot(None)
+    found = _VOTE.match(lines[-1].strip())
+    if not found:
+        return Ballot(None)
+    word = found.group(1).lower()
+    return Ballot(_WORDS[word] if word in _WORDS else None, found.group(2).strip())  # type: ignore[arg-type]

@@ -1,0 +1,227 @@
+"""The challenge format's words: labels in the debate's language, its messages, its document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from moot.transcript import Transcript
+
+# The CLI's messages are English whatever the debate's language; the rulebook fixes them.
+ALL_TIMED_OUT = "[ERROR] Debate failed: all tool invocations timed out."
+NO_EXCHANGES = "[ERROR] Debate failed: no successful exchanges were recorded."
+UNCONTESTED = {
+    "en": "[WARN] Challenger failed. Showing proposer's uncontested position.",
+    "zh": "[WARN] 挑战方失败。以下是提议方未受质疑的立场。",
+}
+
+LABELS: dict[str, dict[str, str]] = {
+    "en": {
+        "proposer": "Proposer",
+        "challenger": "Challenger",
+        "summary": "Summariser: summary of the earlier rounds",
+        "verdict": "Judge: synthesis",
+        "exchange": "Round {n} - {side} ({model}):",
+        "title": "Debate Summary",
+        "topic": "Topic",
+        "rounds_completed": "Rounds completed",
+        "of": "{done} of {total}",
+        "rigor": "Rigor",
+        "rigor_line": "structured perspective comparison, prompt-enforced adversarial rules, "
+        "no deterministic verification",
+        "verdict_h": "Verdict",
+        "winner": "Winner",
+        "quality": "Debate quality",
+        "genuine_disagreement": "Genuine disagreement",
+        "evidence_quality": "Evidence quality",
+        "challenge_depth": "Challenge depth",
+        "agreements": "Key agreements",
+        "evidence": "evidence",
+        "disagreements": "Key disagreements",
+        "argues": "{side} argues",
+        "unresolved": "Unresolved questions",
+        "recommendation": "Recommendation",
+        "position": "Proposer's position",
+        "no_verdict": "No verdict: the judge failed ({error}).",
+        "failures": "Failures",
+        "exchanges": "Exchanges",
+        "incomplete": "[WARN] Round {n} is incomplete: the {role} failed ({error}). "
+        "The synthesis uses the completed rounds only.",
+        "summary_failed": "[WARN] The summariser failed ({error}); the earlier rounds stay "
+        "in full.",
+        "high": "high",
+        "medium": "medium",
+        "low": "low",
+    },
+    "zh": {
+        "proposer": "提议方",
+        "challenger": "挑战方",
+        "summary": "总结者：前几轮的总结",
+        "verdict": "裁判：综合评议",
+        "exchange": "第{n}轮 - {side}（{model}）：",
+        "title": "辩论总结",
+        "topic": "议题",
+        "rounds_completed": "已完成轮数",
+        "of": "{done} / {total}",
+        "rigor": "严谨性",
+        "rigor_line": "结构化的观点比较，由提示词强制执行的对抗规则，没有确定性验证",
+        "verdict_h": "裁决",
+        "winner": "胜方",
+        "quality": "辩论质量",
+        "genuine_disagreement": "真实分歧",
+        "evidence_quality": "证据质量",
+        "challenge_depth": "质疑深度",
+        "agreements": "主要共识",
+        "evidence": "证据",
+        "disagreements": "主要分歧",
+        "argues": "{side}主张",
+        "unresolved": "未解决的问题",
+        "recommendation": "建议",
+        "position": "提议方的立场",
+        "no_verdict": "没有裁决：裁判失败（{error}）。",
+        "failures": "失败记录",
+        "exchanges": "辩论记录",
+        "incomplete": "[WARN] 第{n}轮未完成：{role}失败（{error}）。综合评议只依据已完成的轮次。",
+        "summary_failed": "[WARN] 总结者失败（{error}）；前几轮保留全文。",
+        "high": "高",
+        "medium": "中",
+        "low": "低",
+    },
+}
+
+
+def label(language: str, key: str) -> str:
+    return LABELS.get(language, LABELS["en"])[key]
+
+
+def speaker(language: str, role: str, model: str) -> str:
+    return f"{label(language, role)} ({model})"
+
+
+def exchange(language: str, rnd: int, role: str, model: str) -> str:
+    """'Round k - Proposer (model):' — how an earlier exchange is labelled in context."""
+    side = label(language, role)
+    return label(language, "exchange").format(n=rnd, side=side, model=model)
+
+
+def span(language: str, upto: int) -> str:
+    """The rounds a summary covers: "round 1", "rounds 1–3" (第1轮, 第1–3轮)."""
+    rounds = "1" if upto <= 1 else f"1–{upto}"
+    if language == "zh":
+        return f"第{rounds}轮"
+    return f"round {rounds}" if upto <= 1 else f"rounds {rounds}"
+
+
+def summary_failed(language: str, error: str) -> str:
+    return label(language, "summary_failed").format(error=error)
+
+
+def incomplete(language: str, rnd: int, role: str, error: str) -> str:
+    """The note on a round that a side's failure left incomplete."""
+    return label(language, "incomplete").format(n=rnd, role=label(language, role), error=error)
+
+
+def render(transcript: Transcript) -> str:
+    """The "Debate Summary": header, verdict, quality, agreements, disagreements, the rounds."""
+    lang, result = transcript.language, transcript.result or {}
+    parts = [
+        f"# {label(lang, 'title')}",
+        "",
+        *_header(lang, result),
+        "",
+        *_incomplete(lang, result),
+    ]
+    verdict = result.get("verdict")
+    if result.get("status") == "uncontested":
+        parts += [UNCONTESTED.get(lang, UNCONTESTED["en"]), ""]
+        opening = next((t.text for t in _exchanges(transcript) if t.role == "proposer"), "")
+        parts += [f"## {label(lang, 'position')}", "", opening, ""]
+    elif verdict is None:
+        judge = [f for f in result.get("failures", []) if f["role"] == "judge"]
+        error = judge[-1]["error"] if judge else "?"
+        parts += [
+            f"## {label(lang, 'verdict_h')}",
+            "",
+            label(lang, "no_verdict").format(error=error),
+        ]
+        parts.append("")
+    else:
+        parts += _verdict(lang, verdict, result)
+    parts += _failures(lang, result)
+    parts += [f"## {label(lang, 'exchanges')}", ""]
+    for t in _exchanges(transcript):
+        parts += [f"### {exchange(lang, t.round, t.role, t.model)}", "", t.text or "—", ""]
+    return "\n".join(parts)
+
+
+def _header(lang: str, result: dict[str, Any]) -> list[str]:
+    rows = [(label(lang, "topic"), str(result.get("topic", "")))]
+    for side in ("proposer", "challenger"):
+        who = result.get(side) or {}
+        rows.append((label(lang, side), f"{who.get('model', '?')} ({who.get('backend', '?')})"))
+    done = label(lang, "of").format(
+        done=result.get("rounds_completed", 0), total=result.get("max_rounds", 0)
+    )
+    rows += [
+        (label(lang, "rounds_completed"), done),
+        (label(lang, "rigor"), label(lang, "rigor_line")),
+    ]
+    return [f"- **{k}:** {v}" for k, v in rows]
+
+
+def _verdict(lang: str, verdict: dict[str, Any], result: dict[str, Any]) -> list[str]:
+    winner = verdict["winner"]
+    model = (result.get(winner) or {}).get("model", "?")
+    parts = [f"## {label(lang, 'verdict_h')}", ""]
+    parts += [f"**{label(lang, 'winner')}: {label(lang, winner)}** ({model})", ""]
+    parts += [verdict["reasoning"], "", f"## {label(lang, 'quality')}", ""]
+    for key in ("genuine_disagreement", "evidence_quality", "challenge_depth"):
+        parts.append(f"- {label(lang, key)}: {label(lang, verdict[key])}")
+    parts += ["", f"## {label(lang, 'agreements')}", ""]
+    parts += [
+        f"- {a['point']} ({label(lang, 'evidence')}: {a['evidence']})"
+        for a in verdict["agreements"]
+    ]
+    parts += _none(verdict["agreements"])
+    parts += ["", f"## {label(lang, 'disagreements')}", ""]
+    for d in verdict["disagreements"]:
+        pro = label(lang, "argues").format(side=label(lang, "proposer"))
+        con = label(lang, "argues").format(side=label(lang, "challenger"))
+        parts.append(f"- {pro}: {d['proposer']}; {con}: {d['challenger']}")
+    parts += _none(verdict["disagreements"])
+    parts += ["", f"## {label(lang, 'unresolved')}", ""]
+    parts += [f"- {q}" for q in verdict["unresolved"]] + _none(verdict["unresolved"])
+    parts += ["", f"## {label(lang, 'recommendation')}", "", verdict["recommendation"], ""]
+    return parts
+
+
+def _none(items: list[Any]) -> list[str]:
+    return [] if items else ["—"]
+
+
+def _failures(lang: str, result: dict[str, Any]) -> list[str]:
+    failures = result.get("failures") or []
+    if not failures:
+        return []
+    parts = [f"## {label(lang, 'failures')}", ""]
+    parts += [f"- {f['round']} · {f['role']}: {f['error']}" for f in failures]
+    return [*parts, ""]
+
+
+def _incomplete(lang: str, result: dict[str, Any]) -> list[str]:
+    """The note on the round a side's failure cut short (round 1 has its own warning)."""
+    rnd = result.get("incomplete_round")
+    failures = result.get("failures") or []
+    sides = [f for f in failures if f["round"] == rnd and f["role"] in ("proposer", "challenger")]
+    if not rnd or not sides or result.get("status") == "uncontested":
+        return []
+    return [incomplete(lang, rnd, sides[0]["role"], sides[0]["error"]), ""]
+
+
+def _exchanges(transcript: Transcript) -> list[Any]:
+    """The proposer's and the challenger's turns that succeeded, in order."""
+    return [
+        t
+        for t in transcript.turns
+        if t.role in ("proposer", "challenger")
+        and not (t.note and t.note.startswith("degenerate reply"))
+    ]

@@ -1,0 +1,369 @@
+"""The adversarial format on scripted models through the real engine, pack and CLI."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from moot.debate import Debate, DebateResult, DebateSetup
+from moot.errors import CallTimeoutError, UsageError
+from moot.formats.adversarial import FORMAT, settle
+from moot.formats.adversarial_schemas import AdversarialParams, Earlier, judge_schema, read_vote
+from moot.formats.base import RunOptions
+from moot.llm import ChatRequest
+from moot.scripted import ScriptedModel
+
+QUESTION = "Is nuclear power safer per TWh than wind?"
+BODY = (
+    "Deaths per TWh are about 0.03 for nuclear and 0.04 for wind in the Our World in Data "
+    "series, so both are far safer than coal; the difference between them is within the "
+    "uncertainty of the estimates."
+)
+ACCEPT = "VOTE: ACCEPT - the figures agree within their uncertainty"
+OBJECT = "VOTE: OBJECT - the wind figure omits construction deaths"
+
+Reply = str | Callable[[ChatRequest], str]
+
+
+def verdict(resolved: bool, winner: str = "alpha", **extra: Any) -> str:
+    conflicts = (
+        [] if resolved else [{"claim": "deaths per TWh", "participants": [winner], "why": "w"}]
+    )
+    return json.dumps(
+        {
+            "claim_audit_complete": True,
+            "critical_conflicts": conflicts,
+            "resolved": resolved,
+            "winner": winner,
+            **extra,
+        }
+    )
+
+
+def round_of(request: ChatRequest) -> int:
+    prompt = request.messages[-1].content
+    found = re.search(r"(?:for round|answers of round) (\d+)", prompt)
+    return int(found.group(1)) if found else 1
+
+
+class Panel:
+    """Scripted participants, judge and synthesizer; `script[(session, round)]` overrides."""
+
+    def __init__(self, script: dict[tuple[str, int], Reply] | None = None) -> None:
+        self.script = script or {}
+        self.calls: list[tuple[str, int, ChatRequest]] = []
+
+    def reply(self, request: ChatRequest) -> str:
+        session = request.session or ""
+        rnd = round_of(request)
+        self.calls.append((session, rnd, request))
+        found = self.script.get((session, rnd))
+        if found is not None:
+            return found(request) if callable(found) else found
+        if request.reply_schema is not None:
+            return verdict(False)
+        if session == "synthesizer":
+            return f"FINAL: {BODY}"
+        return f"{session.upper()}-R{rnd}: {BODY}" + (f"\n{OBJECT}" if rnd > 1 else "")
+
+    def model(self, ref: str) -> ScriptedModel:
+        return ScriptedModel([self.reply] * 200, model_id=ref)
+
+    def prompts(self, session: str, rnd: int) -> list[str]:
+        return [r.messages[-1].content for s, n, r in self.calls if (s, n) == (session, rnd)]
+
+
+def review(
+    tmp_path: Path,
+    panel: Panel,
+    *,
+    models: tuple[str, ...] = ("alpha", "beta"),
+    language: str = "en",
+    **params: Any,
+) -> DebateResult:
+    setup = DebateSetup(
+        format=FORMAT,
+        motion=QUESTION if language == "en" else "每太瓦时核电比风电更安全吗？",
+        language=language,  # type: ignore[arg-type]
+        seed=3,
+        params=AdversarialParams(participants=models, **params),
+        out_dir=tmp_path / "out",
+        default_model="judge-model",
+    )
+    return Debate(setup, model_factory=panel.model).run()
+
+
+def steps(result: DebateResult) -> list[tuple[int, str, str]]:
+    return [(t.round, t.role, t.step) for t in result.transcript.turns]
+
+
+def test_round_one_is_independent(tmp_path: Path) -> None:
+    panel = Panel()
+    review(tmp_path, panel, rounds=1)
+    first, second = panel.prompts("participant_1", 1)[0], panel.prompts("participant_2", 1)[0]
+    assert "PARTICIPANT_2" not in first and "PARTICIPANT_1" not in second
+    assert "You are alpha" in first and "You are beta" in second
+    assert "never invent sources" in first
+
+
+def test_later_rounds_see_own_and_peer_answers_and_the_trajectory(tmp_path: Path) -> None:
+    panel = Panel()
+    result = review(tmp_path, panel, rounds=3)
+    r2 = panel.prompts("participant_1", 2)[0]
+    assert f'Your previous answer (alpha):\n"""\nPARTICIPANT_1-R1: {BODY}' in r2
+    assert f'The previous answer of beta:\n"""\nPARTICIPANT_2-R1: {BODY}' in r2
+    assert "- deaths per TWh (alpha): w" in r2  # the judge's conflicts of round 1
+    assert "claim by claim" in r2 and "VOTE: ACCEPT" in r2
+    r3 = panel.prompts("participant_2", 3)[0]
+    assert "PARTICIPANT_2-R2" in r3 and "PARTICIPANT_1-R2" in r3
+    assert "The earlier rounds:" in r3 and "- alpha: PARTICIPANT_1-R1: Deaths per TWh" in r3
+    assert "Judge after round 1: the judge found it unresolved" in r3
+    assert steps(result) == [
+        (1, "participant_1", "answer"),
+        (1, "participant_2", "answer"),
+        (1, "judge", "judge"),
+        (2, "participant_1", "revise"),
+        (2, "participant_2", "revise"),
+        (2, "judge", "judge"),
+        (3, "participant_1", "revise"),
+        (3, "participant_2", "revise"),
+        (3, "judge", "judge"),
+        (3, "synthesizer", "synthesis"),
+    ]
+    assert result.transcript.stop_reason == "cap"
+
+
+def test_resolved_in_round_one_when_the_judge_finds_alignment(tmp_path: Path) -> None:
+    panel = Panel({("judge", 1): verdict(True, "beta")})
+    result = review(tmp_path, panel, rounds=3)
+    r = result.transcript.result
+    assert r is not None and r["stop_reason"] == "resolved" and r["rounds_held"] == 1
+    assert r["winner"] == "beta" and r["final_answer"] == f"FINAL: {BODY}"
+    assert result.transcript.stop_reason == "resolved"
+    synthesis = panel.prompts("synthesizer", 1)[0]
+    assert "PARTICIPANT_1-R1" in synthesis and "The judge named beta" in synthesis
+
+
+def test_round_one_cannot_resolve_when_a_participant_failed(tmp_path: Path) -> None:
+    def down(request: ChatRequest) -> str:
+        raise CallTimeoutError(seconds=240, model="beta")
+
+    panel = Panel({("participant_2", 1): down, ("judge", 1): verdict(True)})
+    result = review(tmp_path, panel, rounds=2)
+    r = result.transcript.result
+    assert r is not None and r["rounds"][0]["outcome"] == "participant_failed"
+    assert r["rounds"][0]["failed"] == ["beta"]
+    assert r["failures"][0]["role"] == "participant_2"
+    assert r["stop_reason"] == "cap" and r["rounds_held"] == 2
+
+
+def test_later_rounds_resolve_only_when_every_participant_accepts(tmp_path: Path) -> None:
+    accept = f"{BODY}\n{ACCEPT}"
+    both = Panel(
+        {
+            ("participant_1", 2): accept,
+            ("participant_2", 2): accept,
+            ("judge", 2): verdict(True, "beta"),
+        }
+    )
+    r = review(tmp_path / "a", both, rounds=3).transcript.result
+    assert r is not None and r["stop_reason"] == "resolved" and r["rounds_held"] == 2
+    assert r["rounds"][1]["votes"]["alpha"]["vote"] == "accept"
+    # The judge says resolved, but one participant still objects: the code does not stop.
+    one = Panel(
+        {
+            ("participant_1", 2): accept,
+            ("judge", 2): verdict(True),
+            ("judge", 3): verdict(True),
+        }
+    )
+    r = review(tmp_path / "b", one, rounds=3).transcript.result
+    assert r is not None and r["stop_reason"] == "cap" and r["rounds_held"] == 3
+    assert r["rounds"][1]["outcome"] == "not_all_accepted"
+
+
+def test_settle_checks_the_rulebook_in_code() -> None:
+    from moot.formats.adversarial import _Answer
+
+    good = {"claim_audit_complete": True, "critical_conflicts": [], "resolved": True}
+    voted = {"a": _Answer("x", read_vote(ACCEPT)), "b": _Answer("y", read_vote(ACCEPT))}
+    assert settle(2, good, voted) == "resolved"
+    assert settle(2, {**good, "claim_audit_complete": False}, voted) == "audit_incomplete"
+    assert settle(2, {**good, "critical_conflicts": [{}]}, voted) == "conflicts_remain"
+    assert settle(2, {**good, "resolved": False}, voted) == "judge_unresolved"
+    assert settle(2, None, voted) == "no_verdict"
+    bare = {"a": _Answer("x", read_vote("VOTE: ACCEPT")), "b": voted["b"]}
+    assert settle(2, good, bare) == "not_all_accepted"  # no reason given
+
+
+@pytest.mark.parametrize(
+    ("line", "vote", "accepts"),
+    [
+        ("VOTE: ACCEPT - the figures agree", "accept", True),
+        ("**Vote: accept** — no objection remains", "accept", True),
+        ("VOTE: OBJECT - the wind figure is off", "object", False),
+        ("投票：接受 - 数据一致", "accept", True),
+        ("投票：反对 - 风电数据有误", "object", False),
+        ("VOTE: ACCEPT", "accept", False),
+        ("I accept nothing here.", None, False),
+    ],
+)
+def test_votes_are_read_from_the_last_line(line: str, vote: str | None, accepts: bool) -> None:
+    ballot = read_vote(f"Some answer.\n\n{line}\n")
+    assert ballot.vote == vote and ballot.accepts is accepts
+
+
+def test_the_winner_is_always_a_participant(tmp_path: Path) -> None:
+    schema = judge_schema(("alpha", "beta"), "en").model_json_schema()
+    assert schema["properties"]["winner"]["enum"] == ["alpha", "beta"]
+    conflict = schema["$defs"]["Conflict"]["properties"]["participants"]
+    assert conflict["items"]["enum"] == ["alpha", "beta"]
+    panel = Panel({("judge", 1): verdict(True, "gpt-9")})
+    r = review(tmp_path, panel, rounds=1).transcript.result
+    assert r is not None and r["winner"] is None and r["rounds"][0]["verdict"] is None
+    assert r["failures"] == [
+        {"round": 1, "role": "judge", "error": "PARSE_ERROR:StructuredReplyError:literal_error"}
+    ]
+    assert "gpt-9" not in (tmp_path / "out" / "transcript.json").read_text()
+
+
+def test_the_same_model_twice_gets_two_names(tmp_path: Path) -> None:
+    panel = Panel()
+    r = review(tmp_path, panel, models=("alpha", "alpha"), rounds=1).transcript.result
+    assert r is not None and r["participants"] == {
+        "participant_1": "alpha",
+        "participant_2": "alpha #2",
+    }
+    assert panel.calls[2][2].reply_schema is judge_schema(("alpha", "alpha #2"), "en")
+
+
+def test_fewer_than_two_models_is_refused() -> None:
+    with pytest.raises(UsageError, match="at least two participants"):
+        FORMAT.params(RunOptions(models=("alpha",)))
+    params = FORMAT.params(RunOptions(models=("a", "b", "c"), rounds=2))
+    cast = FORMAT.cast(params)
+    assert cast.roles == ("participant_1", "participant_2", "participant_3", "judge", "synthesizer")
+    assert dict(cast.models) == {"participant_1": "a", "participant_2": "b", "participant_3": "c"}
+
+
+def test_continue_carries_the_earlier_answer_into_round_one(tmp_path: Path) -> None:
+    review(tmp_path / "first", Panel({("synthesizer", 1): "FINAL: nuclear is safer per TWh."}))
+    saved = tmp_path / "first" / "out" / "transcript.json"
+    params = FORMAT.params(RunOptions(models=("alpha", "beta"), continue_from=saved))
+    assert params.earlier == [Earlier(question=QUESTION, answer="FINAL: nuclear is safer per TWh.")]
+    panel = Panel()
+    setup = DebateSetup(
+        format=FORMAT,
+        motion="And per unit of land?",
+        language="en",
+        seed=3,
+        params=params,
+        out_dir=tmp_path / "second",
+    )
+    result = Debate(setup, model_factory=panel.model).run()
+    first = panel.prompts("participant_1", 1)[0]
+    assert QUESTION in first and "FINAL: nuclear is safer per TWh." in first
+    assert "the new question has priority" in first
+    assert first.index(QUESTION) < first.index("And per unit of land?")
+    assert QUESTION not in panel.prompts("participant_1", 2)[0]
+    assert result.transcript.result is not None
+    assert result.transcript.result["session"][0]["question"] == QUESTION
+
+
+def test_continue_refuses_what_is_not_an_adversarial_transcript(tmp_path: Path) -> None:
+    other = tmp_path / "t.json"
+    other.write_text(json.dumps({"format": "oxford", "result": {}}))
+    for path, needle in [(other, "not a transcript"), (tmp_path / "none.json", "--continue")]:
+        with pytest.raises(UsageError, match=needle):
+            FORMAT.params(RunOptions(models=("a", "b"), continue_from=path))
+
+
+def test_a_chinese_review_uses_the_chinese_pack(tmp_path: Path) -> None:
+    panel = Panel()
+    result = review(tmp_path, panel, language="zh", rounds=1)
+    assert "问题：" in panel.prompts("participant_1", 1)[0]
+    assert "# 对抗式评审" in result.markdown and "## 最终答案" in result.markdown
+
+
+def test_the_document_leads_with_the_final_answer(tmp_path: Path) -> None:
+    result = review(tmp_path, Panel(), rounds=2)
+    md = (tmp_path / "out" / "debate.md").read_text()
+    order = [
+        "# Adversarial review",
+        "**The judge's pick:** alpha",
+        "## Final answer",
+        "### Round 2",
+    ]
+    assert [md.index(s) for s in order] == sorted(md.index(s) for s in order)
+    assert "round cap reached (2 rounds)" in md and f"FINAL: {BODY}" in md
+    assert result.transcript.result is not None
+    assert set(result.transcript.result) >= {"rounds", "final_answer", "winner", "stop_reason"}
+
+
+def test_fewer_than_two_models_exits_2_on_the_command_line(tmp_path: Path) -> None:
+    env = {"MOOT_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    args = ["run", QUESTION, "--format", "adversarial", "--model", "smollm2-135m"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "moot", *args], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert "at least two participants" in lines[0] and lines[1].startswith("hint:")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_step_renders_in_both_languages_with_its_limits(lang: str) -> None:
+    from moot.formats.adversarial import STEPS, sample_variables
+    from moot.prompts import load_pack
+
+    pack = load_pack(lang, "adversarial")  # type: ignore[arg-type]
+    variables = sample_variables()
+    pack.validate(STEPS, variables)
+    assert sorted(p.name for p in pack.dir.glob("*.j2")) == sorted(f"{s}.j2" for s in STEPS)
+    for step, limit in (("answer", "200"), ("revise", "200"), ("synthesis", "250")):
+        assert limit in pack.render(step, **variables[step]), step
+    judge = pack.render("judge", **variables["judge"])
+    assert "claim_audit_complete" in judge and ("a、b" in judge or "a, b" in judge)
+
+
+def test_every_participant_failing_in_round_one_ends_the_review(tmp_path: Path) -> None:
+    from moot.errors import MootError
+
+    panel = Panel({("participant_1", 1): "", ("participant_2", 1): ""})
+    with pytest.raises(MootError, match="every participant failed in round 1"):
+        review(tmp_path, panel, rounds=2)
+
+
+def test_a_failed_synthesis_is_recorded_not_invented(tmp_path: Path) -> None:
+    def down(request: ChatRequest) -> str:
+        raise CallTimeoutError(seconds=1, model="judge-model")
+
+    result = review(tmp_path, Panel({("synthesizer", 1): down}), rounds=1)
+    r = result.transcript.result
+    assert r is not None and r["final_answer"] is None
+    assert r["failures"][-1]["role"] == "synthesizer"
+    assert r["failures"][-1]["error"].startswith("timeout:")
+    assert "No final answer: the synthesizer failed." in result.markdown
+
+
+def test_an_interrupted_review_resumes_from_its_journal(tmp_path: Path) -> None:
+    from moot.debate import resume_setup
+
+    def interrupt(request: ChatRequest) -> str:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        review(tmp_path, Panel({("judge", 2): interrupt}), rounds=2)
+    setup, records = resume_setup(tmp_path / "out")
+    assert setup.params == AdversarialParams(participants=("alpha", "beta"), rounds=2)
+    panel = Panel()
+    result = Debate(setup, model_factory=panel.model, replay=records).run()
+    assert [(s, n) for s, n, _ in panel.calls] == [("judge", 2), ("synthesizer", 1)]
+    assert len(result.transcript.turns) == 7 and result.transcript.stop_reason == "cap"

@@ -1,0 +1,527 @@
+"""The challenge format on scripted models through the real engine, pack and state file."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from moot.debate import Debate, DebateResult, DebateSetup
+from moot.engine import Notice, TurnStarted
+from moot.errors import CallTimeoutError, MootError, RemoteError, UsageError
+from moot.formats.base import RunOptions
+from moot.formats.challenge import FORMAT
+from moot.formats.challenge_schemas import ChallengeParams, effort_model, sanitize, verdict_schema
+from moot.formats.challenge_text import ALL_TIMED_OUT, NO_EXCHANGES, UNCONTESTED
+from moot.llm import ChatRequest
+from moot.scripted import ScriptedModel
+
+TOPIC = "Should we rewrite the billing service in Rust?"
+BODY = (
+    "The billing service handles money, so memory safety and predictable latency matter: "
+    "the 2023 incident report lists two crashes from null pointers in the Java code, and "
+    "benchmarks of comparable Rust services show lower tail latency under the same load."
+)
+VERDICT = {
+    "agreements": [{"point": "safety matters", "evidence": "the incident report"}],
+    "disagreements": [{"proposer": "rewrite now", "challenger": "harden Java first"}],
+    "unresolved": ["what a rewrite costs"],
+    "genuine_disagreement": "high",
+    "evidence_quality": "medium",
+    "challenge_depth": "high",
+    "reasoning": "The challenger showed the cost was unsupported.",
+    "winner": "challenger",
+    "recommendation": "Harden the Java service and rewrite one module as a pilot.",
+}
+STEPS = {
+    "Write your opening position": "opening",
+    "Write your response": "response",
+    "Write your defence": "defence",
+    "Write your follow-up": "follow_up",
+    "Write the summary": "summary",
+    "开篇立场": "opening",
+    "论证的回应": "response",
+}
+
+Reply = str | Callable[[ChatRequest], str]
+
+
+def step_of(request: ChatRequest) -> tuple[str, int]:
+    """The step and round a request asks for, read from its prompt."""
+    if request.reply_schema is not None:
+        return "verdict", 0
+    prompt = request.messages[-1].content
+    step = next(s for key, s in STEPS.items() if key in prompt)
+    found = re.search(r"for round (\d+)", prompt)
+    return step, int(found.group(1)) if found else 1
+
+
+class Script:
+    """Scripted speakers: each turn says who it is; `overrides[(step, round)]` replaces it."""
+
+    def __init__(self, overrides: dict[tuple[str, int], Reply] | None = None) -> None:
+        self.overrides = overrides or {}
+        self.calls: list[tuple[str, int, ChatRequest]] = []
+        self.models: dict[str, ScriptedModel] = {}
+
+    def reply(self, request: ChatRequest) -> str:
+        step, rnd = step_of(request)
+        self.calls.append((step, rnd, request))
+        override = self.overrides.get((step, rnd))
+        if override is not None:
+            return override(request) if callable(override) else override
+        if step == "verdict":
+            return json.dumps(VERDICT)
+        if step == "summary":
+            return f"SUMMARY-{len(self.calls)}: the proposer conceded 'cost is high'. {BODY}"
+        return f"{step.upper()}-R{rnd}: {BODY}"
+
+    def model(self, ref: str) -> ScriptedModel:
+        if ref not in self.models:
+            self.models[ref] = ScriptedModel([self.reply] * 200, model_id=ref)
+        return self.models[ref]
+
+    def prompt(self, step: str, rnd: int) -> str:
+        return next(r.messages[-1].content for s, n, r in self.calls if (s, n) == (step, rnd))
+
+
+def debate(
+    tmp_path: Path, script: Script, *, language: str = "en", **params: Any
+) -> tuple[DebateResult, list[Any]]:
+    setup = DebateSetup(
+        format=FORMAT,
+        motion=TOPIC if language == "en" else "我们应该用 Rust 重写计费服务吗？",
+        language=language,  # type: ignore[arg-type]
+        seed=5,
+        params=ChallengeParams(**params),
+        out_dir=tmp_path / "out",
+        role_models={"proposer": "pro-model", "challenger": "con-model"},
+    )
+    events: list[Any] = []
+    result = Debate(setup, listeners=[events.append], model_factory=script.model).run()
+    return result, events
+
+
+def state(home: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((home / "state" / "last-debate.json").read_text())
+    return data
+
+
+def warnings(events: list[Any]) -> list[str]:
+    return [e.message for e in events if isinstance(e, Notice) and e.level == "warn"]
+
+
+# -- order and context ------------------------------------------------------------------
+
+
+def test_rounds_follow_the_rulebook_order(tmp_path: Path, moot_home: Path) -> None:
+    result, _ = debate(tmp_path, Script(), rounds=3)
+    got = [(t.round, t.role, t.step) for t in result.transcript.turns]
+    assert got == [
+        (1, "proposer", "opening"),
+        (1, "challenger", "response"),
+        (2, "proposer", "defence"),
+        (2, "challenger", "follow_up"),
+        (3, "summariser", "summary"),  # round 3: rounds 1 … N−2 become a summary
+        (3, "proposer", "defence"),
+        (3, "challenger", "follow_up"),
+        (4, "summariser", "summary"),  # the synthesis comes after round 3: 1 … 2
+        (4, "judge", "verdict"),
+    ]
+    assert result.transcript.stop_reason == "completed"
+    assert result.transcript.result is not None
+    assert result.transcript.result["verdict"]["winner"] == "challenger"
+
+
+def test_rounds_one_and_two_show_every_earlier_exchange_in_full(
+    tmp_path: Path, moot_home: Path
+) -> None:
+    script = Script()
+    debate(tmp_path, script, rounds=2)
+    assert "Round 1 - Proposer" not in script.prompt("opening", 1)
+    response = script.prompt("response", 1)
+    assert f"Round 1 - Proposer (pro-model):\nOPENING-R1: {BODY}" in response
+    defence = script.prompt("defence", 2)
+    assert f"Round 1 - Proposer (pro-model):\nOPENING-R1: {BODY}" in defence
+    assert f"Round 1 - Challenger (con-model):\nRESPONSE-R1: {BODY}" in defence
+    follow = script.prompt("follow_up", 2)
+    assert "OPENING-R1" in follow and "RESPONSE-R1" in follow
+    assert f"Round 2 - Proposer (pro-model):\nDEFENCE-R2: {BODY}" in follow
+    assert "Summary of" not in defence + follow
+
+
+def test_from_round_three_a_summary_replaces_all_but_the_last_round(
+    tmp_path: Path, moot_home: Path
+) -> None:
+    script = Script()
+    result, _ = debate(tmp_path, script, rounds=4)
+    summaries = [t.text for t in result.transcript.turns if t.step == "summary"]
+    r3, r4 = script.prompt("defence", 3), script.prompt("defence", 4)
+    assert summaries[0] in r3 and "Summary of round 1:" in r3
+    assert "OPENING-R1" not in r3 and "RESPONSE-R1" not in r3
+    assert "Round 2 - Proposer (pro-model):\nDEFENCE-R2" in r3
+    assert "Round 2 - Challenger (con-model):\nFOLLOW_UP-R2" in r3
+    assert summaries[1] in r4 and "Summary of rounds 1–2:" in r4
+    assert "DEFENCE-R2" not in r4 and "Round 3 - Challenger (con-model):\nFOLLOW_UP-R3" in r4
+    assert "Round 4 - Proposer (pro-model):\nDEFENCE-R4" in script.prompt("follow_up", 4)
+    # The summariser folds the earlier summary and the next round into a new one.
+    second = [r for s, _, r in script.calls if s == "summary"][1].messages[-1].content
+    assert summaries[0] in second and "DEFENCE-R2" in second and "OPENING-R1" not in second
+    assert "quote every concession word for word" in second
+
+
+def test_each_role_is_told_its_rulebook_instructions(tmp_path: Path, moot_home: Path) -> None:
+    script = Script()
+    debate(tmp_path, script, rounds=2)
+    evidence = "back every claim with specific evidence"
+    opening = script.prompt("opening", 1)
+    assert "take one clear stance" in opening and evidence in opening
+    response = script.prompt("response", 1)
+    for rule in (
+        "no praise before the critique",
+        "at least one genuine flaw",
+        "concrete alternative",
+    ):
+        assert rule in response
+    assert '"This claim is unsupported."' in response
+    assert "concede it explicitly" in script.prompt("defence", 2)
+    follow = script.prompt("follow_up", 2)
+    assert "reframe your challenges as agreement" in follow and "new weakness" in follow
+    verdict = next(r for s, _, r in script.calls if s == "verdict")
+    assert verdict.reply_schema is verdict_schema("en")
+    assert '"both have merit" is not acceptable' in verdict.messages[-1].content
+
+
+def test_the_verdict_must_pick_a_side_in_its_grammar() -> None:
+    schema = verdict_schema("en").model_json_schema()
+    assert schema["properties"]["winner"]["enum"] == ["proposer", "challenger"]
+    for key in ("genuine_disagreement", "evidence_quality", "challenge_depth"):
+        assert schema["properties"][key]["enum"] == ["high", "medium", "low"]
+    assert schema["properties"]["reasoning"]["maxLength"] == 300
+    assert set(schema["required"]) == set(schema["properties"])
+
+
+# -- the state file ---------------------------------------------------------------------
+
+
+def test_the_state_file_is_written_after_every_exchange(tmp_path: Path, moot_home: Path) -> None:
+    seen: list[tuple[int, int, str]] = []
+
+    def peek(step: str, rnd: int) -> Callable[[ChatRequest], str]:
+        def reply(request: ChatRequest) -> str:
+            data = state(moot_home)
+            seen.append((len(data["exchanges"]), data["rounds_completed"], data["status"]))
+            return json.dumps(VERDICT) if step == "verdict" else f"{step}-R{rnd}: {BODY}"
+
+        return reply
+
+    steps = [("response", 1), ("defence", 2), ("follow_up", 2), ("verdict", 0)]
+    script = Script({key: peek(*key) for key in steps})
+    result, _ = debate(tmp_path, script, rounds=2, effort="high")
+    assert seen == [(1, 0, "running"), (2, 1, "running"), (3, 1, "running"), (4, 2, "running")]
+    final = state(moot_home)
+    assert re.fullmatch(r"debate-\d{8}T\d{6}Z-[0-9a-f]{4}", final["id"])
+    own = moot_home / "state" / f"{final['id']}.json"
+    assert json.loads(own.read_text()) == final
+    assert own.stat().st_mode & 0o777 == 0o600
+    assert (moot_home / "state").stat().st_mode & 0o777 == 0o700
+    assert final["topic"] == TOPIC and final["effort"] == "high"
+    assert final["proposer"] == {"backend": "scripted", "model": "pro-model"}
+    assert final["challenger"] == {"backend": "scripted", "model": "con-model"}
+    assert (final["rounds_completed"], final["max_rounds"], final["status"]) == (2, 2, "completed")
+    assert [(x["round"], x["role"]) for x in final["exchanges"]] == [
+        (1, "proposer"),
+        (1, "challenger"),
+        (2, "proposer"),
+        (2, "challenger"),
+    ]
+    assert set(final["exchanges"][0]) == {"round", "role", "model", "response", "duration_ms"}
+    assert final["verdict"] == {
+        k: VERDICT[k]
+        for k in ("winner", "reasoning", "agreements", "disagreements", "recommendation")
+    }
+    assert final["timestamp"].endswith("+00:00")
+    assert result.transcript.result is not None
+    assert result.transcript.result["state_file"] == str(own)
+
+
+def test_transcript_and_document(tmp_path: Path, moot_home: Path) -> None:
+    result, _ = debate(tmp_path, Script(), rounds=1)
+    data = json.loads((tmp_path / "out" / "transcript.json").read_text())
+    keys = ("format", "motion", "language", "seed", "models", "turns", "scores")
+    assert all(k in data for k in (*keys, "stop_reason", "result"))
+    assert data["format"] == "challenge" and data["stop_reason"] == "completed"
+    verdict = data["result"]["verdict"]
+    assert {k: verdict[k] for k in VERDICT} == VERDICT
+    md = (tmp_path / "out" / "debate.md").read_text()
+    order = [
+        "# Debate Summary",
+        f"**Topic:** {TOPIC}",
+        "**Proposer:** pro-model (scripted)",
+        "**Challenger:** con-model (scripted)",
+        "**Rounds completed:** 1 of 1",
+        "no deterministic verification",
+        "**Winner: Challenger** (con-model)",
+        "## Debate quality",
+        "- Genuine disagreement: high",
+        "## Key agreements",
+        "safety matters (evidence: the incident report)",
+        "## Key disagreements",
+        "Proposer argues: rewrite now; Challenger argues: harden Java first",
+        "## Unresolved questions",
+        "## Recommendation",
+        "### Round 1 - Proposer (pro-model):",
+    ]
+    assert [md.index(s) for s in order] == sorted(md.index(s) for s in order)
+
+
+# -- the failure table, row by row ------------------------------------------------------
+
+
+def timeout(request: ChatRequest) -> str:
+    raise CallTimeoutError(seconds=240, model="pro-model")
+
+
+def backend_down(request: ChatRequest) -> str:
+    raise RemoteError("http://127.0.0.1:9/v1 answered 500")
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [(timeout, ALL_TIMED_OUT), ("", NO_EXCHANGES), (backend_down, NO_EXCHANGES)],
+)
+def test_the_proposer_failing_in_round_one_aborts(
+    tmp_path: Path, moot_home: Path, reply: Reply, message: str
+) -> None:
+    script = Script({("opening", 1): reply})
+    with pytest.raises(MootError) as failed:
+        debate(tmp_path, script, rounds=2)
+    assert failed.value.message == message
+    assert "no debate without an opening position" in failed.value.hint
+    data = state(moot_home)
+    assert data["status"] == "failed" and data["exchanges"] == []
+    assert all(step == "opening" for step, _, _ in script.calls)
+
+
+def test_the_challenger_failing_in_round_one_leaves_the_uncontested_position(
+    tmp_path: Path, moot_home: Path
+) -> None:
+    script = Script({("response", 1): timeout})
+    result, events = debate(tmp_path, script, rounds=3)
+    assert UNCONTESTED["en"] == "[WARN] Challenger failed. Showing proposer's uncontested position."
+    assert UNCONTESTED["en"] in warnings(events)
+    assert UNCONTESTED["en"] in result.markdown
+    assert f"OPENING-R1: {BODY}" in result.markdown
+    assert [s for s, _, _ in script.calls] == ["opening", "response"]
+    data = state(moot_home)
+    assert data["status"] == "uncontested" and len(data["exchanges"]) == 1
+    assert data["verdict"] is None and data["rounds_completed"] == 0
+    assert result.transcript.stop_reason == "incomplete"
+    failure = result.transcript.result["failures"][0]  # type: ignore[index]
+    assert failure["role"] == "challenger" and failure["error"].startswith("timeout:")
+
+
+@pytest.mark.parametrize(
+    ("failing", "reply"),
+    [(("follow_up", 2), ""), (("defence", 2), timeout), (("follow_up", 2), backend_down)],
+)
+def test_a_later_failure_synthesises_from_the_completed_rounds(
+    tmp_path: Path, moot_home: Path, failing: tuple[str, int], reply: Reply
+) -> None:
+    script = Script({failing: reply})
+    result, events = debate(tmp_path, script, rounds=3)
+    role = "Proposer" if failing[0] == "defence" else "Challenger"
+    note = next(w for w in warnings(events) if w.startswith("[WARN] Round 2 is incomplete"))
+    assert f"the {role} failed" in note
+    assert note in result.markdown
+    verdict = next(r for s, _, r in script.calls if s == "verdict").messages[-1].content
+    assert "OPENING-R1" in verdict and "RESPONSE-R1" in verdict and "DEFENCE-R2" not in verdict
+    assert "Rounds completed: 1" in verdict
+    data = state(moot_home)
+    assert (data["status"], data["rounds_completed"]) == ("incomplete", 1)
+    assert data["verdict"]["winner"] == "challenger"
+    assert result.transcript.result is not None
+    assert result.transcript.result["incomplete_round"] == 2
+    assert "defence" not in [s for s, n, _ in script.calls if n == 3]
+
+
+@pytest.mark.parametrize(
+    ("reply", "code"),
+    [
+        ("not json {\x07", "PARSE_ERROR:StructuredReplyError:json"),
+        (
+            json.dumps({**VERDICT, "winner": "both"}),
+            "PARSE_ERROR:StructuredReplyError:literal_error",
+        ),
+        (
+            json.dumps({**VERDICT, "reasoning": "x" * 900}),
+            "PARSE_ERROR:StructuredReplyError:string_too_long",
+        ),
+    ],
+)
+def test_a_verdict_that_fails_to_parse_is_kept_only_as_metadata(
+    tmp_path: Path, moot_home: Path, reply: str, code: str
+) -> None:
+    script = Script({("verdict", 0): reply})
+    result, _ = debate(tmp_path, script, rounds=1)
+    assert sum(s == "verdict" for s, _, _ in script.calls) == 2  # asked again once
+    t = result.transcript.result
+    assert t is not None and t["verdict"] is None
+    assert t["failures"] == [{"round": 2, "role": "judge", "error": code, "timed_out": False}]
+    assert f"No verdict: the judge failed ({code})." in result.markdown
+    saved = (tmp_path / "out" / "transcript.json").read_text() + json.dumps(state(moot_home))
+    assert "not json" not in saved and "both" not in saved and "x" * 400 not in saved
+    assert state(moot_home)["status"] == "incomplete"
+
+
+def test_a_judge_that_times_out_is_a_failure_of_the_synthesis(
+    tmp_path: Path, moot_home: Path
+) -> None:
+    result, _ = debate(tmp_path, Script({("verdict", 0): timeout}), rounds=1)
+    assert result.transcript.result is not None
+    [failure] = result.transcript.result["failures"]
+    assert failure["role"] == "judge" and failure["timed_out"] is True
+
+
+def test_a_failed_summary_is_announced_and_the_rounds_stay_in_full(
+    tmp_path: Path, moot_home: Path
+) -> None:
+    script = Script({("summary", 1): ""})
+    _, events = debate(tmp_path, script, rounds=3)
+    assert any(w.startswith("[WARN] The summariser failed") for w in warnings(events))
+    r3 = script.prompt("defence", 3)
+    assert "OPENING-R1" in r3 and "FOLLOW_UP-R2" in r3 and "Summary of" not in r3
+
+
+def test_failure_metadata_is_sanitised() -> None:
+    assert sanitize("PARSE_ERROR:\x1b[31mX\x00:\ny\x7f") == "PARSE_ERROR:[31mX:y"
+    assert len(sanitize("e" * 500)) == 200
+
+
+# -- effort, models, language -----------------------------------------------------------
+
+INSTALLED = (("big", 900), ("tiny", 100), ("mid", 400))
+
+
+@pytest.mark.parametrize(
+    ("effort", "model"), [("low", "tiny"), ("medium", "mid"), ("high", "mid"), ("max", "big")]
+)
+def test_effort_picks_an_installed_model(effort: str, model: str) -> None:
+    assert effort_model(INSTALLED, effort) == model
+    params = FORMAT.params(RunOptions(effort=effort, installed=INSTALLED))
+    assert set(FORMAT.cast(params).models.values()) == {model}
+
+
+def test_an_explicit_model_wins_over_effort() -> None:
+    params = FORMAT.params(RunOptions(effort="max", models=("x",), installed=INSTALLED))
+    assert FORMAT.cast(params).models == {}
+    two = FORMAT.params(RunOptions(effort="max", models=("x", "y"), installed=INSTALLED))
+    assert FORMAT.cast(two).models == {"proposer": "x", "challenger": "y"}
+    with pytest.raises(UsageError, match="must be different"):
+        FORMAT.params(RunOptions(models=("x", "x"), installed=INSTALLED))
+    FORMAT.params(RunOptions(models=("x", "x"), installed=(("x", 1),)))  # only one installed
+
+
+def test_effort_sets_the_token_budget(tmp_path: Path, moot_home: Path) -> None:
+    budgets = {}
+    for effort in ("low", "max"):
+        script = Script()
+        debate(tmp_path / effort, script, rounds=1, effort=effort)
+        budgets[effort] = script.calls[0][2].sampling.max_tokens
+    assert budgets["low"] < budgets["max"]
+
+
+def test_a_chinese_debate_uses_the_chinese_pack_and_labels(tmp_path: Path, moot_home: Path) -> None:
+    script = Script()
+    result, events = debate(tmp_path, script, rounds=1, language="zh")
+    prompts = [r.messages[-1].content for _, _, r in script.calls]
+    assert "议题" in prompts[0] and "第1轮 - 提议方（pro-model）：" in prompts[1]
+    labels = [e.label for e in events if isinstance(e, TurnStarted)]
+    assert labels[:2] == ["提议方 (pro-model)", "挑战方 (con-model)"]
+    assert "# 辩论总结" in result.markdown
+    assert "**胜方: 挑战方** (con-model)" in result.markdown
+
+
+# -- the command line -------------------------------------------------------------------
+
+
+def moot(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {"MOOT_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home)}
+    return subprocess.run(
+        [sys.executable, "-m", "moot", *args], capture_output=True, text=True, env=env, timeout=120
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--rounds", "0"], "--rounds"),
+        (["--rounds", "6"], "--rounds"),
+        (["--effort", "huge"], "--effort"),
+        (["--model", "a", "--model", "b", "--model", "c"], "at most two --model"),
+    ],
+)
+def test_bad_options_exit_2_with_one_line(tmp_path: Path, args: list[str], needle: str) -> None:
+    proc = moot("run", TOPIC, "--format", "challenge", *args, home=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert lines[0].startswith("error:") and needle in lines[0] and lines[1].startswith("hint:")
+
+
+def test_a_dry_run_writes_the_state_file(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = moot(
+        "run", TOPIC, "--format", "challenge", "--dry-run", "--out", str(out), home=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Debate Summary" in proc.stdout
+    data = json.loads((tmp_path / "state" / "last-debate.json").read_text())
+    assert data["status"] == "completed" and data["rounds_completed"] == 2
+
+
+# -- the packs --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_step_renders_in_both_languages_with_its_limits(lang: str) -> None:
+    from moot.formats.challenge import STEPS, sample_variables
+    from moot.prompts import builtin_root, load_pack
+
+    pack = load_pack(lang, "challenge")  # type: ignore[arg-type]
+    variables = sample_variables()
+    pack.validate(STEPS, variables)
+    assert sorted(p.name for p in pack.dir.glob("*.j2")) == sorted(f"{s}.j2" for s in STEPS)
+    assert sorted(p.name for p in (builtin_root() / "en" / "challenge").glob("*.j2")) == sorted(
+        p.name for p in pack.dir.glob("*.j2")
+    )
+    for step in ("opening", "response", "defence", "follow_up"):
+        assert "200" in pack.render(step, **variables[step]), step
+    summary = pack.render("summary", **variables["summary"])
+    assert "350" in summary and "550" in summary
+
+
+def test_an_interrupted_debate_resumes_from_its_journal(tmp_path: Path, moot_home: Path) -> None:
+    from moot.debate import resume_setup
+
+    def interrupt(request: ChatRequest) -> str:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        debate(tmp_path, Script({("follow_up", 2): interrupt}), rounds=2, effort="low")
+    setup, records = resume_setup(tmp_path / "out")
+    assert setup.params == ChallengeParams(rounds=2, effort="low")
+    script = Script()
+    result = Debate(setup, model_factory=script.model, replay=records).run()
+    assert [(s, n) for s, n, _ in script.calls] == [
+        ("follow_up", 2),
+        ("summary", 1),
+        ("verdict", 0),
+    ]
+    assert result.transcript.stop_reason == "completed"
+    assert [x["role"] for x in state(moot_home)["exchanges"]] == ["proposer", "challenger"] * 2
