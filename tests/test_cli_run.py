@@ -61,3 +61,31 @@ def test_dry_run_writes_transcript_and_brief(tmp_path: Path) -> None:
     assert data["motion"] == "This House Believes That cats are better than dogs"
     assert data["stop_reason"] in ("converged", "hard_cap")
     assert "🔵 Proposition" in proc.stdout and "📋 Debate Brief" in proc.stdout
+
+
+def test_an_unwritable_out_folder_is_reported_before_the_debate(tmp_path: Path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    proc = moot(
+        "run",
+        "cats are better than dogs",
+        "--dry-run",
+        "--max-rounds",
+        "3",
+        "--out",
+        str(blocked / "sub"),
+        home=tmp_path,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("error: cannot write to") and "Traceback" not in proc.stderr
+    assert "🔵" not in proc.stdout  # no turn was spoken
+
+
+def test_template_syntax_in_a_motion_is_only_text(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    motion = "{{ 7*7 }} {% for x in range(3) %}x{% endfor %} \u202eright-to-left\x07 🎉"
+    proc = moot("run", motion, "--dry-run", "--max-rounds", "3", "--out", str(out), home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads((out / "transcript.json").read_text())
+    assert "{{ 7*7 }}" in data["motion"]
+    assert all("49" not in t["text"] for t in data["turns"])

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from moot import store
 from moot.catalog import default_model_id
 from moot.engine import Engine, Listener, Role
-from moot.errors import UsageError
+from moot.errors import MootError, UsageError
 from moot.formats.base import Cast, Format, RunOptions
 from moot.llm import ChatModel
 from moot.prompts import Language, PromptPack, load_pack
@@ -123,6 +123,24 @@ class Debate:
             params={**params, "max_tokens": s.max_tokens, "n_ctx": s.n_ctx},
         )
 
+    def _open_journal(self, transcript: Transcript) -> Journal:
+        """Create the output folder and journal now, so a bad --out fails before any turn."""
+        out = self.setup.out_dir
+        assert out is not None
+        try:
+            make_private_dir(out)
+            journal = Journal(out / "journal.jsonl")
+            if not self.replay:
+                journal.append(
+                    "debate", transcript.model_dump(exclude={"turns", "scores", "result"})
+                )
+        except OSError as exc:
+            raise UsageError(
+                f"cannot write to {out}: {exc.strerror or exc}",
+                hint="choose a folder you can write to with --out, or free some space",
+            ) from exc
+        return journal
+
     def run(self) -> DebateResult:
         s = self.setup
         pack = self.pack()
@@ -139,13 +157,7 @@ class Debate:
             )
             for r in c.roles
         }
-        journal = None
-        if s.out_dir is not None:
-            make_private_dir(s.out_dir)
-            journal = Journal(s.out_dir / "journal.jsonl")
-            if not self.replay:
-                header = transcript.model_dump(exclude={"turns", "scores", "result"})
-                journal.append("debate", header)
+        journal = self._open_journal(transcript) if s.out_dir is not None else None
         engine = Engine(
             pack=pack,
             roles=roles,
@@ -159,6 +171,12 @@ class Debate:
         )
         try:
             transcript.result = s.format.run(engine, s.motion, s.params)
+        except OSError as exc:  # a full disk or a folder gone mid-debate
+            raise MootError(
+                f"could not write the debate to {s.out_dir}: {exc.strerror or exc}",
+                hint=f"the turns finished so far are in {s.out_dir}/journal.jsonl; free space "
+                "and continue with `moot resume`",
+            ) from exc
         finally:
             if journal:
                 journal.close()
