@@ -10,7 +10,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 import bench_inference  # noqa: E402
-
 import bench_oxford  # noqa: E402
 
 
