@@ -191,7 +191,7 @@ def test_missing_file_is_a_clear_404(hub: MockHub) -> None:
     with pytest.raises(DownloadError, match="file nope.gguf not found in acme/tiny-GGUF"):
         store.pull(f"hf:{REPO}/nope.gguf", endpoint=hub.endpoint, progress=False)
     hub.fail("acme/ghost", FILE, 404, "RepoNotFound")
-    with pytest.raises(DownloadError, match="repository acme/ghost not found on http://127"):
+    with pytest.raises(DownloadError, match="repository acme/ghost not found on http://"):
         store.pull(f"hf:acme/ghost/{FILE}", endpoint=hub.endpoint, progress=False)
 
 
