@@ -65,6 +65,26 @@ def test_model_commands_open_no_connection(args: list[str], tmp_path: Path) -> N
     assert seen == []
 
 
+FORMATS = {
+    "decision": ["Postgres vs SQLite for a small app", "--format", "decision", "--yes",
+                 "--preset", "quick"],
+    "challenge": ["Should we rewrite the billing service in Rust?", "--format", "challenge",
+                  "--rounds", "1"],
+    "adversarial": ["Is nuclear power safer per TWh than wind?", "--format", "adversarial",
+                    "--model", "smollm2-135m", "--model", "smollm2-135m", "--rounds", "1"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_every_other_format_opens_no_connection(name: str, tmp_path: Path) -> None:
+    args = ["run", *FORMATS[name], "--max-tokens", "16", "--seed", "2", "--quiet",
+            "--out", str(tmp_path / "out")]  # fmt: skip
+    proc, seen = run_audited(args, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert seen == []
+    assert (tmp_path / "out" / "transcript.json").exists()
+
+
 def test_an_oxford_debate_opens_no_connection(tmp_path: Path) -> None:
     args = ["run", "cities should ban cars", "--max-rounds", "3", "--max-tokens", "16",
             "--seed", "2", "--out", str(tmp_path / "out"), "--quiet"]  # fmt: skip
