@@ -64,6 +64,12 @@ def test_sigkill_then_resume_gives_the_uninterrupted_transcript(tmp_path: Path) 
     assert sum('"type": "turn"' in line for line in lines) == len(b)
     assert sum('"type": "debate"' in line for line in lines) == 1
 
+    # `moot replay` re-runs the saved transcript and finds every turn the same.
+    replayed = moot("replay", str(whole / "transcript.json"))
+    out, err = replayed.communicate(timeout=600)
+    assert replayed.returncode == 0, err[-2000:]
+    assert f"all {len(a)} turns match" in out
+
 
 def test_resume_refuses_a_finished_debate(tmp_path: Path) -> None:
     proc = moot(
@@ -80,3 +86,30 @@ def test_resume_refuses_a_finished_debate(tmp_path: Path) -> None:
     again = moot("resume", str(tmp_path / "d"))
     _, err = again.communicate(timeout=60)
     assert again.returncode == 2 and "already finished" in err
+
+
+def test_replay_names_the_first_turn_that_differs(tmp_path: Path) -> None:
+    proc = moot(
+        "run",
+        "tea is better than coffee",
+        "--dry-run",
+        "--max-rounds",
+        "3",
+        "--seed",
+        "4",
+        "--out",
+        str(tmp_path / "d"),
+        "--quiet",
+    )
+    assert proc.wait(timeout=120) == 0
+    data = json.loads((tmp_path / "d" / "transcript.json").read_text())
+    data["turns"][3]["text"] = "a different speech"
+    tampered = tmp_path / "tampered.json"
+    tampered.write_text(json.dumps(data))
+    again = moot("replay", str(tampered))
+    out, _ = again.communicate(timeout=120)
+    assert again.returncode == 1
+    assert "turn 3 differs" in out and "a different speech" in out
+    bad = moot("replay", str(tmp_path / "nope.json"))
+    _, err = bad.communicate(timeout=60)
+    assert bad.returncode == 2 and err.startswith("error:")

@@ -17,7 +17,14 @@ from moot.formats.base import Cast, Format, RunOptions
 from moot.llm import ChatModel
 from moot.prompts import Language, PromptPack, load_pack
 from moot.scripted import EchoModel
-from moot.transcript import Journal, ModelInfo, Transcript, make_private_dir, write_atomic
+from moot.transcript import (
+    Journal,
+    ModelInfo,
+    Transcript,
+    Turn,
+    make_private_dir,
+    write_atomic,
+)
 
 
 @dataclass
@@ -189,7 +196,6 @@ class Debate:
 
 def resume_setup(folder: Path) -> tuple[DebateSetup, list[dict[str, Any]]]:
     """Rebuild an interrupted debate's setup from its journal, with the records to reuse."""
-    from moot.formats import get_format
     from moot.transcript import read_journal
 
     journal = folder / "journal.jsonl"
@@ -199,6 +205,13 @@ def resume_setup(folder: Path) -> tuple[DebateSetup, list[dict[str, Any]]]:
     header = next((r for r in records if r.get("type") == "debate"), None)
     if header is None:
         raise UsageError(f"{journal} has no debate header", hint="it cannot be resumed")
+    return setup_from_record(header, out_dir=folder), records
+
+
+def setup_from_record(header: dict[str, Any], *, out_dir: Path | None) -> DebateSetup:
+    """The setup a journal header or a transcript records: format, motion, seed, params, models."""
+    from moot.formats import get_format
+
     fmt = get_format(header["format"])
     saved = dict(header.get("params", {}))
     extra = {
@@ -208,13 +221,13 @@ def resume_setup(folder: Path) -> tuple[DebateSetup, list[dict[str, Any]]]:
     # A format whose params cannot be built from no options (adversarial needs two --model)
     # names its params type.
     params_type = getattr(fmt, "params_type", None) or type(fmt.params(RunOptions()))
-    setup = DebateSetup(
+    return DebateSetup(
         format=fmt,
         motion=header["motion"],
         language=header["language"],
         seed=header["seed"],
         params=params_type(**saved),
-        out_dir=folder,
+        out_dir=out_dir,
         role_models=dict(header.get("refs", {})),
         temperatures=dict(header.get("sampling", {})),
         prompts_root=Path(extra["prompts_root"]) if extra["prompts_root"] else None,
@@ -223,4 +236,57 @@ def resume_setup(folder: Path) -> tuple[DebateSetup, list[dict[str, Any]]]:
         max_tokens=extra["max_tokens"],
         dry_run=bool(extra["dry_run"]),
     )
-    return setup, records
+
+
+@dataclass(frozen=True)
+class ReplayReport:
+    """How a re-run compared with a saved transcript: None when every turn matched."""
+
+    turns: int  # turns compared
+    first_difference: int | None = None
+    saved: str = ""
+    replayed: str = ""
+    where: str = ""  # "round N, role/step" of the first difference
+
+
+class _Diverged(Exception):
+    def __init__(self, report: ReplayReport) -> None:
+        super().__init__(report.where)
+        self.report = report
+
+
+def replay(path: Path, *, listeners: list[Listener] | None = None) -> ReplayReport:
+    """Run a saved transcript's debate again, offline, writing nothing; stop at the first
+    turn whose text differs from the saved one."""
+    import json
+
+    from moot.engine import Event, TurnFinished
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        saved = [Turn(**t) for t in data["turns"]]
+        setup = setup_from_record(data, out_dir=None)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(
+            f"{path} is not a moot transcript: {exc}", hint="pass a transcript.json"
+        ) from exc
+
+    def compare(event: Event) -> None:
+        if not isinstance(event, TurnFinished):
+            return
+        turn = event.turn
+        old = saved[turn.index] if turn.index < len(saved) else None
+        if old is None or (old.role, old.step, old.text) != (turn.role, turn.step, turn.text):
+            where = f"round {turn.round}, {turn.role}/{turn.step}"
+            raise _Diverged(
+                ReplayReport(turn.index + 1, turn.index, old.text if old else "", turn.text, where)
+            )
+
+    try:
+        result = Debate(setup, listeners=[*(listeners or []), compare]).run()
+    except _Diverged as diverged:
+        return diverged.report
+    if len(result.transcript.turns) != len(saved):
+        n = len(result.transcript.turns)
+        return ReplayReport(n, n, where="the re-run ended after a different number of turns")
+    return ReplayReport(len(saved))

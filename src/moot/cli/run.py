@@ -186,6 +186,26 @@ def resume(
     _run(setup, Console(), quiet=quiet, ask=None, replay=records)
 
 
+@app.command()
+def replay(
+    transcript: Annotated[Path, typer.Argument(help="A saved transcript.json.")],
+    quiet: Annotated[bool, typer.Option(help="Print only the verdict.")] = True,
+) -> None:
+    """Re-run a saved debate offline and report the first turn that differs, if any."""
+    from moot.debate import replay as replay_debate
+
+    console = Console()
+    view = LiveView(console, quiet=quiet)
+    report = replay_debate(transcript, listeners=[view])
+    if report.first_difference is None:
+        console.print(f"all {report.turns} turns match", highlight=False)
+        return
+    console.print(f"turn {report.first_difference} differs ({report.where})", highlight=False)
+    console.print(f"  saved:    {report.saved[:200]!r}", highlight=False, markup=False)
+    console.print(f"  replayed: {report.replayed[:200]!r}", highlight=False, markup=False)
+    raise typer.Exit(1)
+
+
 def _run(
     setup: DebateSetup,
     console: Console,
