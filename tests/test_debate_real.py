@@ -168,3 +168,20 @@ def test_the_real_judge_scores_a_substantive_round_above_an_off_topic_one(seed: 
         scores[name] = oxford._judge(engine, 2, speeches, common, OxfordParams().min_score)
     assert scores["substantive"] > scores["off_topic"], scores
     assert scores["off_topic"] <= 3.5
+
+
+def test_a_motion_too_long_for_the_context_is_refused_with_the_numbers(tmp_path: Path) -> None:
+    motion = "remote work is better than office work because " + "evidence " * 12_000
+    assert len(motion.encode()) > 100_000
+    proc = moot("run", motion, "--out", str(tmp_path), *SHORT)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode != 0
+    first = err.strip().splitlines()[0]
+    assert first.startswith("error: prompt of") and "does not fit the context of 4096" in first
+    assert "Traceback" not in err
+    turns = [
+        line
+        for line in (tmp_path / "journal.jsonl").read_text().splitlines()
+        if '"type": "turn"' in line
+    ]
+    assert turns == []
