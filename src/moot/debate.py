@@ -160,7 +160,6 @@ class Debate:
                 models[r],
                 transcript.sampling[r],
                 persona=c.personas.get(r),
-                memory=r in c.memory,
             )
             for r in c.roles
         }

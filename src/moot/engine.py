@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -28,9 +28,6 @@ T = TypeVar("T", bound=BaseModel)
 # word for word; a repeat penalty of 1.1 instead drove it off the topic altogether.
 SPEECH_DRY = 1.0
 SPEECH_REPEAT_PENALTY = 1.03
-
-# A role's remembered exchanges are bounded so a long debate still fits a small context.
-HISTORY_CHARS = 6000
 
 
 @dataclass(frozen=True)
@@ -80,14 +77,12 @@ Listener = Callable[[Event], None]
 
 @dataclass
 class Role:
-    """A seat in the debate: its model, temperature, persona, and whether it remembers."""
+    """A seat in the debate: its model, temperature and persona."""
 
     name: str
     model: ChatModel
     temperature: float
     persona: str | None = None  # the step rendered as its system prompt; None: no system prompt
-    memory: bool = False  # keep its own earlier steps in context (extends its KV prefix)
-    history: list[Message] = field(default_factory=list)
 
 
 def derive_seed(seed: int, *parts: object) -> int:
@@ -173,7 +168,6 @@ class Engine:
         msgs: list[Message] = []
         if role.persona:
             msgs.append(Message(role="system", content=self.pack.render(role.persona, **variables)))
-        msgs.extend(role.history)
         msgs.append(Message(role="user", content=user))
         return tuple(msgs)
 
@@ -213,14 +207,9 @@ class Engine:
         label: str,
         max_tokens: int,
         accepted: bool | None = None,
-        remember: bool = False,
         **variables: Any,
     ) -> Turn:
-        """One free-text turn: streamed as tokens, journaled before returning.
-
-        With `remember`, a role with memory keeps this exchange in its context, so its
-        next prompt extends this one (and a backend can reuse the evaluated prefix).
-        """
+        """One free-text turn: streamed as tokens, journaled before returning."""
         role = self.roles[role_name]
         if self.max_tokens_cap:
             max_tokens = min(max_tokens, self.max_tokens_cap)
@@ -230,10 +219,6 @@ class Engine:
         prior = self._replayed(index, role_name, step)
         if prior is not None:
             self.emit(Token(role_name, prior.text))
-            if remember and role.memory:
-                self._remember(
-                    role, self._request(role, step, variables, max_tokens, 0), prior.text
-                )
             return self._reuse(prior, label)
         note = None
         for attempt in range(2):
@@ -244,8 +229,6 @@ class Engine:
             self.notice(f"{label}: {note}; asking again", "warn")
         if note:
             self.notice(f"{label}: {note}; kept as it is", "warn")
-        if remember and role.memory:
-            self._remember(role, request, completion.text)
         return self._record(
             self._turn(index, round, role, step, request, completion, accepted, note), label
         )
@@ -302,16 +285,6 @@ class Engine:
         self.transcript.turns.append(turn)
         self.emit(TurnFinished(turn, label))
         return turn
-
-    def _remember(self, role: Role, request: ChatRequest, reply: str) -> None:
-        role.history.extend(
-            [request.messages[-1], Message(role="assistant", content=reply.strip())]
-        )
-        # Past the budget, drop the older half at once rather than one exchange per turn:
-        # the remaining prefix then stays stable (and reusable) for several turns.
-        while sum(len(m.content) for m in role.history) > HISTORY_CHARS and len(role.history) > 2:
-            pairs = len(role.history) // 2
-            role.history = role.history[2 * max(1, pairs // 2) :]
 
     def _turn(
         self,

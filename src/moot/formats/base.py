@@ -34,12 +34,11 @@ class RunOptions:
 
 @dataclass(frozen=True)
 class Cast:
-    """The seats of one debate: roles, default temperatures, personas, memory, models."""
+    """The seats of one debate: roles, default temperatures, personas, models."""
 
     roles: tuple[str, ...]
     temperatures: Mapping[str, float]
     personas: Mapping[str, str] = field(default_factory=dict)
-    memory: frozenset[str] = frozenset()
     # A role's model when the user binds none with --role; None: the --model / default one.
     models: Mapping[str, str] = field(default_factory=dict)
 
