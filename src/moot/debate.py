@@ -55,10 +55,6 @@ class DebateResult:
     markdown: str
 
 
-def _is_url(ref: str) -> bool:
-    return ref.startswith(("http://", "https://"))
-
-
 class Debate:
     """Resolves models offline, checks the pack, runs the format, writes the files."""
 
@@ -91,15 +87,16 @@ class Debate:
             make = self._factory or (lambda ref: EchoModel(model_id=f"echo:{ref}"))
             models = {r: make(ref) for r, ref in refs.items()}
             return models, {r: ModelInfo(id=m.model_id) for r, m in models.items()}
+        from moot.pool import ModelPool
+        from moot.remote import is_remote_ref
+
         infos = {}
         for r, ref in refs.items():  # resolve every model first: a missing one fails fast
-            if _is_url(ref):
+            if is_remote_ref(ref):
                 infos[r] = ModelInfo(id=ref)
             else:
                 resolved = store.resolve(ref)
                 infos[r] = ModelInfo(id=resolved.id, sha256=resolved.sha256)
-        from moot.pool import ModelPool
-
         pool = ModelPool(n_gpu_layers=self.setup.gpu_layers, n_ctx=self.setup.n_ctx)
         return {r: pool.get(ref) for r, ref in refs.items()}, infos
 
