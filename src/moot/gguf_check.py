@@ -18,6 +18,9 @@ MAX_DIMS = 8
 MAX_ARRAY_DEPTH = 4
 MAX_DECODED_STRING = 1 << 20  # longer strings are skipped, not decoded: chat templates are ~10 KB
 DEFAULT_ALIGNMENT = 32
+# `tokenizer.chat_template` and its named variants (`tokenizer.chat_template.tool_use`, …):
+# llama-cpp-python compiles every one of them when it loads the file.
+TEMPLATE_KEY = "tokenizer.chat_template"
 
 # GGUF metadata value types: code -> (struct format, byte size); 8 = string, 9 = array.
 _SCALARS: dict[int, tuple[str, int]] = {
@@ -74,6 +77,9 @@ class GGUFInfo:
     vocab_size: int | None
     split_count: int | None = None  # shards of a split model (`split.count`), else None
     data_end: int | None = None  # bytes the tensor data needs; None when a tensor type is unknown
+    # Every embedded chat template by key; None: present, but not text moot can read and check
+    # (another type, an array, invalid UTF-8, or longer than MAX_DECODED_STRING).
+    chat_templates: dict[str, str | None] = field(default_factory=dict, repr=False)
     metadata: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -111,12 +117,12 @@ class _Reader:
     def u64(self) -> int:
         return int(self._u64(self.buf, self.take(8))[0])
 
-    def string(self, *, decode: bool = True) -> str | None:
+    def string(self, *, decode: bool = True, errors: str = "replace") -> str | None:
         length = self.u64()
         start = self.take(length)
         if not decode or length > MAX_DECODED_STRING:
             return None
-        return bytes(self.buf[start : start + length]).decode("utf-8", errors="replace")
+        return bytes(self.buf[start : start + length]).decode("utf-8", errors=errors)
 
     def skip_strings(self, count: int) -> None:
         # Token lists hold 50k-260k strings: a tight loop without per-item method calls.
@@ -210,9 +216,27 @@ def _read_metadata(r: _Reader, n_kv: int) -> tuple[dict[str, Any], dict[str, int
         vtype = r.u32()
         if vtype == _ARRAY:
             arrays[key] = _skip_array(r, depth=0)
+        elif vtype == _STRING and _is_template_key(key):
+            meta[key] = _template_text(r)
         else:
             meta[key] = _read_value(r, vtype)
     return meta, arrays
+
+
+def _is_template_key(key: str) -> bool:
+    return key == TEMPLATE_KEY or key.startswith(TEMPLATE_KEY + ".")
+
+
+def _template_text(r: _Reader) -> str | None:
+    # Decoded strictly: a template checked after replacing bad bytes would not be the one
+    # llama.cpp hands to jinja2.
+    start = r.off
+    try:
+        return r.string(errors="strict")
+    except UnicodeDecodeError:
+        r.off = start
+        r.string(decode=False)
+        return None
 
 
 def _read_value(r: _Reader, vtype: int) -> Any:
@@ -296,8 +320,17 @@ def _info(
         vocab_size=arrays.get("tokenizer.ggml.tokens"),
         split_count=_typed(meta.get("split.count"), int),
         data_end=data_end,
+        chat_templates=_templates(meta, arrays),
         metadata=meta,
     )
+
+
+def _templates(meta: dict[str, Any], arrays: dict[str, int]) -> dict[str, str | None]:
+    found: dict[str, str | None] = {k: None for k in arrays if _is_template_key(k)}
+    for key, value in meta.items():
+        if _is_template_key(key):
+            found[key] = value if isinstance(value, str) else None
+    return found
 
 
 def _typed(value: Any, kind: type) -> Any:

@@ -10,8 +10,9 @@ from typing import Any
 from moot import gguf_check, hub_cache, registry
 from moot.catalog import CHAT_FORMATS, HfSource, ModelCard, PypiSource, load_catalog
 from moot.config import models_dir
-from moot.errors import ModelNotFoundError, MootError, UsageError
+from moot.errors import ModelIntegrityError, ModelNotFoundError, MootError, UsageError
 from moot.hub_cache import HubFile
+from moot.prompts import chat_template_problem
 
 HF_PREFIX = "hf:"
 # Architectures whose chat format is unambiguous. "llama" is not here: SmolLM, Llama 2/3 and
@@ -120,9 +121,15 @@ def _missing_path(target: Target) -> ModelNotFoundError:
 
 
 def chat_format(header: gguf_check.GGUFInfo, target: Target, declared: str | None) -> str:
-    """The file's own template, else the declared format, else one its architecture implies."""
+    """The file's own template, else the declared format, else one its architecture implies.
+
+    Every template the file carries is checked first, whichever format wins: llama-cpp-python
+    compiles them all when it loads the file, and renders the file's own for every call.
+    """
     if target.registered and declared:
+        check_templates(header, used=False)
         return declared  # chosen explicitly at `moot models add`: it beats the file's template
+    check_templates(header, used=True)
     if header.chat_template:
         return "template"
     if declared:
@@ -136,3 +143,45 @@ def chat_format(header: gguf_check.GGUFInfo, target: Target, declared: str | Non
         hint=f"register it with a format: `moot models add NAME {header.path} --chat-format "
         f"chatml` (one of: {', '.join(sorted(CHAT_FORMATS - {'template'}))})",
     )
+
+
+def check_templates(header: gguf_check.GGUFInfo, *, used: bool) -> None:
+    """Refuse a file whose embedded chat templates are broken, or unsafe when moot would use one.
+
+    USED: moot would format chats with the file's own template (no format chosen at
+    `moot models add`). A template that does not parse is refused either way: llama.cpp's
+    Python binding compiles every embedded template on load and fails on it.
+    """
+    path = header.path
+    intact = "use an intact copy of the model: llama.cpp compiles every chat template a GGUF "
+    intact += "carries when it loads it, so no --chat-format gets past this one"
+    trusted = (
+        "if you trust the weights, name a chat format so the file's template is never used: "
+        f"`moot models add NAME {path} --chat-format chatml` "
+        f"(one of: {', '.join(sorted(CHAT_FORMATS - {'template'}))})"
+    )
+    for key, text in header.chat_templates.items():
+        if text is None:
+            raise ModelIntegrityError(
+                f"{path}: the chat template {key} is not UTF-8 text of at most "
+                f"{gguf_check.MAX_DECODED_STRING} bytes, so moot cannot check it",
+                hint=intact,
+            )
+        problem = chat_template_problem(text, rendered=used and key == gguf_check.TEMPLATE_KEY)
+        if problem is None:
+            continue
+        if problem.kind == "broken":
+            raise ModelIntegrityError(
+                f"{path}: the chat template {key} is broken: {problem.detail}", hint=intact
+            )
+        if used and problem.kind == "unsafe":
+            raise ModelIntegrityError(
+                f"{path}: the chat template {key} is malicious or unsafe ({problem.detail}); "
+                "moot will not run it",
+                hint=trusted,
+            )
+        if used:
+            raise ModelIntegrityError(
+                f"{path}: the chat template {key} cannot format a conversation: {problem.detail}",
+                hint=trusted,
+            )

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from jinja2 import FileSystemLoader, StrictUndefined, TemplateError
+from jinja2 import BaseLoader, FileSystemLoader, StrictUndefined, TemplateError, nodes
+from jinja2.ext import Extension, loopcontrols
+from jinja2.parser import Parser
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
 from moot.config import resource_path
@@ -114,3 +119,137 @@ class PromptPack:
 
 def load_pack(language: Language, fmt: str, *, root: Path | None = None) -> PromptPack:
     return PromptPack(root or builtin_root(), language, fmt)
+
+
+# -- chat templates embedded in model files ------------------------------------------------
+# A GGUF's chat template is code from the internet. llama-cpp-python compiles every template
+# a file carries when it loads it, and renders the chosen one in a jinja2 sandbox for every
+# call; moot checks them first, in an environment built like that one, so that a hostile
+# template is refused by name before llama.cpp sees the file.
+
+SAMPLE_CONVERSATIONS = (  # the shapes of conversation moot sends: a user turn, with a persona
+    [{"role": "user", "content": "Say hello."}],
+    [
+        {"role": "system", "content": "You are a debater."},
+        {"role": "user", "content": "Say hello."},
+    ],
+)
+MAX_REPEAT = 1 << 20  # a string or list repeated past this many items is a bomb, not a prompt
+
+
+@dataclass(frozen=True)
+class TemplateProblem:
+    """Why a chat template must not be used: `kind` is "broken", "unsafe" or "fails"."""
+
+    kind: str
+    detail: str
+
+
+class _GenerationTag(Extension):
+    """Hugging Face's `{% generation %}` marker: its body is kept, the tag ignored."""
+
+    tags = {"generation"}
+
+    def parse(self, parser: Parser) -> list[nodes.Node]:
+        parser.stream.skip(1)
+        return parser.parse_statements(("name:endgeneration",), drop_needle=True)
+
+
+class _ChatTemplateSandbox(ImmutableSandboxedEnvironment):
+    """The sandbox llama-cpp-python renders chat templates in, plus a bound on `*` and `**`."""
+
+    intercepted_binops = frozenset({"*", "**"})
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        if operator == "**" and isinstance(right, int) and abs(right) > 64:
+            raise SecurityError(f"an exponent of {right}")
+        if operator == "*":
+            seq, count = (left, right) if isinstance(right, int) else (right, left)
+            if isinstance(seq, str | list | tuple) and isinstance(count, int):
+                if len(seq) * count > MAX_REPEAT:
+                    raise SecurityError(f"a sequence of {len(seq)} repeated {count} times")
+        return super().call_binop(context, operator, left, right)
+
+
+def _chat_environment() -> ImmutableSandboxedEnvironment:
+    env = _ChatTemplateSandbox(
+        loader=BaseLoader(),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        extensions=[_GenerationTag, loopcontrols],
+    )
+    env.filters["tojson"] = lambda x, indent=None, **_: json.dumps(
+        x, ensure_ascii=False, indent=indent
+    )
+    return env
+
+
+class _TemplateRefusal(Exception):
+    """The template called raise_exception(): it refuses a conversation, on purpose."""
+
+
+def _refuse(message: str) -> None:
+    raise _TemplateRefusal(message)
+
+
+def chat_template_problem(template: str, *, rendered: bool = True) -> TemplateProblem | None:
+    """Why a model's chat template must not be used, or None when it is safe to hand on.
+
+    "broken": it does not parse. "unsafe": it names a private or dunder attribute anywhere
+    (reached or not), or the sandbox stopped it. "fails": it cannot format the conversations
+    moot sends (only when `rendered`; a template's own raise_exception() is not a failure).
+    """
+    env = _chat_environment()
+    try:
+        tree = env.parse(template)
+    except TemplateError as exc:
+        line = getattr(exc, "lineno", None)
+        return TemplateProblem("broken", f"{exc}" + (f" (line {line})" if line else ""))
+    private = next(_private_names(tree), None)
+    if private is not None:
+        return TemplateProblem("unsafe", f"it reaches for {private}")
+    try:
+        compiled = env.from_string(tree)
+    except TemplateError as exc:
+        return TemplateProblem("broken", str(exc))
+    for messages in SAMPLE_CONVERSATIONS:
+        try:
+            compiled.render(
+                messages=messages,
+                bos_token="<s>",
+                eos_token="</s>",
+                add_generation_prompt=True,
+                raise_exception=_refuse,
+                strftime_now=lambda f: datetime(2025, 1, 1).strftime(str(f)),
+                functions=None,
+                function_call=None,
+                tools=None,
+                tool_choice=None,
+            )
+        except SecurityError as exc:
+            return TemplateProblem("unsafe", f"the sandbox stopped it: {exc}")
+        except _TemplateRefusal:
+            continue
+        except Exception as exc:  # anything a template can raise: TypeError, UndefinedError …
+            if rendered:
+                return TemplateProblem("fails", f"{type(exc).__name__}: {exc}")
+    return None
+
+
+def _private_names(tree: nodes.Node) -> Iterator[str]:
+    """What the template reaches for that the sandbox would refuse: attributes whose names
+    start with "_" (`x.__class__`, `x['__class__']`, `x|attr('__class__')`), and `attr` with a
+    computed name, which hides what it reaches for. A chat needs none of them."""
+    for node in tree.find_all((nodes.Getattr, nodes.Getitem, nodes.Filter)):
+        name: Any = None
+        if isinstance(node, nodes.Getattr):
+            name = node.attr
+        elif isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const):
+            name = node.arg.value
+        elif isinstance(node, nodes.Filter) and node.name == "attr" and node.args:
+            if not isinstance(node.args[0], nodes.Const):
+                yield "an attribute whose name it computes"
+                continue
+            name = node.args[0].value
+        if isinstance(name, str) and name.startswith("_"):
+            yield f"the private attribute {name!r}"
