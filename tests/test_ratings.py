@@ -1,0 +1,104 @@
+"""Bradley-Terry, bootstrap intervals, side bias and judge agreement on hand-checked cases."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from moot.ratings import Game, agreement, bradley_terry, rate, side_bias, tally
+
+
+def games(a: str, b: str, a_wins: int, b_wins: int, draws: int = 0) -> list[Game]:
+    """a_wins + b_wins + draws games between a and b, alternating who is proposition."""
+    results = ["a"] * a_wins + ["b"] * b_wins + ["draw"] * draws
+    out = []
+    for i, r in enumerate(results):
+        prop, opp = (a, b) if i % 2 == 0 else (b, a)
+        if r == "draw":
+            out.append(Game(prop, opp, "draw"))
+        else:
+            winner = a if r == "a" else b
+            out.append(Game(prop, opp, "proposition" if prop == winner else "opposition"))
+    return out
+
+
+def test_tally_counts_games_both_ways_and_a_draw_as_half() -> None:
+    n, score = tally(["a", "b"], games("a", "b", 2, 1, draws=1))
+    assert n.tolist() == [[0, 4], [4, 0]]
+    assert score.tolist() == [2.5, 1.5]
+
+
+def test_three_models_match_the_hand_computed_strengths() -> None:
+    # A beats B 2 of 3, B beats C 2 of 3, A beats C 4 of 5. The likelihood equations
+    # W_i = sum_j n_ij p_i / (p_i + p_j) hold for p = (4, 2, 1):
+    #   A: 3·4/6 + 5·4/5 = 2 + 4 = 6 = W_A;  B: 3·2/6 + 3·2/3 = 1 + 2 = 3 = W_B;
+    #   C: 3·1/3 + 5·1/5 = 1 + 1 = 2 = W_C.
+    played = games("A", "B", 2, 1) + games("B", "C", 2, 1) + games("A", "C", 4, 1)
+    n, score = tally(["A", "B", "C"], played)
+    assert score.tolist() == [6, 3, 2]
+    strength = bradley_terry(n, score, prior=0)
+    expected = np.log([4, 2, 1]) - np.log([4, 2, 1]).mean()
+    assert strength == pytest.approx(expected, abs=1e-8)
+    assert strength.sum() == pytest.approx(0, abs=1e-12)
+
+
+def test_two_models_ratio_of_strengths_is_the_ratio_of_scores() -> None:
+    # With ties as half: A scores 2.5 of 4, B 1.5 → p_A / p_B = 2.5 / 1.5.
+    n, score = tally(["A", "B"], games("A", "B", 2, 1, draws=1))
+    s = bradley_terry(n, score, prior=0)
+    assert s[0] - s[1] == pytest.approx(math.log(2.5 / 1.5), abs=1e-8)
+
+
+def test_the_prior_keeps_an_unbeaten_model_finite() -> None:
+    # 4 wins of 4, plus one virtual drawn game: 4.5 against 0.5 → ratio 9.
+    n, score = tally(["A", "B"], games("A", "B", 4, 0))
+    s = bradley_terry(n, score, prior=1.0)
+    assert s[0] - s[1] == pytest.approx(math.log(9), abs=1e-8)
+
+
+def test_rate_orders_counts_and_brackets_each_strength() -> None:
+    played = games("A", "B", 2, 1) + games("B", "C", 2, 1) + games("A", "C", 4, 1)
+    rated = rate(["C", "B", "A"], played, samples=300, seed=1, prior=0.5)
+    assert [r.model for r in rated] == ["A", "B", "C"]
+    a, b, c = rated
+    assert (a.wins, a.losses, a.draws) == (6, 2, 0)
+    assert (b.wins, b.losses) == (3, 3) and (c.wins, c.losses) == (2, 6)
+    assert [r.debates for r in rated] == [8, 6, 8]
+    for r in rated:
+        assert r.low <= r.strength <= r.high and r.low < r.high
+    # The same seed gives the same intervals.
+    again = rate(["C", "B", "A"], played, samples=300, seed=1, prior=0.5)
+    assert [(r.low, r.high) for r in again] == [(r.low, r.high) for r in rated]
+
+
+def test_side_bias_counts_pairs_won_by_the_same_seat() -> None:
+    bias = side_bias(
+        [
+            ("proposition", "proposition"),  # the seat won both: bias
+            ("proposition", "opposition"),  # the same model won both
+            ("opposition", "opposition"),  # bias
+            ("opposition", "proposition"),  # the same model won both
+            ("draw", "proposition"),  # not a decided pair
+        ]
+    )
+    assert (bias.pairs, bias.same_side) == (4, 2)
+    assert bias.rate == 0.5
+    assert (bias.proposition_wins, bias.decided) == (5, 9)
+    assert bias.proposition_share == pytest.approx(5 / 9)
+    assert side_bias([]).rate is None
+
+
+def test_agreement_is_pairwise_and_unanimous_over_panels_only() -> None:
+    figure = agreement(
+        [
+            ["proposition", "proposition", "opposition"],  # 1 of 3 pairs agree
+            ["opposition", "opposition"],  # 1 of 1, unanimous
+            ["draw"],  # one judge: left out
+        ]
+    )
+    assert (figure.debates, figure.judge_pairs, figure.agreeing_pairs) == (2, 4, 2)
+    assert figure.pairwise == 0.5
+    assert (figure.unanimous, figure.unanimity) == (1, 0.5)
+    assert agreement([["proposition"]]).pairwise is None
