@@ -14,25 +14,37 @@ import typer
 from rich.console import Console
 
 from moot.cli import app
+from moot.cli.options import (
+    CallTimeout,
+    DryRun,
+    Effort,
+    FormatName,
+    GpuLayers,
+    Lang,
+    Many,
+    MaxRounds,
+    MaxTokens,
+    MinScore,
+    NCtx,
+    Rounds,
+    Seed,
+    installed,
+)
 from moot.config import debates_dir
 from moot.debate import Debate, DebateSetup
 from moot.errors import UsageError
-from moot.formats import NAMES, get_format
+from moot.formats import get_format
 from moot.formats.base import Format, RunOptions
 from moot.formats.oxford import EXAMPLE_MOTIONS, label
 from moot.prompts import resolve_language
 from moot.render import LiveView, show_document
 
-Many = list[str] | None
-
 
 @app.command()
 def run(
     motion: Annotated[str | None, typer.Argument(help="The motion, or a bare topic.")] = None,
-    fmt: Annotated[str, typer.Option("--format", help=f"Format: {', '.join(NAMES)}.")] = "oxford",
-    lang: Annotated[
-        str, typer.Option(help="Prompt pack: auto (by the motion), en or zh.")
-    ] = "auto",
+    fmt: FormatName = "oxford",
+    lang: Lang = "auto",
     model: Annotated[
         Many,
         typer.Option(
@@ -46,11 +58,9 @@ def run(
     temperature: Annotated[
         Many, typer.Option(help="Override a role's temperature (repeatable).", metavar="ROLE=T")
     ] = None,
-    min_score: Annotated[
-        float, typer.Option(help="oxford: completeness score that ends the rounds early (5–10).")
-    ] = 7.5,
-    max_rounds: Annotated[int, typer.Option(help="oxford: hard cap on rounds (3–8).")] = 5,
-    seed: Annotated[int | None, typer.Option(help="Seed for every draw and sample.")] = None,
+    min_score: MinScore = 7.5,
+    max_rounds: MaxRounds = 5,
+    seed: Seed = None,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -62,16 +72,10 @@ def run(
         Path | None,
         typer.Option(help="Use your own prompt pack (<dir>/<lang>/<format>/<step>.j2)."),
     ] = None,
-    gpu_layers: Annotated[
-        int, typer.Option(help="Layers to offload to the GPU (0 = CPU, -1 = all).")
-    ] = 0,
-    n_ctx: Annotated[int, typer.Option(help="Context window per loaded model.")] = 4096,
-    max_tokens: Annotated[
-        int | None, typer.Option(help="Cap on tokens per speech (shorter, faster debates).")
-    ] = None,
-    rounds: Annotated[
-        int | None, typer.Option(help="decision, challenge, adversarial: number of rounds.")
-    ] = None,
+    gpu_layers: GpuLayers = 0,
+    n_ctx: NCtx = 4096,
+    max_tokens: MaxTokens = None,
+    rounds: Rounds = None,
     preset: Annotated[str | None, typer.Option(help="decision: quick, standard or deep.")] = None,
     positions: Annotated[
         Many, typer.Option("--positions", help="decision: a position to debate (repeatable).")
@@ -79,12 +83,12 @@ def run(
     out_of_scope: Annotated[
         Many, typer.Option("--out-of-scope", help="decision: a topic not to drift into.")
     ] = None,
-    effort: Annotated[str | None, typer.Option(help="challenge: low, medium, high or max.")] = None,
+    effort: Effort = None,
     continue_from: Annotated[
         Path | None,
         typer.Option("--continue", help="adversarial: follow up on a saved transcript."),
     ] = None,
-    call_timeout: Annotated[float, typer.Option(help="Seconds one model call may take.")] = 240.0,
+    call_timeout: CallTimeout = 240.0,
     no_save: Annotated[
         bool, typer.Option("--no-save", help="Write nothing to disk: the debate is only shown.")
     ] = False,
@@ -94,13 +98,7 @@ def run(
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Ask nothing; accept proposals.")
     ] = False,
-    dry_run: Annotated[
-        bool,
-        typer.Option(
-            help="Run with scripted models: checks the "
-            "set-up and the prompts without loading a model."
-        ),
-    ] = False,
+    dry_run: DryRun = False,
 ) -> None:
     """Run a debate on MOTION and print its result."""
     console = Console()
@@ -117,7 +115,7 @@ def run(
         out_of_scope=tuple(out_of_scope or ()),
         effort=effort,
         models=models,
-        installed=_installed(),
+        installed=installed(),
         yes=yes,
         interactive=sys.stdin.isatty() and not yes,
         call_timeout_s=call_timeout,
@@ -154,12 +152,6 @@ def run(
         dry_run=dry_run,
     )
     _run(setup, console, quiet=quiet, ask=_asker(console) if options.interactive else None)
-
-
-def _installed() -> tuple[tuple[str, int], ...]:
-    from moot import store
-
-    return tuple((m.id, m.size or 0) for m in store.list_models() if m.installed)
 
 
 def _asker(console: Console) -> Callable[[str], str]:

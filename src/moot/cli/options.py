@@ -1,0 +1,42 @@
+"""Options shared by `moot run` and `moot tournament`, each defined once."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from moot.formats import NAMES
+
+Many = list[str] | None
+
+FormatName = Annotated[str, typer.Option("--format", help=f"Format: {', '.join(NAMES)}.")]
+Lang = Annotated[str, typer.Option(help="Prompt pack: auto (by the motion), en or zh.")]
+MinScore = Annotated[
+    float, typer.Option(help="oxford: completeness score that ends the rounds early (5–10).")
+]
+MaxRounds = Annotated[int, typer.Option(help="oxford: hard cap on rounds (3–8).")]
+Seed = Annotated[int | None, typer.Option(help="Seed for every draw and sample.")]
+GpuLayers = Annotated[int, typer.Option(help="Layers to offload to the GPU (0 = CPU, -1 = all).")]
+NCtx = Annotated[int, typer.Option(help="Context window per loaded model.")]
+MaxTokens = Annotated[
+    int | None, typer.Option(help="Cap on tokens per speech (shorter, faster debates).")
+]
+Rounds = Annotated[
+    int | None, typer.Option(help="decision, challenge, adversarial: number of rounds.")
+]
+Effort = Annotated[str | None, typer.Option(help="challenge: low, medium, high or max.")]
+CallTimeout = Annotated[float, typer.Option(help="Seconds one model call may take.")]
+DryRun = Annotated[
+    bool,
+    typer.Option(
+        help="Run with scripted models: checks the set-up and the prompts without loading a model."
+    ),
+]
+
+
+def installed() -> tuple[tuple[str, int], ...]:
+    """(model id, size in bytes) of every model installed here, for formats that pick one."""
+    from moot import store
+
+    return tuple((m.id, m.size or 0) for m in store.list_models() if m.installed)
