@@ -8,22 +8,53 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from conftest import REAL_HOME
+from moot.debate import Debate, DebateSetup, resume_setup
+from moot.engine import Event, TurnFinished
+from moot.formats.base import RunOptions
+from moot.formats.decision import FORMAT as DECISION
+from moot.llm import ChatRequest, Completion, OnText
+from moot.scripted import ScriptedModel
+from moot.transcript import read_journal
 
 ARGS = ["--max-rounds", "3", "--min-score", "10", "--max-tokens", "24", "--seed", "11", "--quiet"]
 
 
-def moot(*args: str) -> subprocess.Popen[str]:
+def moot(*args: str, stdin: int = subprocess.DEVNULL) -> subprocess.Popen[str]:
     env = {**os.environ, "MOOT_HOME": str(REAL_HOME)}
     return subprocess.Popen(
         [sys.executable, "-m", "moot", *args],
+        stdin=stdin,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
     )
+
+
+@contextmanager
+def at_a_terminal(*args: str, typed: str) -> Iterator[subprocess.Popen[str]]:
+    """`moot ARGS` with a terminal as stdin, where a user has typed TYPED."""
+    terminal, keyboard = os.openpty()
+    try:
+        proc = moot(*args, stdin=keyboard)
+    finally:
+        os.close(keyboard)
+    try:
+        os.write(terminal, typed.encode())  # held by the terminal until moot reads it
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(terminal)
 
 
 def turns(folder: Path) -> list[dict[str, object]]:
@@ -113,3 +144,93 @@ def test_replay_names_the_first_turn_that_differs(tmp_path: Path) -> None:
     bad = moot("replay", str(tmp_path / "nope.json"))
     _, err = bad.communicate(timeout=60)
     assert bad.returncode == 2 and err.startswith("error:")
+
+
+# -- the decision format: the plan a user corrected survives the kill --------------------
+
+TOPIC = "Postgres vs MySQL for a small analytics app"
+DECISION_ARGS = ["--format", "decision", "--preset", "quick", "--max-tokens", "24", "--seed", "11"]
+# The user adds a third position, sees the proposal again, and accepts it.
+CORRECTION = "positions: Postgres | MySQL | SQLite\n\n"
+CORRECTED = {"A": "Postgres", "B": "MySQL", "C": "SQLite"}
+
+
+def test_a_decision_killed_and_resumed_keeps_the_plan_the_user_corrected(tmp_path: Path) -> None:
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    run = ["run", TOPIC, *DECISION_ARGS, "--quiet", "--out"]
+    with at_a_terminal(*run, str(whole), typed=CORRECTION) as first:
+        _, err = first.communicate(timeout=600)
+        assert first.returncode == 0, err[-2000:]
+    assert json.loads((whole / "transcript.json").read_text())["result"]["seats"] == CORRECTED
+
+    with at_a_terminal(*run, str(cut), typed=CORRECTION) as killed:
+        deadline = time.monotonic() + 300
+        while journaled(cut) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        killed.send_signal(signal.SIGKILL)
+        killed.wait(timeout=60)
+    assert 2 <= journaled(cut) < len(turns(whole))
+
+    resumed = moot("resume", str(cut), "--quiet")  # no terminal: nothing is asked again
+    _, err = resumed.communicate(timeout=600)
+    assert resumed.returncode == 0, err[-2000:]
+    a, b = turns(whole), turns(cut)
+    assert [(t["role"], t["step"], t["text"]) for t in a] == [
+        (t["role"], t["step"], t["text"]) for t in b
+    ]
+    assert json.loads((cut / "transcript.json").read_text())["result"]["seats"] == CORRECTED
+    kept = [r for r in read_journal(cut / "journal.jsonl") if r["type"] == "kept"]
+    assert len(kept) == 1 and kept[0]["value"]["positions"] == list(CORRECTED.values())
+
+
+class Reader(ScriptedModel):
+    """Says its prompt's first two lines (the topic, its position): a plan that changed on
+    resume shows in the text."""
+
+    def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
+        if request.reply_schema is None:
+            self.queue(" / ".join(request.messages[-1].content.splitlines()[:2]))
+        return super().chat(request, on_text=on_text)
+
+
+class Crash(Exception):
+    """Stands in for a kill right after a turn reached the journal."""
+
+
+def test_a_resumed_decision_goes_on_with_the_corrected_plan_without_asking(
+    tmp_path: Path,
+) -> None:
+    model = Reader()
+    asked: list[str] = []
+
+    def ask(proposal: str) -> str:
+        asked.append(proposal)
+        return "positions: Postgres | MySQL | SQLite" if len(asked) % 2 else ""
+
+    setup = DebateSetup(
+        format=DECISION,
+        motion=TOPIC,
+        language="en",
+        seed=3,
+        params=DECISION.params(RunOptions(rounds=1)),
+        out_dir=tmp_path / "whole",
+    )
+    whole = Debate(setup, model_factory=lambda ref: model, ask=ask).run()
+    assert whole.transcript.result and whole.transcript.result["seats"] == CORRECTED
+
+    def crash(event: Event) -> None:
+        if isinstance(event, TurnFinished) and event.turn.index == 4:
+            raise Crash
+
+    cut = replace(setup, out_dir=tmp_path / "cut")
+    with pytest.raises(Crash):
+        Debate(cut, listeners=[crash], model_factory=lambda ref: model, ask=ask).run()
+    assert len(asked) == 4
+
+    again, records = resume_setup(tmp_path / "cut")
+    resumed = Debate(again, model_factory=lambda ref: model, replay=records).run()
+    assert len(asked) == 4  # the plan came from the journal
+    assert [(t.role, t.step, t.text) for t in resumed.transcript.turns] == [
+        (t.role, t.step, t.text) for t in whole.transcript.turns
+    ]
+    assert "Your position: SQLite" in resumed.transcript.turns[5].text  # spoken after the resume

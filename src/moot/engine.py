@@ -121,6 +121,7 @@ class Engine:
         self._replay = [Turn(**r) for r in records if r.get("type") == "turn"]
         self._journaled_scores = {r["round"] for r in records if r.get("type") == "score"}
         self._journaled_stop = any(r.get("type") == "stop" for r in records)
+        self._kept = {r["key"]: r["value"] for r in records if r.get("type") == "kept"}
         self.seed = transcript.seed
         self.language = transcript.language
 
@@ -151,6 +152,16 @@ class Engine:
         if self.journal and not self._journaled_stop:
             self.journal.append("stop", {"reason": reason})
         self.emit(Stopped(reason))
+
+    def keep(self, key: str, decide: Callable[[], Any]) -> Any:
+        """A choice a format makes outside any turn (the plan a user confirmed): decided once
+        and journaled as JSON; on resume the journaled value, so the debate goes on as it began."""
+        if key not in self._kept:
+            value = decide()
+            if self.journal:
+                self.journal.append("kept", {"key": key, "value": value})
+            self._kept[key] = value
+        return self._kept[key]
 
     def ask(self, proposal: str) -> str:
         """Show the user a proposal; their corrections, or "" to accept (always "" unattended)."""

@@ -7,7 +7,7 @@ Reading "X vs Y vs Z" or "X 还是 Y" needs no model; only freer phrasing is lef
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 from moot.engine import Engine
 from moot.errors import UsageError
@@ -350,7 +350,16 @@ def frame(engine: Engine, topic: str, params: DecisionParams) -> Plan:
                 "format for an open question (e.g. --format adversarial)",
             )
     plan = Plan(topic, positions, scope, params.preset, params.rounds)
-    return confirm(engine, plan, doubt)
+    # The plan as the user confirmed or corrected it is journaled: a resumed debate goes on
+    # with it, without asking again.
+    kept = engine.keep("decision_plan", lambda: asdict(confirm(engine, plan, doubt)))
+    return Plan(
+        topic=kept["topic"],
+        positions=tuple(kept["positions"]),
+        out_of_scope=tuple(kept["out_of_scope"]),
+        preset=kept["preset"],
+        rounds=kept["rounds"],
+    )
 
 
 def confirm(engine: Engine, plan: Plan, doubt: UsageError | None = None) -> Plan:
