@@ -31,6 +31,11 @@ def debates_dir() -> Path:
     return data_dir() / "debates"
 
 
+def tournaments_dir() -> Path:
+    """Where tournaments live, one folder each."""
+    return data_dir() / "tournaments"
+
+
 def resource_path(*parts: str) -> Path:
     """A file shipped with moot: inside the wheel (moot/_data) or, in a checkout, the repo."""
     packaged = Path(__file__).parent / "_data"

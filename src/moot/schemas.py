@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -43,3 +45,20 @@ class Brief(BaseModel):
     rebuttals: str = Field(min_length=1, max_length=400)
     attacks: str = Field(min_length=1, max_length=600)
     balance: str = Field(min_length=1, max_length=500)
+
+
+class Ballot(BaseModel):
+    """One tournament judge's verdict on a whole debate.
+
+    The judge names each side's strongest point and its reasons before it names a
+    winner, so the decision comes after reading both sides; the margin is a word, not a
+    number a small model would copy from the prompt.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    proposition_best: str = Field(min_length=1, max_length=150)
+    opposition_best: str = Field(min_length=1, max_length=150)
+    reasons: str = Field(min_length=1, max_length=240)
+    winner: Literal["proposition", "opposition", "draw"]
+    margin: Literal["narrow", "clear", "decisive"]

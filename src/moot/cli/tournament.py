@@ -1,0 +1,308 @@
+"""`moot tournament`: rank models as debaters; a progress bar, then the ratings table."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+
+from moot.cli import app
+from moot.cli.options import (
+    CallTimeout,
+    DryRun,
+    Effort,
+    FormatName,
+    GpuLayers,
+    Lang,
+    Many,
+    MaxRounds,
+    MaxTokens,
+    MinScore,
+    NCtx,
+    Rounds,
+    Seed,
+    installed,
+)
+from moot.config import tournaments_dir
+from moot.engine import Notice, TurnStarted
+from moot.errors import MootError, UsageError
+from moot.formats import get_format
+from moot.formats.base import RunOptions
+from moot.tournament import (
+    DebateBegun,
+    DebateDone,
+    DebateFailed,
+    Executor,
+    InDebate,
+    LocalExecutor,
+    Tournament,
+    TournamentEvent,
+    identity,
+    make_plan,
+    read_motions,
+)
+
+if TYPE_CHECKING:
+    from moot.tournament_report import Report
+
+
+@app.command()
+def tournament(
+    model: Annotated[
+        Many, typer.Option(help="A model to rank (repeatable; two or more).", metavar="REF")
+    ] = None,
+    motions: Annotated[
+        Path | None, typer.Option(help="A text file of motions, one a line (English or Chinese).")
+    ] = None,
+    fmt: FormatName = "oxford",
+    lang: Lang = "auto",
+    judge: Annotated[
+        Many,
+        typer.Option(
+            help="A judge model (repeatable). Default: the ranked models, each judging only "
+            "debates it took no part in while another judge is left.",
+            metavar="REF",
+        ),
+    ] = None,
+    seed: Seed = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="The tournament folder (default: one in moot's data directory)."),
+    ] = None,
+    executor: Annotated[
+        str, typer.Option(help="local: one debate after another here; ray: each a Ray task.")
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(help="An existing Ray cluster (default $RAY_ADDRESS, else a local Ray)."),
+    ] = None,
+    resume: Annotated[
+        Path | None,
+        typer.Option(help="Finish the tournament in this folder; finished debates are kept."),
+    ] = None,
+    min_score: MinScore = 7.5,
+    max_rounds: MaxRounds = 5,
+    rounds: Rounds = None,
+    effort: Effort = None,
+    max_tokens: MaxTokens = None,
+    n_ctx: NCtx = 4096,
+    gpu_layers: GpuLayers = 0,
+    call_timeout: CallTimeout = 240.0,
+    bootstrap: Annotated[
+        int, typer.Option(help="Bootstrap samples for the rating intervals (0: none).")
+    ] = 1000,
+    quiet: Annotated[bool, typer.Option(help="No progress bar; only the report.")] = False,
+    dry_run: DryRun = False,
+) -> None:
+    """Every pair of models debates every motion twice, sides swapped; judges decide each
+    debate; the models are ranked by Bradley-Terry strength."""
+    if executor not in ("local", "ray"):
+        raise UsageError(f"unknown executor {executor!r}", hint="use --executor local or ray")
+    if bootstrap < 0:
+        raise UsageError(f"--bootstrap {bootstrap} is negative", hint="e.g. 1000")
+    remote_cluster = executor == "ray" and bool(ray_address)
+    if resume is not None:
+        if model or motions or judge or out:
+            raise UsageError(
+                "--resume continues a tournament as it was planned",
+                hint="give --resume DIR without --model, --motions, --judge or --out",
+            )
+        t = Tournament.open(resume)
+    else:
+        if motions is None:
+            raise UsageError("no --motions file", hint="--motions FILE: one motion a line")
+        if call_timeout <= 0:
+            raise UsageError(f"--call-timeout {call_timeout:g} must be positive", hint="e.g. 240")
+        debate_format = get_format(fmt)
+        options = RunOptions(
+            min_score=min_score,
+            max_rounds=max_rounds,
+            rounds=rounds,
+            effort=effort,
+            installed=installed() if effort else (),
+            yes=True,
+            call_timeout_s=call_timeout,
+        )
+        # Models resolve offline here, unless they live on a cluster's workers only.
+        resolve = not (dry_run or remote_cluster)
+        plan = make_plan(
+            debate_format,
+            list(model or ()),
+            read_motions(motions, debate_format, lang),
+            params=debate_format.params(options),
+            seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
+            judges=list(judge or ()),
+            options={
+                "max_tokens": max_tokens,
+                "n_ctx": n_ctx,
+                "gpu_layers": gpu_layers,
+                "call_timeout_s": call_timeout,
+                "dry_run": dry_run,
+            },
+            identify=identity if resolve else str,
+        )
+        folder = out or tournaments_dir() / datetime.now().strftime("%Y%m%d-%H%M%S")
+        t = Tournament.create(plan, folder)
+    _run(t, _executor(executor, ray_address), quiet=quiet, samples=bootstrap)
+
+
+def _executor(name: str, address: str | None) -> Executor:
+    if name == "ray":
+        from moot.tournament_ray import RayExecutor
+
+        return RayExecutor(address=address)
+    return LocalExecutor()
+
+
+def _run(t: Tournament, executor: Executor, *, quiet: bool, samples: int) -> None:
+    console = Console()
+    total = len(t.plan.debates)
+    done = total - len(t.pending())
+    if done:
+        console.print(f"[dim]{done} of {total} debates already finished[/]", highlight=False)
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=quiet,
+        transient=False,
+    ) as progress:
+        bar = progress.add_task("debates", total=total, completed=done)
+        show = _Shower(progress, bar)
+        try:
+            failed = t.run(executor, show)
+            progress.update(bar, description="debates")
+        except KeyboardInterrupt:
+            progress.stop()
+            console.print(
+                f"\n[yellow]interrupted[/]: finished debates are kept; continue with "
+                f"moot tournament --resume {t.folder}",
+                highlight=False,
+            )
+            raise typer.Exit(130) from None
+    from moot.tournament_report import build, write  # numpy and matplotlib: only now
+
+    verdicts = t.verdicts()
+    if not verdicts:
+        raise MootError(
+            "no debate of the tournament finished",
+            hint=f"see the errors above; retry with moot tournament --resume {t.folder}",
+        )
+    report = build(t.plan, verdicts, samples=samples)
+    paths = write(report, t.folder)
+    show_report(console, report)
+    for path in paths:
+        console.print(f"[dim]saved:[/] {path}", highlight=False)
+    if failed:
+        console.print(
+            f"[yellow]{len(failed)} debate(s) failed[/]; retry them with "
+            f"moot tournament --resume {t.folder}",
+            highlight=False,
+        )
+        raise typer.Exit(1)
+
+
+class _Shower:
+    """Turns tournament events into the progress bar and one line per finished debate."""
+
+    def __init__(self, progress: Progress, bar: TaskID) -> None:
+        self.progress = progress
+        self.bar = bar
+        self.current = ""
+
+    def __call__(self, event: TournamentEvent) -> None:
+        p = self.progress
+        if isinstance(event, DebateBegun):
+            self.current = f"{event.pairing.proposition} vs {event.pairing.opposition}"
+            p.update(self.bar, description=self.current)
+        elif isinstance(event, InDebate):
+            if isinstance(event.event, TurnStarted):
+                where = f"{self.current} · {event.event.label}"
+                p.update(self.bar, description=where)
+            elif isinstance(event.event, Notice) and event.event.level != "info":
+                p.console.print(f"[yellow]{event.event.message}[/]", highlight=False)
+        elif isinstance(event, DebateDone):
+            v, pair = event.verdict, event.pairing
+            if v.winner == "draw":
+                outcome = "draw"
+            else:
+                side = pair.proposition if v.winner == "proposition" else pair.opposition
+                outcome = f"{side} wins ({v.winner}, {v.margin})"
+            p.console.print(f"[green]✓[/] {pair.id}: {outcome}", highlight=False)
+            p.advance(self.bar)
+        elif isinstance(event, DebateFailed):
+            p.console.print(
+                f"[bold red]✗[/] {event.pairing.id}: {event.message}",
+                highlight=False,
+                markup=True,
+            )
+            p.advance(self.bar)
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
+
+
+def show_report(console: Console, report: Report) -> None:
+    """The ranking table, then the side-bias and judge-agreement figures."""
+    table = Table(title=f"Tournament ({report.format}, {report.debates_decided} debates)")
+    table.add_column("#", justify="right")
+    table.add_column("model")
+    table.add_column("strength", justify="right")
+    table.add_column(f"{report.interval:.0%} interval", justify="center")
+    for name in ("W", "L", "D"):
+        table.add_column(name, justify="right")
+    for r in report.models:
+        table.add_row(
+            str(r.rank),
+            r.model,
+            f"{r.strength:+.2f}",
+            f"[{r.ci_low:+.2f}, {r.ci_high:+.2f}]",
+            str(r.wins),
+            str(r.losses),
+            str(r.draws),
+        )
+    console.print(table)
+    b = report.side_bias
+    console.print(
+        f"side bias: the same side won both debates of {b.same_side_both} of {b.swap_pairs} "
+        f"swap pairs ({_pct(b.rate)}); the proposition won {b.proposition_wins} of "
+        f"{b.decided} decided debates ({_pct(b.proposition_share)})",
+        highlight=False,
+    )
+    a = report.judge_agreement
+    if a.panels:
+        console.print(
+            f"judge agreement: {a.agreeing_pairs} of {a.judge_pairs} judge pairs agreed "
+            f"({_pct(a.pairwise)}); {a.unanimous} of {a.panels} panels unanimous "
+            f"({_pct(a.unanimity)})",
+            highlight=False,
+        )
+    else:
+        console.print("judge agreement: every debate had a single judge", highlight=False)
+    if report.self_judged:
+        console.print(
+            f"[yellow]{report.self_judged} debate(s) were judged by their own debaters[/]: "
+            "no other judge was available (add one with --judge)",
+            highlight=False,
+        )
+    missing = report.debates_planned - report.debates_decided
+    if missing:
+        console.print(f"[yellow]{missing} planned debate(s) not decided[/]", highlight=False)

@@ -1,0 +1,390 @@
+"""Tournaments on scripted models through the real debates, engine, prompts and files:
+the schedule, blind judging by outsiders, the report, resume and failures."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from moot.config import OxfordParams
+from moot.errors import UsageError
+from moot.formats import get_format
+from moot.llm import ChatRequest, Completion, OnText
+from moot.schemas import Ballot
+from moot.scripted import ScriptedModel
+from moot.tournament import (
+    DebateDone,
+    DebateFailed,
+    LocalExecutor,
+    Motion,
+    Tournament,
+    TournamentEvent,
+    make_plan,
+    read_motions,
+    schedule,
+)
+from moot.tournament_judge import decide
+from moot.tournament_report import build, write
+
+OXFORD = get_format("oxford")
+MOTIONS = [
+    Motion(text="This House Believes That cats are better than dogs", language="en"),
+    Motion(text="本院认为人工智能将是人类最后一项伟大发明", language="zh"),
+]
+LEVEL = {"strong": 3, "middling": 2, "weak": 1}
+
+
+class Debater(ScriptedModel):
+    """Speaks as itself, so a scripted judge can tell the sides apart; as a judge, gives
+    the debate to the side whose speaker is stronger. Other structured steps get minimal
+    valid replies. Every request is recorded."""
+
+    def __init__(self, model_id: str, *, bad_ballots: bool = False) -> None:
+        super().__init__(model_id=model_id)
+        self.bad_ballots = bad_ballots
+
+    def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
+        if request.reply_schema is Ballot:
+            self.queue("not json" if self.bad_ballots else ballot(request))
+        elif request.reply_schema is None:
+            self.queue(
+                f"I am {self.model_id}, and my case rests on evidence from many studies, "
+                f"careful reasoning and examples everyone knows [{len(self.requests)}]"
+            )
+        return super().chat(request, on_text=on_text)
+
+
+def ballot(request: ChatRequest) -> str:
+    prompt = request.messages[-1].content
+    marker = "argued against the motion" if "argued against" in prompt else "反对辩题"
+    prop, opp = prompt.split(marker, 1)
+    level = {side: max((v for k, v in LEVEL.items() if f"I am {k}," in text), default=0)
+             for side, text in (("proposition", prop), ("opposition", opp))}  # fmt: skip
+    winner = "draw"
+    if level["proposition"] != level["opposition"]:
+        winner = max(level, key=lambda s: level[s])
+    return json.dumps(
+        {
+            "proposition_best": "evidence",
+            "opposition_best": "reasoning",
+            "reasons": "one side answered the other's objections",
+            "winner": winner,
+            "margin": "clear",
+        }
+    )
+
+
+class Models:
+    """One scripted model per reference, shared by every debate, as the pool shares them."""
+
+    def __init__(self, **kw: Any) -> None:
+        self.kw = kw
+        self.made: dict[str, Debater] = {}
+
+    def __call__(self, ref: str) -> Debater:
+        if ref not in self.made:
+            self.made[ref] = Debater(ref, **self.kw.get(ref, {}))
+        return self.made[ref]
+
+    def requests(self) -> int:
+        return sum(len(m.requests) for m in self.made.values())
+
+
+def oxford_plan(models: list[str], motions: list[Motion] = MOTIONS[:1], **kw: Any) -> Any:
+    return make_plan(
+        OXFORD,
+        models,
+        motions,
+        params=OxfordParams(max_rounds=3),
+        seed=kw.pop("seed", 11),
+        options={"max_tokens": 40},
+        **kw,
+    )
+
+
+def run(t: Tournament, models: Models) -> tuple[list[TournamentEvent], list[DebateFailed]]:
+    events: list[TournamentEvent] = []
+    failed = t.run(LocalExecutor(model_for=models), events.append)
+    return events, failed
+
+
+# -- the schedule --------------------------------------------------------------------------
+
+
+def test_every_pair_debates_every_motion_twice_with_sides_swapped() -> None:
+    models = ["a", "b", "c"]
+    plan = schedule(models, 2, seed=5)
+    assert len(plan) == 2 * 3 * 2  # motions × pairs × both orders
+    assert len({p.id for p in plan}) == len(plan)
+    for m in range(2):
+        seats = Counter((p.proposition, p.opposition) for p in plan if p.motion == m)
+        # every ordered pair once: each model argues both sides against each opponent
+        assert seats == Counter((x, y) for x in models for y in models if x != y)
+    by_swap: dict[str, list[Any]] = {}
+    for p in plan:
+        by_swap.setdefault(p.swap, []).append(p)
+    assert len(by_swap) == 6
+    for first, second in by_swap.values():
+        assert (first.proposition, first.opposition) == (second.opposition, second.proposition)
+        assert first.seed == second.seed  # a pair differs only in who sits where
+    assert len({p.seed for p in plan}) == 6
+    assert schedule(models, 2, seed=5) == plan  # reproducible
+    assert schedule(models, 2, seed=6)[0].seed != plan[0].seed
+
+
+def test_a_judge_never_judges_a_debate_it_took_part_in_while_another_is_left() -> None:
+    plan = schedule(["a", "b", "c"], 1, seed=1)  # the models judge each other
+    for p in plan:
+        assert p.judges == sorted({"a", "b", "c"} - {p.proposition, p.opposition})
+        assert not p.self_judged
+    two = schedule(["a", "b"], 1, seed=1)  # nobody else: both judge, and it is said
+    assert all(p.judges == ["a", "b"] and p.self_judged for p in two)
+    panel = schedule(["a", "b", "c"], 1, seed=1, judges=["a", "x", "y"])
+    ab = next(p for p in panel if {p.proposition, p.opposition} == {"a", "b"})
+    bc = next(p for p in panel if {p.proposition, p.opposition} == {"b", "c"})
+    assert ab.judges == ["x", "y"] and bc.judges == ["a", "x", "y"]
+
+
+def test_two_spellings_of_one_model_count_as_the_same_judge() -> None:
+    same = {"a": "A", "/models/a.gguf": "A", "b": "B", "c": "C"}
+    plan = schedule(["a", "b"], 1, seed=1, judges=["/models/a.gguf", "c"], identity=same.get)
+    assert all(p.judges == ["c"] for p in plan)
+    with pytest.raises(UsageError, match="same model"):
+        make_plan(OXFORD, ["a", "/models/a.gguf"], MOTIONS, params=OxfordParams(), seed=1,
+                  identify=same.__getitem__)  # fmt: skip
+
+
+def test_a_plan_needs_two_models_and_a_two_sided_format() -> None:
+    with pytest.raises(UsageError, match="two or more"):
+        oxford_plan(["a"])
+    decision = get_format("decision")
+    with pytest.raises(UsageError, match="no two opposing sides"):
+        make_plan(decision, ["a", "b"], MOTIONS, params=OxfordParams(), seed=1)
+
+
+def test_motions_file_one_a_line_worded_in_its_own_language(tmp_path: Path) -> None:
+    path = tmp_path / "motions.txt"
+    path.write_text("# ours\ncats are better than dogs\n\n  人工智能将是人类最后一项伟大发明 \n")
+    motions = read_motions(path, OXFORD)
+    assert motions == [
+        Motion(text="This House Believes That cats are better than dogs", language="en"),
+        Motion(text="本院认为人工智能将是人类最后一项伟大发明", language="zh"),
+    ]
+    (tmp_path / "empty.txt").write_text("\n# nothing\n")
+    with pytest.raises(UsageError, match="holds no motion"):
+        read_motions(tmp_path / "empty.txt", OXFORD)
+
+
+def test_a_panel_decides_by_plurality_and_a_tie_is_a_draw() -> None:
+    def b(winner: str, margin: str = "clear") -> Ballot:
+        return Ballot(proposition_best="p", opposition_best="o", reasons="r",
+                      winner=winner, margin=margin)  # type: ignore[arg-type]  # fmt: skip
+
+    assert decide([b("proposition", "decisive")]) == ("proposition", "decisive")
+    assert decide([b("proposition"), b("opposition")]) == ("draw", None)
+    assert decide([b("opposition", "narrow"), b("opposition", "clear"), b("proposition")]) == (
+        "opposition",
+        "narrow",  # margins tied: the narrower
+    )
+    assert decide([b("proposition"), b("draw"), b("draw")]) == ("draw", None)
+
+
+# -- running ---------------------------------------------------------------------------------
+
+
+def test_a_tournament_runs_every_debate_blind_judged_by_outsiders(tmp_path: Path) -> None:
+    names = ["weak", "strong", "middling"]
+    t = Tournament.create(oxford_plan(names, MOTIONS), tmp_path / "t")
+    models = Models()
+    events, failed = run(t, models)
+    assert failed == []
+    done = [e for e in events if isinstance(e, DebateDone)]
+    assert len(done) == len(t.plan.debates) == 12 and t.pending() == []
+    for p in t.plan.debates:
+        folder = t.debate_dir(p)
+        data = json.loads((folder / "transcript.json").read_text(encoding="utf-8"))
+        speakers = {x["role"]: x["model"] for x in data["turns"] if x["step"] == "speech"}
+        assert speakers == {"proposition": p.proposition, "opposition": p.opposition}
+        assert data["language"] == MOTIONS[p.motion].language
+        assert (folder / "journal.jsonl").is_file() and (folder / "debate.md").is_file()
+        verdict = json.loads((folder / "verdict.json").read_text(encoding="utf-8"))
+        [judge] = {b["judge"] for b in verdict["ballots"]}
+        assert judge not in (p.proposition, p.opposition)
+        stronger = max((p.proposition, p.opposition), key=LEVEL.__getitem__)
+        assert verdict["winner"] == ("proposition" if stronger == p.proposition else "opposition")
+    # The judges were shown both sides' speeches, and no filled-in answer to copy.
+    ballots = [r for m in models.made.values() for r in m.requests if r.reply_schema is Ballot]
+    assert len(ballots) == 12
+    for request in ballots:
+        prompt = request.messages[-1].content
+        assert prompt.count("evidence from many studies") >= 2
+        assert '"winner":' not in prompt
+        assert "winner: the side" in prompt or "winner：论证更好的一方" in prompt
+    report = build(t.plan, t.verdicts(), samples=200)
+    assert [r.model for r in report.models] == ["strong", "middling", "weak"]
+    assert [(r.wins, r.losses, r.draws) for r in report.models] == [(8, 0, 0), (4, 4, 0), (0, 8, 0)]
+    assert report.side_bias.rate == 0.0 and report.side_bias.proposition_share == 0.5
+    assert report.judge_agreement.panels == 0 and report.self_judged == 0
+    paths = write(report, t.folder)
+    assert json.loads(paths[0].read_text())["models"][0]["model"] == "strong"
+    assert paths[1].read_text().splitlines()[1].startswith("1,strong,")
+    assert paths[2].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_panel_of_two_self_judging_models_reports_their_agreement(tmp_path: Path) -> None:
+    t = Tournament.create(oxford_plan(["weak", "strong"]), tmp_path / "t")
+    run(t, Models())
+    report = build(t.plan, t.verdicts(), samples=50)
+    assert report.self_judged == 2
+    assert report.judge_agreement.panels == 2
+    assert report.judge_agreement.pairwise == 1.0  # both judges follow the same evidence
+    assert report.models[0].model == "strong"
+
+
+def test_resume_runs_only_what_did_not_finish(tmp_path: Path) -> None:
+    t = Tournament.create(oxford_plan(["weak", "strong", "middling"]), tmp_path / "t")
+
+    class Interrupting(Models):
+        calls = 0
+
+        def __call__(self, ref: str) -> Debater:
+            model = super().__call__(ref)
+            chat = model.chat
+
+            def counted(request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
+                Interrupting.calls += 1
+                if Interrupting.calls == 75:  # a few turns into the third debate
+                    raise KeyboardInterrupt
+                return chat(request, on_text=on_text)
+
+            model.chat = counted  # type: ignore[method-assign]
+            return model
+
+    with pytest.raises(KeyboardInterrupt):
+        run(t, Interrupting())
+    finished = t.verdicts()
+    assert 0 < len(finished) < len(t.plan.debates)
+    kept = {d: (t.debate_dir(p) / "verdict.json").read_bytes()
+            for p in t.plan.debates if (d := p.id) in finished}  # fmt: skip
+    pending = Tournament.open(t.folder).pending()
+    journal = t.debate_dir(pending[0]) / "journal.jsonl"
+    turns_before = [json.loads(x)["type"] for x in journal.read_text().splitlines()].count("turn")
+    assert turns_before > 0  # the interrupted debate kept its finished turns
+
+    models = Models()
+    again = Tournament.open(t.folder)
+    events, failed = run(again, models)
+    assert failed == [] and again.pending() == []
+    assert {e.pairing.id for e in events if isinstance(e, DebateDone)} == {p.id for p in pending}
+    for d, data in kept.items():  # finished debates are left as they were
+        assert (t.folder / "debates" / d / "verdict.json").read_bytes() == data
+    expected = 0
+    for p in pending:
+        transcript = json.loads((t.debate_dir(p) / "transcript.json").read_text())
+        expected += len(transcript["turns"]) + len(p.judges)
+    # Only the turns still missing were asked for: none of the kept ones again.
+    assert models.requests() == expected - turns_before
+
+
+def test_a_failed_debate_does_not_stop_the_others_and_a_resume_judges_it(
+    tmp_path: Path,
+) -> None:
+    t = Tournament.create(oxford_plan(["weak", "strong", "middling"]), tmp_path / "t")
+    # 'middling' judges the weak-strong debates and gives no valid ballot.
+    events, failed = run(t, Models(middling={"bad_ballots": True}))
+    assert {f.pairing.id for f in failed} == {
+        p.id for p in t.plan.debates if p.judges == ["middling"]
+    }
+    assert all("no valid Ballot" in f.message for f in failed)
+    assert len([e for e in events if isinstance(e, DebateDone)]) == 4
+    for f in failed:  # debated, only the judging is missing
+        assert (t.debate_dir(f.pairing) / "transcript.json").is_file()
+        assert not (t.debate_dir(f.pairing) / "verdict.json").exists()
+    models = Models()
+    _, failed_again = run(Tournament.open(t.folder), models)
+    assert failed_again == [] and t.pending() == []
+    asked = [r for m in models.made.values() for r in m.requests]
+    assert len(asked) == 2 and all(r.reply_schema is Ballot for r in asked)
+
+
+def test_create_refuses_a_folder_that_holds_a_tournament(tmp_path: Path) -> None:
+    Tournament.create(oxford_plan(["a", "b"]), tmp_path)
+    with pytest.raises(UsageError, match="already holds a tournament"):
+        Tournament.create(oxford_plan(["a", "b"]), tmp_path)
+    with pytest.raises(UsageError, match="holds no tournament.json"):
+        Tournament.open(tmp_path / "nothing")
+
+
+# -- through the CLI, on scripted models ------------------------------------------------------
+
+
+def moot(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {"MOOT_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home)}
+    return subprocess.run(
+        [sys.executable, "-m", "moot", *args], capture_output=True, text=True, env=env, timeout=300
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--model", "a"], "two or more"),
+        (["--model", "a", "--model", "b", "--format", "decision"], "no two opposing sides"),
+        (["--model", "a", "--model", "b", "--executor", "spark"], "unknown executor"),
+        (["--model", "a", "--model", "b", "--max-rounds", "2"], "--max-rounds"),
+        (["--resume", "x", "--model", "a"], "--resume"),
+    ],
+)
+def test_bad_input_is_one_line_with_a_hint_and_exit_2(
+    tmp_path: Path, args: list[str], needle: str
+) -> None:
+    (tmp_path / "m.txt").write_text("cats are better than dogs\n")
+    proc = moot("tournament", "--motions", str(tmp_path / "m.txt"), "--dry-run", *args,
+                home=tmp_path)  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert lines[0].startswith("error:") and needle in lines[0], proc.stderr
+    assert lines[1].startswith("hint:") and "Traceback" not in proc.stderr
+
+
+def test_a_dry_run_tournament_reports_and_resumes_to_nothing_left(tmp_path: Path) -> None:
+    (tmp_path / "m.txt").write_text("cats are better than dogs\n")
+    out = tmp_path / "t"
+    args = ["--motions", str(tmp_path / "m.txt"), "--max-rounds", "3", "--seed", "4"]
+    proc = moot("tournament", "--model", "a", "--model", "b", "--dry-run", "--out", str(out),
+                *args, home=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "Tournament (oxford, 2 debates)" in proc.stdout and "side bias" in proc.stdout
+    assert {p.name for p in out.iterdir()} >= {"ratings.json", "ratings.csv", "ratings.png"}
+    plan = json.loads((out / "tournament.json").read_text())
+    assert [d["proposition"] for d in plan["debates"]] == ["a", "b"]
+    stamp = (out / "debates" / plan["debates"][0]["id"] / "verdict.json").stat().st_mtime_ns
+    again = moot("tournament", "--resume", str(out), home=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "2 of 2 debates already finished" in again.stdout
+    assert (out / "debates" / plan["debates"][0]["id"] / "verdict.json").stat().st_mtime_ns == stamp
+
+
+@pytest.mark.real  # a real local Ray instance
+def test_a_dry_run_on_a_local_ray_instance_brings_every_debate_home(tmp_path: Path) -> None:
+    (tmp_path / "m.txt").write_text("cats are better than dogs\n")
+    out = tmp_path / "t"
+    proc = moot("tournament", "--model", "a", "--model", "b", "--model", "c", "--dry-run",
+                "--executor", "ray", "--motions", str(tmp_path / "m.txt"), "--max-rounds", "3",
+                "--out", str(out), home=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads((out / "tournament.json").read_text())
+    assert len(plan["debates"]) == 6
+    for debate in plan["debates"]:  # the workers' files, written here by the driver
+        folder = out / "debates" / debate["id"]
+        names = {"journal.jsonl", "transcript.json", "debate.md", "verdict.json"}
+        assert {p.name for p in folder.iterdir()} == names
+        verdict = json.loads((folder / "verdict.json").read_text())
+        assert [b["judge"] for b in verdict["ballots"]] == debate["judges"]
+    assert json.loads((out / "ratings.json").read_text())["debates_decided"] == 6
