@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from moot.config import debates_dir
 from moot.errors import UsageError
-from moot.transcript import read_journal
+from moot.transcript import make_private_dir, read_journal
+
+JOURNAL = "journal.jsonl"
 
 
 @dataclass(frozen=True)
@@ -24,7 +29,7 @@ class SavedDebate:
 
 def _summary(folder: Path) -> SavedDebate | None:
     transcript = folder / "transcript.json"
-    journal = folder / "journal.jsonl"
+    journal = folder / JOURNAL
     if transcript.is_file():
         data = json.loads(transcript.read_text(encoding="utf-8"))
         turns, finished = len(data.get("turns", [])), True
@@ -83,3 +88,80 @@ def remove_all() -> list[SavedDebate]:
     for debate in gone:
         shutil.rmtree(debate.path)
     return gone
+
+
+# -- a folder for a new debate -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A folder held by one new debate: its journal exists, so no other debate can take it."""
+
+    path: Path
+    created: bool  # the folder was made for this debate
+
+    def release(self) -> None:
+        """Give the folder back if the debate wrote nothing: its empty journal goes, and the
+        folder too when it was made for the debate and is empty."""
+        try:
+            journal = self.path / JOURNAL
+            if journal.stat().st_size == 0:
+                journal.unlink()
+            if self.created:
+                self.path.rmdir()  # fails, harmlessly, unless the folder is empty
+        except OSError:
+            pass
+
+
+def claim(out: Path | None, *, motion: str) -> Claim:
+    """The folder a new debate writes to: OUT, or a fresh one in moot's data directory.
+
+    Two debates never share one: a fresh folder is made with an exclusive mkdir (another
+    debate on the same motion in the same second gets `…-2`), and the journal is created
+    exclusively, so a folder that holds a debate (or is being claimed) is refused.
+    """
+    if out is None:
+        folder, created = _fresh_folder(motion), True
+    else:
+        folder, created = out, not out.is_dir()
+        try:
+            make_private_dir(out)
+        except OSError as exc:
+            raise _unwritable(out, exc) from exc
+    try:
+        os.close(os.open(folder / JOURNAL, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        raise UsageError(
+            f"{folder} already holds a debate",
+            hint="choose an empty folder with --out (`moot resume` continues an interrupted one)",
+        ) from None
+    except OSError as exc:
+        raise _unwritable(folder, exc) from exc
+    return Claim(folder, created)
+
+
+def _fresh_folder(motion: str) -> Path:
+    root = debates_dir()
+    try:
+        make_private_dir(root)
+    except OSError as exc:
+        raise _unwritable(root, exc) from exc
+    slug = re.sub(r"[^\w]+", "-", motion.lower()).strip("-")[:40] or "debate"
+    name = f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{slug}"
+    for n in range(1, 1000):
+        path = root / (name if n == 1 else f"{name}-{n}")
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise _unwritable(root, exc) from exc
+        return path
+    raise UsageError(f"too many debates named {name} in {root}", hint="wait a second")
+
+
+def _unwritable(path: Path, exc: OSError) -> UsageError:
+    return UsageError(
+        f"cannot write to {path}: {exc.strerror or exc}",
+        hint="choose a folder you can write to with --out, or free some space",
+    )

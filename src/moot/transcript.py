@@ -96,6 +96,26 @@ def write_atomic(path: Path, data: str) -> None:
     _fsync_dir(path.parent)
 
 
+def create_atomic(path: Path, data: str) -> bool:
+    """Create PATH holding DATA unless it exists (then False): written to a temp file and
+    linked into place, so a reader never sees it half-written and no writer replaces it."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o600)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    _fsync_dir(path.parent)
+    return True
+
+
 class Journal:
     """Append-only JSONL: each record is on disk (fsynced) before the debate goes on."""
 

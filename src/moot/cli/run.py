@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import random
-import re
 import sys
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
+from moot import history
 from moot.cli import app
 from moot.cli.options import (
     CallTimeout,
@@ -30,11 +29,10 @@ from moot.cli.options import (
     Seed,
     installed,
 )
-from moot.config import debates_dir
 from moot.debate import Debate, DebateSetup
 from moot.errors import UsageError
 from moot.formats import get_format
-from moot.formats.base import Format, RunOptions
+from moot.formats.base import RunOptions
 from moot.formats.oxford import EXAMPLE_MOTIONS, label
 from moot.prompts import resolve_language
 from moot.render import LiveView, show_document
@@ -143,7 +141,7 @@ def run(
             k: _temperature(v)
             for k, v in _pairs(temperature or [], "--temperature", cast.roles).items()
         },
-        out_dir=None if no_save else _out_dir(out, debate_format, text),
+        out_dir=None,
         prompts_root=prompts,
         gpu_layers=gpu_layers,
         n_ctx=n_ctx,
@@ -151,7 +149,15 @@ def run(
         call_timeout_s=call_timeout,
         dry_run=dry_run,
     )
-    _run(setup, console, quiet=quiet, ask=_asker(console) if options.interactive else None)
+    saves = not no_save and (out is not None or debate_format.saves_by_default)
+    folder = history.claim(out, motion=text) if saves else None
+    setup.out_dir = folder.path if folder else None
+    try:
+        _run(setup, console, quiet=quiet, ask=_asker(console) if options.interactive else None)
+    except BaseException:
+        if folder:
+            folder.release()  # a debate that wrote nothing leaves nothing behind
+        raise
 
 
 def _asker(console: Console) -> Callable[[str], str]:
@@ -168,7 +174,6 @@ def resume(
     quiet: Annotated[bool, typer.Option(help="Print only the result.")] = False,
 ) -> None:
     """Continue an interrupted debate from its journal; finished turns are reused verbatim."""
-    from moot import history
     from moot.debate import resume_setup
 
     folder = history.find(debate).path
@@ -260,11 +265,3 @@ def _temperature(value: str) -> float:
     if not 0.0 <= t <= 2.0:
         raise UsageError(f"temperature {value!r} is not a number from 0 to 2", hint="e.g. 0.7")
     return t
-
-
-def _out_dir(out: Path | None, debate_format: Format, motion: str) -> Path | None:
-    if out is not None or not debate_format.saves_by_default:
-        return out
-    slug = re.sub(r"[^\w]+", "-", motion.lower()).strip("-")[:40] or "debate"
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    return debates_dir() / f"{stamp}-{slug}"

@@ -12,12 +12,12 @@ from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, create_model
 
 from moot.config import data_dir, validate_params
 from moot.errors import CallTimeoutError, MootError, StructuredReplyError, UsageError
 from moot.formats.base import RunOptions
-from moot.transcript import Turn, make_private_dir, write_atomic
+from moot.transcript import Turn, create_atomic, make_private_dir, write_atomic
 
 Effort = Literal["low", "medium", "high", "max"]
 Rating = Literal["high", "medium", "low"]
@@ -240,6 +240,7 @@ class DebateState(BaseModel):
     exchanges: list[Exchange] = Field(default_factory=list)
     verdict: dict[str, Any] | None = None
     timestamp: str = ""
+    _claimed: bool = PrivateAttr(default=False)
 
     @property
     def path(self) -> Path:
@@ -250,6 +251,14 @@ class DebateState(BaseModel):
         self.timestamp = _now().isoformat(timespec="seconds")
         folder = make_private_dir(state_dir())
         text = self.model_dump_json(indent=2)
-        write_atomic(self.path, text)
+        if self._claimed:
+            write_atomic(self.path, text)
+        while not self._claimed:
+            # Two debates started in the same second may draw one id: the first to create
+            # `<id>.json` keeps it, the other draws again.
+            self._claimed = create_atomic(self.path, text)
+            if not self._claimed:
+                self.id = new_id()
+                text = self.model_dump_json(indent=2)
         write_atomic(folder / "last-debate.json", text)
         return self.path
