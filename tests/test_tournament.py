@@ -4,6 +4,7 @@ the schedule, blind judging by outsiders, the report, resume and failures."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -15,6 +16,7 @@ import pytest
 from moot.config import OxfordParams
 from moot.errors import UsageError
 from moot.formats import get_format
+from moot.formats.base import RunOptions
 from moot.llm import ChatRequest, Completion, OnText
 from moot.schemas import Ballot
 from moot.scripted import ScriptedModel
@@ -22,14 +24,11 @@ from moot.tournament import (
     DebateDone,
     DebateFailed,
     LocalExecutor,
-    Motion,
     Tournament,
     TournamentEvent,
-    make_plan,
-    read_motions,
-    schedule,
 )
 from moot.tournament_judge import decide
+from moot.tournament_plan import Motion, make_plan, read_motions, schedule
 from moot.tournament_report import build, write
 
 OXFORD = get_format("oxford")
@@ -237,6 +236,24 @@ def test_a_tournament_runs_every_debate_blind_judged_by_outsiders(tmp_path: Path
     assert paths[2].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_the_challenge_format_seats_the_models_as_proposer_and_challenger(
+    tmp_path: Path, moot_home: Path
+) -> None:
+    challenge = get_format("challenge")
+    params = challenge.params(RunOptions(rounds=1))
+    plan = make_plan(challenge, ["weak", "strong"], MOTIONS[:1], params=params, seed=3,
+                     judges=["middling"])  # fmt: skip
+    t = Tournament.create(plan, tmp_path / "t")
+    _, failed = run(t, Models())
+    assert failed == []
+    for p in t.plan.debates:
+        data = json.loads((t.debate_dir(p) / "transcript.json").read_text(encoding="utf-8"))
+        speakers = {x["role"]: x["model"] for x in data["turns"] if x["role"] != "judge"}
+        assert speakers == {"proposer": p.proposition, "challenger": p.opposition}
+        verdict = t.verdicts()[p.id]
+        assert verdict.winner == ("proposition" if p.proposition == "strong" else "opposition")
+
+
 def test_a_panel_of_two_self_judging_models_reports_their_agreement(tmp_path: Path) -> None:
     t = Tournament.create(oxford_plan(["weak", "strong"]), tmp_path / "t")
     run(t, Models())
@@ -388,3 +405,45 @@ def test_a_dry_run_on_a_local_ray_instance_brings_every_debate_home(tmp_path: Pa
         verdict = json.loads((folder / "verdict.json").read_text())
         assert [b["judge"] for b in verdict["ballots"]] == debate["judges"]
     assert json.loads((out / "ratings.json").read_text())["debates_decided"] == 6
+
+
+class FakeRay:
+    """Stands in for the ray module: records how it was started, offers no GPU."""
+
+    def __init__(self) -> None:
+        self.inits: list[dict[str, Any]] = []
+        self.shut = False
+
+    def init(self, **kw: Any) -> None:
+        self.inits.append(kw)
+
+    def cluster_resources(self) -> dict[str, float]:
+        return {"CPU": 2.0}
+
+    def shutdown(self) -> None:
+        self.shut = True
+
+
+def test_the_ray_executor_starts_a_quiet_loopback_ray_or_joins_the_given_cluster(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from moot.tournament_ray import RayExecutor
+
+    fake = FakeRay()
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    for name in ("RAY_ADDRESS", "RAY_USAGE_STATS_ENABLED", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"):
+        monkeypatch.setenv(name, "")  # so that the test's own setting is undone after it
+        monkeypatch.delenv(name)
+    plan = oxford_plan(["a", "b"])
+    plan.options["gpu_layers"] = -1
+    t = Tournament.create(plan, tmp_path / "t")
+    with pytest.raises(UsageError, match="has none"):  # a GPU asked for and none there
+        RayExecutor().run(t, t.pending(), lambda e: None)
+    assert fake.inits[0]["address"] == "local" and fake.inits[0]["include_dashboard"] is False
+    assert fake.shut
+    assert os.environ["RAY_USAGE_STATS_ENABLED"] == "0"  # no usage report leaves
+    assert os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] == "0"  # loopback only
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.5:6379")
+    with pytest.raises(UsageError):
+        RayExecutor().run(t, t.pending(), lambda e: None)
+    assert fake.inits[1]["address"] == "10.0.0.5:6379"

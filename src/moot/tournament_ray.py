@@ -49,6 +49,11 @@ class RayExecutor:
         _init(ray, self.address)
         try:
             gpus = 1 if tournament.plan.options.get("gpu_layers") else 0
+            if gpus and ray.cluster_resources().get("GPU", 0) < 1:  # else tasks wait forever
+                raise UsageError(
+                    "--gpu-layers asks each debate for a GPU, and the Ray cluster has none",
+                    hint="use --gpu-layers 0, or a cluster with GPUs",
+                )
             task = ray.remote(_play_task).options(num_cpus=self.cpus, num_gpus=gpus)
             plan = tournament.plan.model_dump(mode="json")
             running = {}

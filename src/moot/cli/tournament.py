@@ -51,10 +51,8 @@ from moot.tournament import (
     LocalExecutor,
     Tournament,
     TournamentEvent,
-    identity,
-    make_plan,
-    read_motions,
 )
+from moot.tournament_plan import identity, make_plan, read_motions
 
 if TYPE_CHECKING:
     from moot.tournament_report import Report
