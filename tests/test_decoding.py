@@ -139,6 +139,18 @@ def test_session_cache_keeps_within_its_budget_dropping_the_oldest() -> None:
     assert not SessionCache(0).enabled
 
 
+def test_session_cache_finds_the_longest_shared_prefix_in_any_session() -> None:
+    cache = SessionCache(1000)
+    cache.put("proposition", Snapshot((1, 2, 3, 4), None, 10))
+    cache.put("opposition", Snapshot((1, 2, 9), None, 10))
+    cache.put("chair", Snapshot((7, 8), None, 10))
+    snap, n = cache.best([1, 2, 3, 5])
+    assert snap is not None and snap.tokens == (1, 2, 3, 4) and n == 3
+    assert cache.best([5, 6]) == (None, 0)
+    cache.put("judge", Snapshot((3,), None, 985))  # the found one was used last: it stays
+    assert cache.get("proposition") is not None and cache.get("opposition") is None
+
+
 def test_prompt_batches_never_leave_a_lone_token_when_avoidable() -> None:
     from moot.llama import batches
 

@@ -155,7 +155,7 @@ def common_prefix(cached: Any, tokens: Sequence[int]) -> int:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """One speaker's KV cache after its last call, with the tokens it holds."""
+    """A KV cache after a call: the tokens of its prompt, evaluated in batches, and the state."""
 
     tokens: tuple[int, ...]
     state: Any
@@ -180,6 +180,22 @@ class SessionCache:
         if name in self._items:
             self._items.move_to_end(name)
         return self._items.get(name)
+
+    def best(self, tokens: Sequence[int]) -> tuple[Snapshot | None, int]:
+        """The snapshot sharing the longest prefix with `tokens`, from any session.
+
+        Speakers whose prompts open on the same record (the motion, then the speeches so
+        far) share that prefix whoever spoke last.
+        """
+        found, length = None, 0
+        for name in reversed(self._items):  # the most recently used first on a tie
+            n = self._items[name].common_prefix(tokens)
+            if n > length:
+                found, length = name, n
+        if found is None:
+            return None, 0
+        self._items.move_to_end(found)
+        return self._items[found], length
 
     def discard(self, name: str) -> None:
         self._items.pop(name, None)

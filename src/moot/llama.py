@@ -116,7 +116,7 @@ class LlamaCppModel:
             text, n_out, finish, ttft = self._decode_loop(plan, on_text, start, deadline)
             if request.session and self._sessions.enabled:
                 self._sessions.discard(request.session)  # free it before taking the new one
-                self._sessions.put(request.session, self._runtime.snapshot())
+                self._sessions.put(request.session, self._runtime.snapshot(trim=True))
         completion = Completion(
             text=text,
             prompt_tokens=len(tokens),
@@ -158,9 +158,9 @@ class LlamaCppModel:
         """Evaluate the prompt, reusing the longest prefix already cached; return its length."""
         rt = self._runtime
         live = rt.common_prefix(tokens)
-        snapshot = self._sessions.get(session) if session else None
-        if snapshot and snapshot.common_prefix(tokens) > live + _MIN_RESTORE_GAIN:
-            live = snapshot.common_prefix(tokens) if rt.restore(snapshot) else 0
+        snapshot, shared = self._sessions.best(tokens) if session else (None, 0)
+        if snapshot and shared > live + _MIN_RESTORE_GAIN:
+            live = shared if rt.restore(snapshot) else 0
         # At least two tokens are evaluated: the last one for its logits, and never alone.
         n_past = max(0, min(live, len(tokens) - 2))
         if n_past > 0 and not rt.truncate(n_past):
@@ -380,8 +380,11 @@ class _Runtime:
             sorted=False,
         )
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self, *, trim: bool = False) -> Snapshot:
+        """The context's state; `trim` first drops what is never reused (generated tokens)."""
         lc = self.lc
+        if trim and self.llm.n_tokens > self.batch_len and self.truncate(self.batch_len):
+            self.llm.n_tokens = self.batch_len
         # The whole context's state, not llama_state_seq_*: a sequence's state leaves out
         # cells outside the sliding window, and then its prefix cannot be reused (Gemma-3).
         size = int(lc.llama_state_get_size(self.ctx))
