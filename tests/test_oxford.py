@@ -172,9 +172,50 @@ def test_roles_get_their_rulebook_temperatures_and_personas(tmp_path: Path) -> N
         "chair": 0.4,
         "judge": 0.2,
     }
+    personas = {
+        "proposition": "debater speaking FOR the motion",
+        "opposition": "debater speaking AGAINST the motion",
+        "devil": "You are the Devil's Advocate",
+    }
     for req in chamber.model.requests:
-        has_system = req.messages[0].role == "system"
-        assert has_system == (req.session in ("proposition", "opposition", "devil"))
+        # No system prompt for anyone: every speaker's prompt opens on the same record,
+        # and the debaters' personas are in their steps.
+        assert [m.role for m in req.messages] == ["user"]
+        prompt = req.messages[0].content
+        for role, persona in personas.items():
+            assert (persona in prompt) == (req.session == role), (req.session, role)
+
+
+def test_prompts_open_on_a_shared_record_and_show_only_what_each_step_sees(
+    tmp_path: Path,
+) -> None:
+    chamber = Chamber()
+    run_debate(tmp_path, chamber, max_rounds=3)
+    reqs = chamber.model.requests
+    turns = [(r.session, r.messages[-1].content, r.reply_schema) for r in reqs]
+    round2 = [i for i, (_, p, _) in enumerate(turns) if "summary of the debate so far" in p]
+    first = round2[0]  # round 2's Proposition speech: the first prompt with a summary
+
+    def prompt(role: str, start: int, schema: Any = None) -> str:
+        return next(p for s, p, sc in turns[start:] if s == role and sc is schema)
+
+    summary_1 = chamber.model.requests[first].messages[-1].content.split('"""')[1].strip()
+    opp = prompt("opposition", first + 1)
+    devil = prompt("devil", first)
+    chair = prompt("chair", first)
+    judge = prompt("judge", first, CompletenessRubric)
+    # The debaters and the devil see the summary so far; the Opposition speech and the
+    # devil's prompt open on the same record, up to the Proposition's speech and beyond.
+    assert summary_1 in opp and summary_1 in devil
+    prop_speech = opp.split('"""')[3]
+    assert opp.split(prop_speech)[0] == devil.split(prop_speech)[0]
+    # The Chair sees this round's three speeches, not the summary so far; the judge
+    # sees the two speeches only, and its prompt opens as the Chair's does.
+    assert summary_1 not in chair and summary_1 not in judge
+    devil_text = chair.split('"""')[5].strip()
+    assert devil_text and devil_text not in judge
+    opp_speech = judge.split('"""')[3]
+    assert chair.split(opp_speech)[0] == judge.split(opp_speech)[0]
 
 
 def test_judge_prompt_hands_the_model_no_number(tmp_path: Path) -> None:
