@@ -14,12 +14,73 @@ from typing import Any
 MOTION = "This House Believes That remote work is better than office work"
 
 
-def oxford_debate(results: dict[str, Any], *, seed: int = 7) -> None:
-    """Run the debate in process; efficiency = completion tokens / decode_ref_tps / wall."""
+class NaiveModel:
+    """The rulebook run with stateless calls, for comparison: llama-cpp-python's own
+    create_chat_completion (grammar= for judges), the KV cache cleared before every call."""
+
+    def __init__(self, model_id: str) -> None:
+        from llama_cpp import Llama
+
+        from moot.config import physical_cores
+        from moot.store import resolve
+
+        resolved = resolve(model_id)
+        self.model_id = resolved.id
+        threads = physical_cores()
+        self._llm = Llama(
+            model_path=str(resolved.path),
+            n_ctx=4096,
+            n_threads=threads,
+            n_threads_batch=threads,
+            verbose=False,
+        )
+
+    def chat(self, request: Any, *, on_text: Any = None) -> Any:
+        from llama_cpp import LlamaGrammar
+
+        from moot.llama import schema_to_gbnf
+        from moot.llm import Completion
+
+        start = time.perf_counter()
+        schema = request.reply_schema
+        grammar = LlamaGrammar.from_string(schema_to_gbnf(schema)) if schema else None
+        self._llm.reset()  # stateless: nothing of the previous call is reused
+        s = request.sampling
+        out: Any = self._llm.create_chat_completion(
+            messages=[{"role": m.role, "content": m.content} for m in request.messages],
+            temperature=s.temperature,
+            top_p=s.top_p,
+            max_tokens=s.max_tokens,
+            seed=s.seed,
+            grammar=grammar,
+            repeat_penalty=s.repeat_penalty,
+        )
+        text = out["choices"][0]["message"]["content"] or ""
+        if on_text:
+            on_text(text)
+        usage = out["usage"]
+        return Completion(
+            text=text,
+            prompt_tokens=usage["prompt_tokens"],
+            completion_tokens=usage["completion_tokens"],
+            duration_ms=round((time.perf_counter() - start) * 1000),
+        )
+
+
+def oxford_debate(results: dict[str, Any], *, seed: int = 7, naive: bool = False) -> None:
+    """Run the debate in process; efficiency = completion tokens / decode_ref_tps / wall.
+
+    With `naive`, the same debate with stateless calls through llama-cpp-python's own
+    chat completion: what the figure would be without moot's decode loop and KV reuse.
+    """
     from moot.config import OxfordParams
     from moot.debate import Debate, DebateSetup
     from moot.formats.oxford import FORMAT
 
+    factory = None
+    if naive:
+        model = NaiveModel("smollm2-135m")
+        factory = lambda ref: model  # noqa: E731
     with tempfile.TemporaryDirectory() as tmp:
         setup = DebateSetup(
             format=FORMAT,
@@ -30,14 +91,14 @@ def oxford_debate(results: dict[str, Any], *, seed: int = 7) -> None:
             out_dir=Path(tmp) / "out",
         )
         start = time.perf_counter()
-        result = Debate(setup).run()
+        result = Debate(setup, model_factory=factory).run()
         wall = time.perf_counter() - start
     turns = result.transcript.turns
     prompt = sum(t.prompt_tokens for t in turns)
     cached = sum(t.cached_tokens for t in turns)
     completion = sum(t.completion_tokens for t in turns)
     ref = results.get("smollm2-135m", {}).get("decode_ref_tps")
-    results["oxford"] = {
+    figures = {
         "model": "smollm2-135m",
         "rounds": 3,
         "turns": len(turns),
@@ -46,10 +107,14 @@ def oxford_debate(results: dict[str, Any], *, seed: int = 7) -> None:
         "cached_tokens": cached,
         "completion_tokens": completion,
         "prompt_reuse": round(cached / prompt, 3) if prompt else None,
+        "efficiency": round(completion / ref / wall, 3) if ref else None,
     }
-    if ref:
-        results["oxford_efficiency"] = round(completion / ref / wall, 3)
-    results["prompt_reuse"] = results["oxford"]["prompt_reuse"]
+    if naive:
+        results["oxford_naive"] = figures
+        return
+    results["oxford"] = figures
+    results["oxford_efficiency"] = figures["efficiency"]
+    results["prompt_reuse"] = figures["prompt_reuse"]
 
 
 def ttft(results: dict[str, Any]) -> None:
@@ -90,6 +155,10 @@ def ttft(results: dict[str, Any]) -> None:
 
 def run(results: dict[str, Any]) -> None:
     oxford_debate(results)
+    oxford_debate(results, naive=True)
+    naive = results["oxford_naive"]["efficiency"]
+    if naive and results.get("oxford_efficiency"):
+        results["oxford_vs_naive"] = round(results["oxford_efficiency"] / naive, 2)
     ttft(results)
 
 
