@@ -137,6 +137,16 @@ def test_every_pair_debates_every_motion_twice_with_sides_swapped() -> None:
     assert schedule(models, 2, seed=6)[0].seed != plan[0].seed
 
 
+def test_more_swap_pairs_repeat_each_pairing_with_its_own_seed() -> None:
+    plan = schedule(["a", "b"], 1, seed=5, swaps=2)
+    assert [(p.proposition, p.opposition) for p in plan] == [("a", "b"), ("b", "a")] * 2
+    assert [p.swap for p in plan] == ["m1-1-2-1", "m1-1-2-1", "m1-1-2-2", "m1-1-2-2"]
+    assert plan[0].seed == plan[1].seed != plan[2].seed == plan[3].seed
+    assert len({p.id for p in plan}) == 4
+    with pytest.raises(UsageError, match="--swaps"):
+        oxford_plan(["a", "b"], swaps=0)
+
+
 def test_a_judge_never_judges_a_debate_it_took_part_in_while_another_is_left() -> None:
     plan = schedule(["a", "b", "c"], 1, seed=1)  # the models judge each other
     for p in plan:

@@ -42,6 +42,8 @@ class TournamentPlan(BaseModel):
     models: list[str]
     motions: list[Motion]
     judges: list[str]
+    # What each reference named when planned: a model file's sha256, or a server URL.
+    identities: dict[str, str] = Field(default_factory=dict)
     seed: int
     params: dict[str, Any]  # the format's validated parameters
     options: dict[str, Any] = Field(default_factory=dict)  # max_tokens, n_ctx, gpu_layers, …
@@ -70,8 +72,10 @@ def schedule(
     seed: int,
     judges: Sequence[str] = (),
     identity: Callable[[str], str] = str,
+    swaps: int = 1,
 ) -> list[Pairing]:
-    """Every motion × every pair of models, each pair twice with sides swapped.
+    """Every motion × every pair of models × `swaps` swap pairs: two debates each, the
+    same seed, sides swapped.
 
     A debate's judges are those of `judges` (default: the models themselves) that took
     no part in it; when none is left, all of them judge and the debate is self-judged.
@@ -84,20 +88,21 @@ def schedule(
             a, b = models[i], models[j]
             seats = {identity(a), identity(b)}
             outside = [ref for ref in panel if identity(ref) not in seats]
-            swap = f"m{m + 1}-{i + 1}-{j + 1}"
-            for prop, opp in ((a, b), (b, a)):
-                out.append(
+            for s in range(swaps):
+                swap = f"m{m + 1}-{i + 1}-{j + 1}" + (f"-{s + 1}" if swaps > 1 else "")
+                out += [
                     Pairing(
-                        id=f"{len(out) + 1:03d}-motion{m + 1}-{_slug(prop)}-vs-{_slug(opp)}",
+                        id=f"{len(out) + k + 1:03d}-motion{m + 1}-{_slug(p)}-vs-{_slug(o)}",
                         motion=m,
-                        proposition=prop,
-                        opposition=opp,
+                        proposition=p,
+                        opposition=o,
                         swap=swap,
                         seed=derive_seed(seed, "tournament", swap),
                         judges=outside or panel,
                         self_judged=not outside,
                     )
-                )
+                    for k, (p, o) in enumerate(((a, b), (b, a)))
+                ]
     return out
 
 
@@ -142,10 +147,13 @@ def make_plan(
     judges: Sequence[str] = (),
     options: dict[str, Any] | None = None,
     identify: Callable[[str], str] = str,
+    swaps: int = 1,
 ) -> TournamentPlan:
     """The whole schedule; refuses fewer than two distinct models or a one-sided format."""
     two_sided(fmt)
-    keys = {ref: identify(ref) for ref in {*models, *judges}}
+    if swaps < 1:
+        raise UsageError(f"--swaps {swaps} is less than 1", hint="e.g. --swaps 2")
+    keys = {ref: identify(ref) for ref in dict.fromkeys([*models, *judges])}
     if len(models) < 2:
         raise UsageError("a tournament needs two or more --model", hint="--model A --model B")
     seen: dict[str, str] = {}
@@ -163,10 +171,13 @@ def make_plan(
         models=list(models),
         motions=motions,
         judges=list(judges),
+        identities=keys,
         seed=seed,
         params=params.model_dump(mode="json"),
         options=options or {},
-        debates=schedule(models, len(motions), seed=seed, judges=judges, identity=keys.__getitem__),
+        debates=schedule(
+            models, len(motions), seed=seed, judges=judges, identity=keys.__getitem__, swaps=swaps
+        ),
     )
 
 

@@ -76,6 +76,13 @@ def tournament(
             metavar="REF",
         ),
     ] = None,
+    swaps: Annotated[
+        int,
+        typer.Option(
+            help="Swap pairs per pair of models and motion: each is two debates, the same "
+            "seed, sides swapped."
+        ),
+    ] = 1,
     seed: Seed = None,
     out: Annotated[
         Path | None,
@@ -114,10 +121,10 @@ def tournament(
         raise UsageError(f"--bootstrap {bootstrap} is negative", hint="e.g. 1000")
     remote_cluster = executor == "ray" and bool(ray_address)
     if resume is not None:
-        if model or motions or judge or out:
+        if model or motions or judge or out or swaps != 1:
             raise UsageError(
                 "--resume continues a tournament as it was planned",
-                hint="give --resume DIR without --model, --motions, --judge or --out",
+                hint="give --resume DIR without --model, --motions, --judge, --swaps or --out",
             )
         t = Tournament.open(resume)
     else:
@@ -152,6 +159,7 @@ def tournament(
                 "dry_run": dry_run,
             },
             identify=identity if resolve else str,
+            swaps=swaps,
         )
         folder = out or tournaments_dir() / datetime.now().strftime("%Y%m%d-%H%M%S")
         t = Tournament.create(plan, folder)
