@@ -149,6 +149,7 @@ def draw(report: Report, path: Path) -> None:
         ax.errorbar(strength, range(len(rows)), xerr=errors, fmt="o", capsize=4)
         ax.axvline(0, color="grey", linewidth=0.8, linestyle="--")
         ax.set_yticks(range(len(rows)), names)
+        ax.set_ylim(-0.6, len(rows) - 0.4)
         ax.set_xlabel(f"Bradley-Terry strength (log), {report.interval:.0%} bootstrap interval")
         decided = f"{report.debates_decided} debates"
         ax.set_title(f"moot tournament · {report.format} · {decided}")

@@ -25,7 +25,6 @@ from moot.cli.options import (
     CallTimeout,
     DryRun,
     Effort,
-    FormatName,
     GpuLayers,
     Lang,
     Many,
@@ -66,7 +65,9 @@ def tournament(
     motions: Annotated[
         Path | None, typer.Option(help="A text file of motions, one a line (English or Chinese).")
     ] = None,
-    fmt: FormatName = "oxford",
+    fmt: Annotated[
+        str, typer.Option("--format", help="Format: oxford or challenge (the two-sided ones).")
+    ] = "oxford",
     lang: Lang = "auto",
     judge: Annotated[
         Many,
