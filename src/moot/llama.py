@@ -253,11 +253,16 @@ def _make_formatter(llm: Any, model: ResolvedModel) -> Any:
     from llama_cpp import llama_chat_format as lcf
 
     if model.chat_format == "template":
-        template = llm.metadata.get("tokenizer.chat_template")
+        template = model.chat_template  # the text moot checked when it resolved the file
         if not template:
             raise MootError(
                 f"{model.path.name} has no chat template in its metadata",
                 hint="name its chat format (e.g. chatml, gemma) in the catalog entry",
+            )
+        if llm.metadata.get("tokenizer.chat_template") != template:
+            raise ModelIntegrityError(
+                f"{model.path} changed after moot checked it: its chat template differs",
+                hint=f"check the file with `moot models verify {model.id}`",
             )
         eos, bos = llm.token_eos(), llm.token_bos()
         # The template is code from the internet: Jinja2ChatFormatter renders it sandboxed.
