@@ -160,6 +160,27 @@ def test_chinese_streams_intact(smol: LlamaCppModel) -> None:
     assert all("\ufffd" not in piece for piece in shown)
 
 
+def test_candidates_pair_every_logit_with_its_token_after_a_sampler_sorted_them(
+    smol: LlamaCppModel,
+) -> None:
+    import ctypes
+
+    import numpy as np
+
+    smol.chat(ask("Name a colour.", max_tokens=2))
+    rt = smol._runtime
+    lc = rt.lc
+    top_k = lc.llama_sampler_init_top_k(5)
+    try:
+        lc.llama_sampler_apply(top_k, ctypes.byref(rt.candidates()))  # sorts in place
+    finally:
+        lc.llama_sampler_free(top_k)
+    data = np.ctypeslib.as_array(rt.candidates().data, shape=(rt.n_vocab,))
+    logits = np.ctypeslib.as_array(lc.llama_get_logits_ith(rt.ctx, -1), shape=(rt.n_vocab,))
+    assert (data["id"] == np.arange(rt.n_vocab)).all()
+    assert (data["logit"] == logits).all()
+
+
 def test_gemma_answers_two_chats_in_a_row(gemma: LlamaCppModel) -> None:
     first_request = ask("What is the capital of France?", system="Answer briefly.", max_tokens=32)
     first = gemma.chat(first_request)

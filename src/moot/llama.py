@@ -327,6 +327,7 @@ class _Runtime:
         self.eog = eos if eos >= 0 else int(lc.llama_vocab_eot(self.vocab))
         self._buf = ctypes.create_string_buffer(64)
         self._candidates: Any = None
+        self._ids: Any = None
         # How many leading cached tokens were evaluated in batches of two or more. Only
         # those are reused: llama.cpp computes a lone token (as in generation) slightly
         # differently from the same token inside a batch, and a cache built from both
@@ -373,8 +374,11 @@ class _Runtime:
         if self._candidates is None:
             dtype = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)])
             self._candidates = np.zeros(self.n_vocab, dtype=dtype)
-            self._candidates["id"] = np.arange(self.n_vocab, dtype=np.intc)
+            self._ids = np.arange(self.n_vocab, dtype=np.intc)
         data = self._candidates
+        # Samplers sort the array in place: the ids must be laid out afresh every time,
+        # or the logits below would be paired with the wrong tokens.
+        data["id"] = self._ids
         logits = lc.llama_get_logits_ith(self.ctx, -1)
         data["logit"] = np.ctypeslib.as_array(logits, shape=(self.n_vocab,))
         data["p"] = 0.0
