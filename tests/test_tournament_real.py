@@ -1,0 +1,88 @@
+"""Real tournaments through the real CLI: SmolLM2 against Gemma-3, one motion, four short
+debates, on this machine and on a local Ray instance, opening no outside connection."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import REAL_HOME
+from test_offline import HOOK
+
+pytestmark = pytest.mark.real
+
+MODELS = ("smollm2-135m", "gemma3-270m")
+# Two swap pairs (four debates), the fewest Oxford rounds and short speeches.
+SHORT = ["--swaps", "2", "--max-rounds", "3", "--max-tokens", "24", "--seed", "7"]
+
+
+def run_audited(args: list[str], tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], list]:
+    """moot ARGS under the offline test's audit hook; the connections it saw."""
+    log = tmp_path / "net.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    env.update(MOOT_HOME=str(REAL_HOME), NET_LOG=str(log), MOOT_ARGS=json.dumps(args))
+    proc = subprocess.run([sys.executable, "-c", HOOK], capture_output=True, text=True,
+                          env=env, timeout=1800)  # fmt: skip
+    return proc, json.loads(log.read_text()) if log.exists() else ["no log written"]
+
+
+def tournament(tmp_path: Path, *extra: str) -> tuple[str, Path]:
+    motions = tmp_path / "motions.txt"
+    motions.write_text("remote work is better than office work\n", encoding="utf-8")
+    out = tmp_path / "t"
+    args = ["tournament", "--model", MODELS[0], "--model", MODELS[1]]
+    args += ["--motions", str(motions), "--out", str(out), *SHORT, *extra]
+    proc, connections = run_audited(args, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert connections == []  # offline: nothing but loopback
+    return proc.stdout, out
+
+
+def check(stdout: str, out: Path) -> dict[str, Any]:
+    report = json.loads((out / "ratings.json").read_text())
+    assert report["debates_decided"] == report["debates_planned"] == 4
+    rows = {r["model"]: r for r in report["models"]}
+    assert set(rows) == set(MODELS)
+    for r in rows.values():
+        assert r["wins"] + r["losses"] + r["draws"] == r["debates"] == 4
+        assert r["ci_low"] <= r["strength"] <= r["ci_high"]
+    assert sum(r["strength"] for r in rows.values()) == pytest.approx(0, abs=1e-3)
+    assert sum(r["wins"] for r in rows.values()) + rows[MODELS[0]]["draws"] == 4
+    # Two models and no other judge: both judge every debate, so each is a panel of two.
+    assert report["self_judged"] == 4 and report["judge_agreement"]["panels"] == 4
+    assert report["side_bias"]["swap_pairs"] <= 2 and report["side_bias"]["decided"] <= 4
+    csv = (out / "ratings.csv").read_text().splitlines()
+    assert csv[0].startswith("rank,model,strength,ci_low,ci_high") and len(csv) == 3
+    png = (out / "ratings.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
+    plan = json.loads((out / "tournament.json").read_text())
+    for debate in plan["debates"]:
+        folder = out / "debates" / debate["id"]
+        data = json.loads((folder / "transcript.json").read_text())
+        speakers = {t["role"]: t["model"] for t in data["turns"] if t["step"] == "speech"}
+        seats = {"proposition": debate["proposition"], "opposition": debate["opposition"]}
+        assert speakers == seats
+        assert all(t["text"] for t in data["turns"] if t["step"] == "speech")
+        verdict = json.loads((folder / "verdict.json").read_text())
+        assert [b["judge"] for b in verdict["ballots"]] == list(MODELS)
+        assert all(b["ballot"]["reasons"].strip() for b in verdict["ballots"])
+        assert verdict["winner"] in ("proposition", "opposition", "draw")
+    assert "Tournament (oxford, 4 debates)" in stdout and "side bias" in stdout
+    assert all(m in stdout for m in MODELS) and "judge agreement" in stdout
+    return report
+
+
+def test_a_two_model_tournament_on_this_machine(tmp_path: Path) -> None:
+    stdout, out = tournament(tmp_path)
+    check(stdout, out)
+
+
+def test_the_same_tournament_on_a_local_ray_instance(tmp_path: Path) -> None:
+    stdout, out = tournament(tmp_path, "--executor", "ray")
+    check(stdout, out)
