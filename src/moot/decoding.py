@@ -31,8 +31,14 @@ class DecodePlan:
 
     @property
     def penalises(self) -> bool:
-        """Penalties only for free text: JSON must repeat quotes, keys and braces."""
+        """Repeat penalty and prompt-primed DRY, for free text only."""
         return self.grammar is None and (self.repeat_penalty > 1.0 or self.dry > 0.0)
+
+    @property
+    def dry_in_json(self) -> bool:
+        """DRY on a structured reply's own text. A plain repeat penalty would tilt true/false
+        choices; DRY does not reach past `"` and `:`, so it only stops runaway strings."""
+        return self.grammar is not None and self.dry > 0.0
 
 
 def plan_decode(

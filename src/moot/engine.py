@@ -28,6 +28,9 @@ T = TypeVar("T", bound=BaseModel)
 # word for word; a repeat penalty of 1.1 instead drove it off the topic altogether.
 SPEECH_DRY = 1.0
 SPEECH_REPEAT_PENALTY = 1.03
+# Structured replies get DRY on their own text only: a SmolLM2 judge otherwise filled its
+# reasoning with "no, no, no, …" up to the length the schema allows.
+JSON_DRY = 1.0
 
 
 @dataclass(frozen=True)
@@ -198,7 +201,7 @@ class Engine:
             temperature=role.temperature,
             max_tokens=max_tokens,
             seed=derive_seed(self.seed, "turn", index, attempt),
-            dry=SPEECH_DRY if free else 0.0,
+            dry=SPEECH_DRY if free else JSON_DRY,
             repeat_penalty=SPEECH_REPEAT_PENALTY if free else 1.0,
         )
         user = self.pack.render(step, **variables)

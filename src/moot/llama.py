@@ -441,6 +441,8 @@ class _Sampler:
         self.chain = lc.llama_sampler_chain_init(lc.llama_sampler_chain_default_params())
         if plan.penalises:
             self._add_penalties(plan, context)
+        elif plan.dry_in_json:
+            self._add_dry(plan.dry)
         if plan.temperature <= 0:
             lc.llama_sampler_chain_add(self.chain, lc.llama_sampler_init_greedy())
         else:
@@ -473,27 +475,37 @@ class _Sampler:
             )
             lc.llama_sampler_chain_add(chain, sampler)
         if plan.dry > 0.0:
-            breakers = (ctypes.c_char_p * len(DRY_BREAKERS))(*DRY_BREAKERS)
-            sampler = lc.llama_sampler_init_dry(
-                self.rt.vocab, plan.dry, 1.75, 2, PRIME_TOKENS, breakers, len(DRY_BREAKERS)
-            )
-            lc.llama_sampler_chain_add(chain, sampler)
+            self._add_dry(plan.dry)
         # The penalties see the prompt too: a small model otherwise copies the speech it
         # was just shown word for word.
         for token in list(context)[-PRIME_TOKENS:]:
             lc.llama_sampler_accept(chain, int(token))
 
+    def _add_dry(self, multiplier: float) -> None:
+        lc = self.lc
+        breakers = (ctypes.c_char_p * len(DRY_BREAKERS))(*DRY_BREAKERS)
+        sampler = lc.llama_sampler_init_dry(
+            self.rt.vocab, multiplier, 1.75, 2, PRIME_TOKENS, breakers, len(DRY_BREAKERS)
+        )
+        lc.llama_sampler_chain_add(self.chain, sampler)
+
     def sample(self) -> int:
-        # llama_sampler_sample also accepts the token into the chain; none of the chain's
-        # samplers keeps state on accept, so a token the grammar then rejects does no harm.
-        token = int(self.lc.llama_sampler_sample(self.chain, self.rt.ctx, -1))
-        if self.grammar is None or self._allows(token):
-            return token
-        self.fallbacks += 1
+        lc = self.lc
+        if self.grammar is None:  # llama_sampler_sample also accepts the token into the chain
+            return int(lc.llama_sampler_sample(self.chain, self.rt.ctx, -1))
+        # Under a grammar the chain must learn the token finally chosen, not a draw the
+        # grammar rejected: DRY keeps a history.
         cur = self.rt.candidates()
-        self.lc.llama_sampler_apply(self.grammar, ctypes.byref(cur))
-        self.lc.llama_sampler_apply(self.chain, ctypes.byref(cur))
-        return int(cur.data[cur.selected].id)
+        lc.llama_sampler_apply(self.chain, ctypes.byref(cur))
+        token = int(cur.data[cur.selected].id)
+        if not self._allows(token):
+            self.fallbacks += 1
+            cur = self.rt.candidates()
+            lc.llama_sampler_apply(self.grammar, ctypes.byref(cur))
+            lc.llama_sampler_apply(self.chain, ctypes.byref(cur))
+            token = int(cur.data[cur.selected].id)
+        lc.llama_sampler_accept(self.chain, token)
+        return token
 
     def accept(self, token: int) -> bool:
         """Advance the grammar past `token`; True once it is complete (it would allow the end)."""
