@@ -80,8 +80,8 @@ def make_private_dir(path: Path) -> Path:
     return path
 
 
-def write_atomic(path: Path, data: str) -> None:
-    """Write via a temp file, fsync, rename: a reader never sees a half-written file."""
+def _private_temp(path: Path, data: str) -> str:
+    """DATA in a fsynced 0600 temp file beside PATH; returns the temp file's name."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -89,6 +89,16 @@ def write_atomic(path: Path, data: str) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o600)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def write_atomic(path: Path, data: str) -> None:
+    """Write via a temp file, fsync, rename: a reader never sees a half-written file."""
+    tmp = _private_temp(path, data)
+    try:
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -99,13 +109,8 @@ def write_atomic(path: Path, data: str) -> None:
 def create_atomic(path: Path, data: str) -> bool:
     """Create PATH holding DATA unless it exists (then False): written to a temp file and
     linked into place, so a reader never sees it half-written and no writer replaces it."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    tmp = _private_temp(path, data)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o600)
         try:
             os.link(tmp, path)
         except FileExistsError:
