@@ -130,12 +130,12 @@ def test_session_cache_keeps_within_its_budget_dropping_the_oldest() -> None:
     cache = SessionCache(100)
     cache.put("a", Snapshot((1,), None, 40))
     cache.put("b", Snapshot((2,), None, 40))
-    cache.get("a")  # "a" is now the most recently used
+    cache.best([1])  # "a" is now the most recently used
     cache.put("c", Snapshot((3,), None, 40))
-    assert cache.get("b") is None
-    assert cache.get("a") is not None and cache.get("c") is not None
+    assert "b" not in cache
+    assert "a" in cache and "c" in cache
     cache.put("huge", Snapshot((4,), None, 101))
-    assert cache.get("huge") is None
+    assert "huge" not in cache
     assert not SessionCache(0).enabled
 
 
@@ -148,7 +148,7 @@ def test_session_cache_finds_the_longest_shared_prefix_in_any_session() -> None:
     assert snap is not None and snap.tokens == (1, 2, 3, 4) and n == 3
     assert cache.best([5, 6]) == (None, 0)
     cache.put("judge", Snapshot((3,), None, 985))  # the found one was used last: it stays
-    assert cache.get("proposition") is not None and cache.get("opposition") is None
+    assert "proposition" in cache and "opposition" not in cache
 
 
 def test_prompt_batches_never_leave_a_lone_token_when_avoidable() -> None:

@@ -182,10 +182,8 @@ class SessionCache:
     def enabled(self) -> bool:
         return self.budget > 0
 
-    def get(self, name: str) -> Snapshot | None:
-        if name in self._items:
-            self._items.move_to_end(name)
-        return self._items.get(name)
+    def __contains__(self, name: str) -> bool:
+        return name in self._items
 
     def best(self, tokens: Sequence[int]) -> tuple[Snapshot | None, int]:
         """The snapshot sharing the longest prefix with `tokens`, from any session.
