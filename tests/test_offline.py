@@ -45,12 +45,15 @@ main()
 """
 
 
-def run_audited(args: list[str], tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], list]:
+def run_audited(
+    args: list[str], tmp_path: Path, *, timeout: float = 900
+) -> tuple[subprocess.CompletedProcess[str], list]:
+    """moot ARGS under the audit hook; the connections it saw."""
     log = tmp_path / "net.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
     env.update(MOOT_HOME=str(REAL_HOME), NET_LOG=str(log), MOOT_ARGS=json.dumps(args))
     proc = subprocess.run([sys.executable, "-c", HOOK], capture_output=True, text=True,
-                          env=env, timeout=900)  # fmt: skip
+                          env=env, timeout=timeout)  # fmt: skip
     return proc, json.loads(log.read_text()) if log.exists() else ["no log written"]
 
 

@@ -4,16 +4,12 @@ debates, on this machine and on a local Ray instance, opening no outside connect
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import REAL_HOME
-from test_offline import HOOK
+from test_offline import run_audited
 
 pytestmark = pytest.mark.real
 
@@ -22,23 +18,14 @@ MODELS = ("smollm2-135m", "gemma3-270m")
 SHORT = ["--swaps", "2", "--max-rounds", "3", "--max-tokens", "24", "--seed", "7"]
 
 
-def run_audited(args: list[str], tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], list]:
-    """moot ARGS under the offline test's audit hook; the connections it saw."""
-    log = tmp_path / "net.json"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
-    env.update(MOOT_HOME=str(REAL_HOME), NET_LOG=str(log), MOOT_ARGS=json.dumps(args))
-    proc = subprocess.run([sys.executable, "-c", HOOK], capture_output=True, text=True,
-                          env=env, timeout=1800)  # fmt: skip
-    return proc, json.loads(log.read_text()) if log.exists() else ["no log written"]
-
-
 def tournament(tmp_path: Path, *extra: str) -> tuple[str, Path]:
     motions = tmp_path / "motions.txt"
     motions.write_text("remote work is better than office work\n", encoding="utf-8")
     out = tmp_path / "t"
     args = ["tournament", "--model", MODELS[0], "--model", MODELS[1]]
     args += ["--motions", str(motions), "--out", str(out), *SHORT, *extra]
-    proc, connections = run_audited(args, tmp_path)
+    # A tournament is many debates: a longer limit than one debate's.
+    proc, connections = run_audited(args, tmp_path, timeout=1800)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert connections == []  # offline: nothing but loopback
     return proc.stdout, out
