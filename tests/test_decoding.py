@@ -5,6 +5,7 @@ from __future__ import annotations
 from moot.decoding import (
     RANDOM_SEED,
     TOP_K,
+    PrefixIndex,
     SessionCache,
     Snapshot,
     TextStream,
@@ -159,3 +160,82 @@ def test_prompt_batches_never_leave_a_lone_token_when_avoidable() -> None:
     assert batches(5, 1030, 512) == [(5, 517), (517, 1028), (1028, 1030)]
     assert batches(0, 1, 512) == [(0, 1)]  # a one-token prompt has no choice
     assert batches(3, 3, 512) == []
+
+
+# A toy "grammar": the text read so far must be a prefix of one of these replies.
+REPLIES = (b'{"score": 7}', b'{"score": 10}', b'{ "win": true}')
+VOCAB = [
+    *(bytes([b]) for b in range(32, 127)),  # every printable byte is a token
+    b'{"',
+    b'{ "',
+    b'{"s',
+    b'"score',
+    b"score",
+    b'": ',
+    b"win",
+    b' "w',
+    b"10}",
+    b"7}",
+    b"the",
+    b"then",
+    b" the",
+    b" theory",
+    b'{"x',
+    b'{"sc',
+    b'{"score": 7}',
+    b'"}',
+    b"\xe4\xb8\xad",
+    b"\xe4\xb8\xadx",  # no single-byte token for \xe4: never ruled out
+]
+
+
+def toy_allows(read: bytes):  # type: ignore[no-untyped-def]
+    def allows(after: list[int], tokens: list[int]) -> list[bool]:
+        done = read + b"".join(VOCAB[t] for t in after)
+        return [any(r.startswith(done + VOCAB[t]) for r in REPLIES) for t in tokens]
+
+    return allows
+
+
+def truly_allowed(read: bytes) -> set[int]:
+    return {t for t, piece in enumerate(VOCAB) if any(r.startswith(read + piece) for r in REPLIES)}
+
+
+def test_prefix_index_keeps_every_allowed_token_and_drops_most_others() -> None:
+    index = PrefixIndex(VOCAB)
+    for read in (b"", b"{", b'{"', b'{"score', b'{"score": ', b"{ ", b'{ "win": '):
+        kept = index.narrow(toy_allows(read), limit=len(VOCAB))
+        assert kept is not None
+        assert truly_allowed(read) <= set(kept), read
+        unprovable = {VOCAB.index(b"\xe4\xb8\xad"), VOCAB.index(b"\xe4\xb8\xadx")}
+        assert set(kept) - truly_allowed(read) <= unprovable, read
+
+
+def test_prefix_index_tests_a_prefix_that_is_no_token_by_its_last_byte() -> None:
+    # '{ ' (the start of '{ "') is no token: it is tested as ' ' once '{' is read. ' the'
+    # and ' theory' are never tested: ' ' was refused, and everything under it with it.
+    index = PrefixIndex(VOCAB)
+    calls: list[tuple[list[int], list[int]]] = []
+    allows = toy_allows(b"")
+
+    def spy(after: list[int], tokens: list[int]) -> list[bool]:
+        calls.append((after, tokens))
+        return allows(after, tokens)
+
+    index.narrow(spy, limit=len(VOCAB))
+    assert any(after for after, _ in calls)  # some prefix was tested after its parent
+    assert all(VOCAB.index(b" the") not in tokens for _, tokens in calls)  # ruled out by ' '
+
+
+def test_prefix_index_gives_up_where_most_of_the_vocabulary_may_pass() -> None:
+    index = PrefixIndex(VOCAB)
+    everything = lambda after, tokens: [True] * len(tokens)  # noqa: E731
+    assert index.narrow(everything, limit=len(VOCAB)) is not None
+    assert index.narrow(everything, limit=3) is None
+    assert index.narrow(everything, limit=len(VOCAB), max_tests=10) is None
+
+
+def test_prefix_index_skips_empty_pieces_and_the_tokens_it_is_told_to() -> None:
+    index = PrefixIndex([b"a", b"", b"\0b", b"ab"], skip=[3])
+    kept = index.narrow(lambda after, tokens: [True] * len(tokens), limit=10)
+    assert kept == [0]

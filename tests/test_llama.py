@@ -263,3 +263,37 @@ def test_a_call_past_its_time_limit_raises_the_typed_error(smol: LlamaCppModel) 
     # The model stays usable after a timed-out call.
     ok = smol.chat(req.model_copy(update={"timeout_s": None, "sampling": Sampling(max_tokens=8)}))
     assert ok.completion_tokens > 0
+
+
+@pytest.mark.parametrize("model_id", ["smollm2-135m", "gemma3-270m"])
+def test_a_redraw_picks_what_masking_the_whole_vocabulary_would(model_id: str) -> None:
+    """The grammar redraw narrows the vocabulary first; the draw must not change."""
+    import ctypes
+
+    from moot.decoding import plan_decode
+    from moot.llama import _Sampler
+
+    model = LlamaCppModel(resolve_installed(model_id), n_ctx=512)
+    rt, lc = model._runtime, model._runtime.lc
+    reply = '{ "score": 7.5, "reasoning": "Cars pollute 城市的空气 and \\"streets\\"." }'
+    model._prepare_kv(model._tokenize("Judge the speech: cars pollute.", False), None)
+    redraws = 0
+    for temperature, dry in ((0.8, 0.0), (0.8, 1.0), (0.0, 0.0)):
+        request = ask("x", temperature=temperature, dry=dry, seed=3)
+        plan = plan_decode(request, grammar=schema_to_gbnf(JudgeScore))
+        whole, narrowed = _Sampler(rt, plan), _Sampler(rt, plan)
+        for token in model._llm.tokenize(reply.encode(), add_bos=False, special=False):
+            cur = rt.candidates()
+            lc.llama_sampler_apply(whole.grammar, ctypes.byref(cur))
+            lc.llama_sampler_apply(whole.chain, ctypes.byref(cur))
+            expected = int(cur.data[cur.selected].id)  # before the redraw reuses the array
+            assert narrowed._redraw() == expected
+            redraws += 1
+            for sampler in (whole, narrowed):
+                sampler.accept(token)
+                lc.llama_sampler_accept(sampler.chain, token)
+            model._llm.eval([token])
+        whole.free()
+        narrowed.free()
+    model.close()
+    assert redraws > 40

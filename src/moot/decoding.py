@@ -214,3 +214,98 @@ class SessionCache:
 
     def clear(self) -> None:
         self._items.clear()
+
+
+class PrefixIndex:
+    """A vocabulary's token pieces arranged by their first bytes, to find every token a
+    grammar allows without testing the whole vocabulary.
+
+    A character grammar that rejects some bytes rejects everything that starts with them
+    (llama.cpp reads a token's bytes in order, and a cut-off UTF-8 character is refused
+    only when no character it could become fits). So the one-, two- and three-byte
+    prefixes of the vocabulary are tested first, and only tokens under the prefixes that
+    pass are tested themselves: a few hundred tests rule out most of a 262k vocabulary
+    when few tokens fit. A prefix that is a token is tested as that token; any other as
+    its last byte after its parent's bytes (`allows(after, tokens)`, `after` spelled in
+    single-byte tokens). A prefix that cannot be tested either way is kept, untested.
+    """
+
+    def __init__(self, pieces: Sequence[bytes], *, skip: Sequence[int] = (), depth: int = 3):
+        self.depth = depth
+        self.exact: dict[bytes, list[int]] = {}  # piece of at most `depth` bytes -> tokens
+        self.deep: dict[bytes, list[int]] = {}  # first `depth` bytes -> longer tokens
+        skipped = set(skip)
+        kids: dict[bytes, set[bytes]] = {}
+        for token, raw in enumerate(pieces):
+            piece = raw.split(b"\0", 1)[0]  # what C sees; an empty piece is never allowed
+            if not piece or token in skipped:
+                continue
+            for d in range(min(len(piece), depth)):
+                kids.setdefault(piece[:d], set()).add(piece[: d + 1])
+            if len(piece) <= depth:
+                self.exact.setdefault(piece, []).append(token)
+            else:
+                self.deep.setdefault(piece[:depth], []).append(token)
+        self.children = {prefix: sorted(found) for prefix, found in kids.items()}
+        self.byte_token = {
+            piece[0]: tokens[0] for piece, tokens in self.exact.items() if len(piece) == 1
+        }
+
+    def narrow(self, allows: Any, *, limit: int, max_tests: int = 2048) -> list[int] | None:
+        """Tokens that may be allowed: every allowed token is among them.
+
+        Returns None when a level would test more than `max_tests` prefixes or more than
+        `limit` tokens would be left: where most of the vocabulary may pass, testing all of
+        it costs no more.
+        """
+        found: list[int] = []
+        untested: list[bytes] = []  # prefixes kept without a test: all below them stays
+        frontier = [b""]
+        for _ in range(self.depth):
+            nodes = [
+                (parent, child) for parent in frontier for child in self.children.get(parent, ())
+            ]
+            if len(nodes) > max_tests:
+                return None
+            passed = self._test(nodes, allows)
+            frontier = []
+            for (_, node), ok in zip(nodes, passed, strict=True):
+                if ok is None:
+                    untested.append(node)
+                elif ok:
+                    found.extend(self.exact.get(node, ()))
+                    frontier.append(node)
+        left = [token for node in frontier for token in self.deep.get(node, ())]
+        left += [token for node in untested for token in self._all_below(node)]
+        return None if len(left) > limit else found + left
+
+    def _test(self, nodes: list[tuple[bytes, bytes]], allows: Any) -> list[bool | None]:
+        """Whether the grammar allows each (parent, node) prefix; None: cannot tell."""
+        verdicts: list[bool | None] = [None] * len(nodes)
+        by_context: dict[bytes, list[int]] = {}  # what the grammar reads first -> nodes
+        for i, (parent, node) in enumerate(nodes):
+            if node in self.exact:
+                by_context.setdefault(b"", []).append(i)
+            elif node[-1] in self.byte_token and all(b in self.byte_token for b in parent):
+                by_context.setdefault(parent, []).append(i)
+        for context, members in by_context.items():
+            tokens = [
+                self.exact[nodes[i][1]][0] if not context else self.byte_token[nodes[i][1][-1]]
+                for i in members
+            ]
+            after = [self.byte_token[b] for b in context]
+            for i, ok in zip(members, allows(after, tokens), strict=True):
+                verdicts[i] = ok
+        return verdicts
+
+    def _all_below(self, node: bytes) -> list[int]:
+        """Every token whose piece starts with `node` and is longer than it."""
+        tokens: list[int] = []
+        stack = [node]
+        while stack:
+            prefix = stack.pop()
+            tokens.extend(self.deep.get(prefix, ()))
+            for child in self.children.get(prefix, ()):
+                tokens.extend(self.exact.get(child, ()))
+                stack.append(child)
+        return tokens
