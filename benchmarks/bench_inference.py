@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 MODELS = ("smollm2-135m", "gemma3-270m")
 N_TOKENS = 128
+ROUNDS = 5
 SEED = 11
 PROMPT = "Write a long, detailed speech for the proposition: cities should ban private cars."
 # Grammar cost depends on how often the model's own draw breaks the grammar: ask for JSON.
@@ -37,7 +38,12 @@ def run(results: dict[str, Any]) -> None:
 
 
 def decode_figures(model_id: str) -> dict[str, Any]:
-    """Tokens per second after the first token, same model, prompt and sampler settings."""
+    """Tokens per second after the first token, same model, prompt and sampler settings.
+
+    The loops take turns for ROUNDS rounds and each keeps its best round: on a shared
+    machine a slow round measures the neighbours, and taking turns gives each loop the
+    same chances of a quiet moment.
+    """
     from moot.llama import LlamaCppModel
     from moot.llm import ChatRequest, Sampling, messages
     from moot.store import resolve
@@ -48,12 +54,16 @@ def decode_figures(model_id: str) -> dict[str, Any]:
     judge = ChatRequest(messages=messages(("user", JUDGE_PROMPT)), sampling=sampling)
     prompt, _, added_special = model._format_prompt(request)
     tokens = model._tokenize(prompt, added_special)
-    figures = {
-        "decode_ref_tps": reference_tps(model._llm, tokens),
-        "create_completion_tps": create_completion_tps(model._llm, tokens),
-        "decode_moot_tps": moot_tps(model, request),
-        "decode_grammar_tps": moot_tps(model, judge, schema=JudgeScore, samples=8),
+    loops = {
+        "decode_ref_tps": lambda: reference_tps(model._llm, tokens),
+        "create_completion_tps": lambda: create_completion_tps(model._llm, tokens),
+        "decode_moot_tps": lambda: moot_tps(model, request),
+        "decode_grammar_tps": lambda: moot_tps(model, judge, schema=JudgeScore, samples=8),
     }
+    figures: dict[str, Any] = dict.fromkeys(loops, 0.0)
+    for _ in range(ROUNDS):
+        for key, loop in loops.items():
+            figures[key] = max(figures[key], loop())
     ref = figures["decode_ref_tps"]
     for key in ("create_completion_tps", "decode_moot_tps", "decode_grammar_tps"):
         figures[key.replace("_tps", "_vs_ref")] = round(figures[key] / ref, 3)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import mmap
 import struct
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -137,11 +138,24 @@ class _Reader:
 
 
 def check(path: Path | str) -> GGUFInfo:
-    """Check PATH's GGUF header and return its metadata; raise ModelIntegrityError if it is bad."""
+    """Check PATH's GGUF header and return its metadata; raise ModelIntegrityError if it is bad.
+
+    A file unchanged since it was last checked in this process (same size, modification
+    time and inode) is not parsed again: a debate resolves its model once per role, and
+    reading a 262k-token vocabulary's header takes ~30 ms.
+    """
     path = Path(path)
     try:
+        st = path.stat()
+    except OSError as exc:
+        raise ModelIntegrityError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    return _check_unchanged(path, st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+@lru_cache(maxsize=32)
+def _check_unchanged(path: Path, size: int, mtime_ns: int, inode: int) -> GGUFInfo:
+    try:
         with path.open("rb") as fh:
-            size = path.stat().st_size
             if size == 0:
                 raise ModelIntegrityError(
                     f"{path} is empty (0 bytes)", hint="pull the model again: `moot models pull …`"

@@ -193,7 +193,7 @@ class LlamaCppModel:
                 if stream.feed(rt.piece(token)) or complete:
                     finish = "stop"
                     break
-                rt.llm.eval([token])
+                rt.step(token)
         finally:
             sampler.free()
         if sampler.fallbacks:
@@ -327,6 +327,7 @@ class _Runtime:
         eos = int(lc.llama_vocab_eos(self.vocab))
         self.eog = eos if eos >= 0 else int(lc.llama_vocab_eot(self.vocab))
         self._buf = ctypes.create_string_buffer(64)
+        self._batch = lc.llama_batch_init(1, 0, 1)
         self._candidates: Any = None
         self._ids: Any = None
         self._subset: Any = None
@@ -358,6 +359,21 @@ class _Runtime:
         for start, end in batches(n_past, len(tokens), self.llm.n_batch):
             self.llm.eval(tokens[start:end])
         self.batch_len = len(tokens)
+
+    def step(self, token: int) -> None:
+        """Evaluate one generated token, as Llama.eval would, without its copy of the logits."""
+        lc, llm, batch = self.lc, self.llm, self._batch
+        n_past = llm.n_tokens
+        batch.n_tokens = 1
+        batch.token[0], batch.pos[0], batch.n_seq_id[0] = token, n_past, 1
+        batch.seq_id[0][0], batch.logits[0] = 0, True
+        if lc.llama_decode(self.ctx, batch) != 0:
+            raise MootError(
+                f"llama.cpp could not evaluate token {n_past + 1} of the context",
+                hint="retry with a shorter prompt or a larger context",
+            )
+        llm.input_ids[n_past] = token
+        llm.n_tokens = n_past + 1
 
     def is_eog(self, token: int) -> bool:
         return bool(self.lc.llama_vocab_is_eog(self.vocab, token))
@@ -432,6 +448,9 @@ class _Runtime:
 
     def close(self) -> None:
         self._candidates = self._subset = None
+        if self._batch is not None:
+            self.lc.llama_batch_free(self._batch)
+            self._batch = None
 
 
 @cache

@@ -7,13 +7,15 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import httpx
 from pydantic import BaseModel
 
 from moot.errors import CallTimeoutError, RemoteError
 from moot.llm import ChatRequest, Completion, FinishReason, OnText, check_not_degenerate
+
+if TYPE_CHECKING:
+    import httpx  # imported where used: local debates never load the HTTP stack
 
 Dialect = Literal["json_schema", "json_object"]
 # OpenAI and vLLM take json_schema; llama-cpp-python's server rejects it and takes json_object.
@@ -88,6 +90,8 @@ class OpenAICompatModel:
     """
 
     def __init__(self, base_url: str, model_name: str | None = None, *, timeout: float = 240):
+        import httpx
+
         self.base_url = base_url.rstrip("/")
         self._client = httpx.Client(timeout=httpx.Timeout(timeout, connect=10.0))
         self.model_name = model_name or self._only_model()
@@ -143,6 +147,8 @@ class OpenAICompatModel:
         *,
         probing: bool,
     ) -> Completion:
+        import httpx
+
         body = request_body(request, model=self.model_name, dialect=dialect)
         parts: list[str] = []
         usage: dict[str, Any] = {}
@@ -183,6 +189,8 @@ class OpenAICompatModel:
 
     def _open_stream(self, body: dict[str, Any], *, probing: bool) -> httpx.Response:
         """The streamed response, once its status is fine; _Rejected when probing a dialect."""
+        import httpx
+
         url = self.base_url + "/chat/completions"
         try:
             resp = self._client.send(
@@ -201,6 +209,8 @@ class OpenAICompatModel:
         return resp
 
     def _call(self, method: str, path: str) -> httpx.Response:
+        import httpx
+
         try:
             resp = self._client.request(method, self.base_url + path)
         except httpx.HTTPError as exc:
@@ -219,6 +229,8 @@ class _Rejected(Exception):
 
 
 def _transport_error(url: str, exc: httpx.HTTPError) -> RemoteError:
+    import httpx
+
     if isinstance(exc, httpx.TimeoutException):
         return RemoteError(f"{url} did not answer in time ({exc})", hint="raise the timeout")
     return RemoteError(f"cannot reach {url}: {exc}", hint=_START_HINT)
