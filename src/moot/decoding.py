@@ -235,17 +235,19 @@ class PrefixIndex:
         self.exact: dict[bytes, list[int]] = {}  # piece of at most `depth` bytes -> tokens
         self.deep: dict[bytes, list[int]] = {}  # first `depth` bytes -> longer tokens
         skipped = set(skip)
-        kids: dict[bytes, set[bytes]] = {}
-        for token, raw in enumerate(pieces):
-            piece = raw.split(b"\0", 1)[0]  # what C sees; an empty piece is never allowed
-            if not piece or token in skipped:
+        for token, piece in enumerate(pieces):
+            if b"\0" in piece:
+                piece = piece.split(b"\0", 1)[0]  # what C sees
+            if not piece or token in skipped:  # an empty piece is never allowed
                 continue
-            for d in range(min(len(piece), depth)):
-                kids.setdefault(piece[:d], set()).add(piece[: d + 1])
             if len(piece) <= depth:
                 self.exact.setdefault(piece, []).append(token)
             else:
                 self.deep.setdefault(piece[:depth], []).append(token)
+        kids: dict[bytes, set[bytes]] = {}
+        for prefix in self.exact.keys() | self.deep.keys():
+            for d in range(len(prefix)):
+                kids.setdefault(prefix[:d], set()).add(prefix[: d + 1])
         self.children = {prefix: sorted(found) for prefix, found in kids.items()}
         self.byte_token = {
             piece[0]: tokens[0] for piece, tokens in self.exact.items() if len(piece) == 1

@@ -416,14 +416,17 @@ class _Runtime:
     def prefix_index(self) -> PrefixIndex:
         """The vocabulary by first bytes, as the grammar reads it; built on first use."""
         if self._index is None:
-            lc, buf = self.lc, ctypes.create_string_buffer(256)
-            pieces = []
-            for token in range(self.n_vocab):
+            lc, vocab, buf = self.lc, self.vocab, ctypes.create_string_buffer(256)
+            to_piece, is_eog = lc.llama_token_to_piece, lc.llama_vocab_is_eog
+            pieces, ends = [], []
+            for token in range(self.n_vocab):  # ~1 s for 262k tokens, once per model
                 # special=True: the grammar reads control tokens' text too.
-                n = lc.llama_token_to_piece(self.vocab, token, buf, len(buf), 0, True)
+                n = to_piece(vocab, token, buf, len(buf), 0, True)
                 pieces.append(buf.raw[:n] if n > 0 else b"")
-            self.eog_tokens = [t for t in range(self.n_vocab) if self.is_eog(t)]
-            self._index = PrefixIndex(pieces, skip=self.eog_tokens)
+                if is_eog(vocab, token):
+                    ends.append(token)
+            self.eog_tokens = ends
+            self._index = PrefixIndex(pieces, skip=ends)
         return self._index
 
     def snapshot(self, *, trim: bool = False) -> Snapshot:
