@@ -165,6 +165,8 @@ def session_figures(model_id: str) -> dict[str, Any]:
         figures[f"wall_s_{name}"] = round(time.perf_counter() - start, 2)
         figures[f"prompt_eval_s_{name}"] = round(prompt_s, 2)
         figures[f"cached_share_{name}"] = round(cached / total, 3)
+        if budget_mb:  # what keeping a snapshot per speaker costs
+            figures["snapshots_mb"] = round(model._sessions.nbytes / 2**20, 1)
         model.close()
     return figures
 

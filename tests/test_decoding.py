@@ -135,6 +135,7 @@ def test_session_cache_keeps_within_its_budget_dropping_the_oldest() -> None:
     cache.put("c", Snapshot((3,), None, 40))
     assert "b" not in cache
     assert "a" in cache and "c" in cache
+    assert cache.nbytes == 80
     cache.put("huge", Snapshot((4,), None, 101))
     assert "huge" not in cache
     assert not SessionCache(0).enabled

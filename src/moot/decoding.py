@@ -209,8 +209,13 @@ class SessionCache:
         if snap.nbytes > self.budget:
             return
         self._items[name] = snap
-        while sum(s.nbytes for s in self._items.values()) > self.budget:
+        while self.nbytes > self.budget:
             self._items.popitem(last=False)
+
+    @property
+    def nbytes(self) -> int:
+        """The memory the snapshots hold."""
+        return sum(s.nbytes for s in self._items.values())
 
     def clear(self) -> None:
         self._items.clear()
