@@ -115,12 +115,15 @@ def test_a_repeated_prompt_reuses_the_kv_cache(smol: LlamaCppModel) -> None:
 
 def test_a_speaker_session_survives_other_speakers(smol: LlamaCppModel) -> None:
     history = "The motion: cities should ban cars. " * 20
-    prop = ask(history + "Open for the proposition.", system="You are the proposition.")
+    # DRY keeps the model from echoing the repetitive history (a degenerate reply raises).
+    prop = ask(history + "Open for the proposition.", system="You are the proposition.", dry=1.0)
     smol.chat(prop.model_copy(update={"session": "prop"}))
-    opp = ask(history + "Open for the opposition.", system="You are the opposition. " * 5)
+    opp = ask(history + "Open for the opposition.", system="You are the opposition. " * 5, dry=1.0)
     assert smol.chat(opp.model_copy(update={"session": "opp"})).cached_tokens < 10
     follow = ask(
-        history + "Open for the proposition. Then rebut.", system="You are the proposition."
+        history + "Open for the proposition. Then rebut.",
+        system="You are the proposition.",
+        dry=1.0,
     )
     reply = smol.chat(follow.model_copy(update={"session": "prop"}))
     # The proposition's snapshot covers its system prompt and the history; "opp" differed early.
@@ -143,7 +146,8 @@ def test_stop_strings_end_the_reply_and_are_not_shown(smol: LlamaCppModel) -> No
 def test_chinese_streams_intact(smol: LlamaCppModel) -> None:
     pieces: list[str] = []
     completion = smol.chat(
-        ask("请用中文回答：猫为什么喜欢睡觉？", seed=3, max_tokens=48), on_text=pieces.append
+        ask("请用中文回答：猫为什么喜欢睡觉？", seed=3, max_tokens=48, dry=1.0),
+        on_text=pieces.append,
     )
     assert "".join(pieces) == completion.text
     assert "\ufffd" not in completion.text

@@ -5,8 +5,15 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, Field
 
-from moot.errors import StructuredReplyError
-from moot.llm import ChatRequest, chat_structured, degeneracy, messages
+from moot.errors import DegenerateReplyError, StructuredReplyError
+from moot.llm import (
+    ChatRequest,
+    Completion,
+    chat_structured,
+    check_not_degenerate,
+    degeneracy,
+    messages,
+)
 from moot.scripted import ScriptedModel
 
 
@@ -21,6 +28,15 @@ def test_empty_and_repeated_replies_are_degenerate() -> None:
     assert degeneracy("Remote work frees hours once lost to commuting and widens hiring.") is None
     speech = "We hold that remote work wins. " + "It saves time, money and carbon. " * 2
     assert degeneracy(speech) is None
+
+
+def test_a_degenerate_reply_keeps_what_it_cost() -> None:
+    spent = Completion(text="the cat sat " * 10, prompt_tokens=50, completion_tokens=30)
+    with pytest.raises(DegenerateReplyError) as info:
+        check_not_degenerate(spent)
+    assert info.value.raw == spent.text
+    assert info.value.completion == spent  # the transcript records the tokens it took
+    check_not_degenerate(Completion(text="Remote work frees hours once lost to commuting."))
 
 
 def test_structured_reply_is_re_asked_once_then_fails_with_the_raw_text() -> None:

@@ -254,7 +254,8 @@ class Engine:
         try:
             completion = role.model.chat(request, on_text=on_text)
         except DegenerateReplyError as exc:
-            return Completion(text=exc.raw), f"degenerate reply: {exc.message}"
+            spent = exc.completion if isinstance(exc.completion, Completion) else None
+            return spent or Completion(text=exc.raw), f"degenerate reply: {exc.message}"
         reason = find_degeneracy(completion.text)
         return completion, (f"degenerate reply: {reason}" if reason else None)
 

@@ -59,9 +59,10 @@ class StructuredReplyError(MootError):
 class DegenerateReplyError(MootError):
     """A reply that is empty or one phrase repeated over and over."""
 
-    def __init__(self, message: str, *, raw: str) -> None:
+    def __init__(self, message: str, *, raw: str, completion: object = None) -> None:
         super().__init__(message, hint="try another seed, a lower temperature or a larger model")
         self.raw = raw
+        self.completion = completion  # the llm.Completion, with what the reply cost
 
 
 class CallTimeoutError(MootError, TimeoutError):

@@ -72,6 +72,9 @@ class LlamaCppModel:
                 n_threads_batch=threads,
                 n_batch=n_batch,
                 n_gpu_layers=n_gpu_layers,
+                # llama.cpp's own default where the backend has it; llama-cpp-python turns
+                # it off. A seeded 3-round Oxford debate: 77-78 s with it, 81-85 s without.
+                flash_attn=True,
                 verbose=False,
             )
         except ValueError as exc:
@@ -128,7 +131,7 @@ class LlamaCppModel:
             finish_reason=finish,
         )
         if request.reply_schema is None:
-            check_not_degenerate(text)
+            check_not_degenerate(completion)
         return completion
 
     def close(self) -> None:

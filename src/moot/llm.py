@@ -124,10 +124,10 @@ def _repeated_share(words: list[str], unit: list[str]) -> float:
     return (len(words) - i) / len(words)
 
 
-def check_not_degenerate(text: str) -> None:
-    reason = degeneracy(text)
+def check_not_degenerate(completion: Completion) -> None:
+    reason = degeneracy(completion.text)
     if reason:
-        raise DegenerateReplyError(reason, raw=text)
+        raise DegenerateReplyError(reason, raw=completion.text, completion=completion)
 
 
 def parse_structured(text: str, schema: type[T]) -> T:

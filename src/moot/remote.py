@@ -104,7 +104,7 @@ class OpenAICompatModel:
         start = time.perf_counter()
         if request.reply_schema is None:
             completion = self._stream(request, None, on_text, start, probing=False)
-            check_not_degenerate(completion.text)
+            check_not_degenerate(completion)
             return completion
         known = _learned.get(self.base_url)
         if known:
