@@ -97,6 +97,9 @@ def oxford_debate(results: dict[str, Any], *, seed: int = 7, naive: bool = False
     prompt = sum(t.prompt_tokens for t in turns)
     cached = sum(t.cached_tokens for t in turns)
     completion = sum(t.completion_tokens for t in turns)
+    # Time to the first token is (almost all) prompt evaluation; the rest of a call decodes.
+    prompt_s = sum(t.ttft_ms for t in turns) / 1000
+    decode_s = sum(t.duration_ms - t.ttft_ms for t in turns) / 1000
     ref = results.get("smollm2-135m", {}).get("decode_ref_tps")
     figures = {
         "model": "smollm2-135m",
@@ -112,6 +115,13 @@ def oxford_debate(results: dict[str, Any], *, seed: int = 7, naive: bool = False
     if naive:
         results["oxford_naive"] = figures
         return
+    if prompt_s and decode_s:  # the naive path does not stream, so it has no split
+        figures["prompt_phase_s"] = round(prompt_s, 1)
+        figures["prompt_eval_tps"] = round((prompt - cached) / prompt_s, 1)
+        figures["decode_phase_s"] = round(decode_s, 1)
+        figures["decode_tps"] = round(completion / decode_s, 1)
+        if ref:  # the most `efficiency` could be were no prompt evaluated at all
+            figures["decode_vs_ref"] = round(completion / decode_s / ref, 3)
     results["oxford"] = figures
     results["oxford_efficiency"] = figures["efficiency"]
     results["prompt_reuse"] = figures["prompt_reuse"]

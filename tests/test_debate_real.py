@@ -52,6 +52,7 @@ def check_outputs(out_dir: Path, language: str) -> dict[str, Any]:
     ]
     speeches = [t for t in data["turns"] if t["step"] == "speech"]
     assert all(t["completion_tokens"] > 0 and t["text"] for t in speeches)
+    assert all(0 < t["ttft_ms"] <= t["duration_ms"] for t in speeches)
     assert data["scores"] and all(0 <= s["score"] <= 10 for s in data["scores"].values())
     md = (out_dir / "debate.md").read_text(encoding="utf-8")
     assert data["motion"] in md

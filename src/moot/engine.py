@@ -325,6 +325,7 @@ class Engine:
             completion_tokens=completion.completion_tokens,
             cached_tokens=completion.cached_tokens,
             duration_ms=completion.duration_ms,
+            ttft_ms=completion.ttft_ms,
             finish_reason=completion.finish_reason,
             accepted=accepted,
             note=note,

@@ -32,6 +32,7 @@ class Turn(BaseModel):
     completion_tokens: int = 0
     cached_tokens: int = 0
     duration_ms: int = 0
+    ttft_ms: int = 0  # to the first token: mostly evaluating the prompt
     finish_reason: str = "stop"
     accepted: bool | None = None  # points of information: accepted or declined
     note: str | None = None  # e.g. "degenerate: the reply is empty"
