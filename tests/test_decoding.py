@@ -236,7 +236,7 @@ def test_prefix_index_gives_up_where_most_of_the_vocabulary_may_pass() -> None:
     assert index.narrow(everything, limit=len(VOCAB), max_tests=10) is None
 
 
-def test_prefix_index_skips_empty_pieces_and_the_tokens_it_is_told_to() -> None:
-    index = PrefixIndex([b"a", b"", b"\0b", b"ab"], skip=[3])
+def test_prefix_index_drops_empty_pieces_and_keeps_the_tokens_it_is_told_to() -> None:
+    index = PrefixIndex([b"a", b"", b"\0b", b"ab"], always=[3])
     kept = index.narrow(lambda after, tokens: [True] * len(tokens), limit=10)
-    assert kept == [0]
+    assert kept == [0, 3]  # 3 untested, whatever its text

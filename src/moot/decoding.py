@@ -233,13 +233,15 @@ class PrefixIndex:
     when few tokens fit. A prefix that is a token is tested as that token; any other as
     its last byte after its parent's bytes (`allows(after, tokens)`, `after` spelled in
     single-byte tokens). A prefix that cannot be tested either way is kept, untested.
+    Tokens whose text does not decide (`always`: end of generation) are always kept.
     """
 
-    def __init__(self, pieces: Sequence[bytes], *, skip: Sequence[int] = (), depth: int = 3):
+    def __init__(self, pieces: Sequence[bytes], *, always: Sequence[int] = (), depth: int = 3):
         self.depth = depth
+        self.always = list(always)
         self.exact: dict[bytes, list[int]] = {}  # piece of at most `depth` bytes -> tokens
         self.deep: dict[bytes, list[int]] = {}  # first `depth` bytes -> longer tokens
-        skipped = set(skip)
+        skipped = set(always)
         for token, piece in enumerate(pieces):
             if b"\0" in piece:
                 piece = piece.split(b"\0", 1)[0]  # what C sees
@@ -284,7 +286,7 @@ class PrefixIndex:
                     frontier.append(node)
         left = [token for node in frontier for token in self.deep.get(node, ())]
         left += [token for node in untested for token in self._all_below(node)]
-        return None if len(left) > limit else found + left
+        return None if len(left) > limit else found + left + self.always
 
     def _test(self, nodes: list[tuple[bytes, bytes]], allows: Any) -> list[bool | None]:
         """Whether the grammar allows each (parent, node) prefix; None: cannot tell."""

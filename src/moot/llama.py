@@ -335,7 +335,6 @@ class _Runtime:
         self._ids: Any = None
         self._subset: Any = None
         self._index: PrefixIndex | None = None
-        self.eog_tokens: list[int] = []
         # How many leading cached tokens were evaluated in batches of two or more. Only
         # those are reused: llama.cpp computes a lone token (as in generation) slightly
         # differently from the same token inside a batch, and a cache built from both
@@ -381,12 +380,14 @@ class _Runtime:
     def is_eog(self, token: int) -> bool:
         return bool(self.lc.llama_vocab_is_eog(self.vocab, token))
 
-    def piece(self, token: int) -> bytes:
-        """The token's bytes, which may end inside a multi-byte UTF-8 character."""
-        n = self.lc.llama_token_to_piece(self.vocab, token, self._buf, len(self._buf), 0, False)
+    def piece(self, token: int, *, special: bool = False) -> bytes:
+        """The token's bytes, which may end inside a multi-byte UTF-8 character; `special`
+        spells control tokens out (as a grammar reads them) instead of leaving them empty."""
+        to_piece = self.lc.llama_token_to_piece
+        n = to_piece(self.vocab, token, self._buf, len(self._buf), 0, special)
         if n < 0:
             self._buf = ctypes.create_string_buffer(-n)
-            n = self.lc.llama_token_to_piece(self.vocab, token, self._buf, -n, 0, False)
+            n = to_piece(self.vocab, token, self._buf, -n, 0, special)
         return self._buf.raw[:n]
 
     def candidates(self, tokens: Sequence[int] | None = None) -> Any:
@@ -412,24 +413,14 @@ class _Runtime:
             data["logit"] = logits[data["id"]]
         return token_array(lc, data)
 
-    def candidate_logits(self, size: int) -> Any:
-        """The logits of the first `size` entries of the last full candidates() array."""
-        return self._candidates["logit"][:size]
-
     def prefix_index(self) -> PrefixIndex:
         """The vocabulary by first bytes, as the grammar reads it; built on first use."""
-        if self._index is None:
-            lc, vocab, buf = self.lc, self.vocab, ctypes.create_string_buffer(256)
-            to_piece, is_eog = lc.llama_token_to_piece, lc.llama_vocab_is_eog
-            pieces, ends = [], []
-            for token in range(self.n_vocab):  # ~1 s for 262k tokens, once per model
-                # special=True: the grammar reads control tokens' text too.
-                n = to_piece(vocab, token, buf, len(buf), 0, True)
-                pieces.append(buf.raw[:n] if n > 0 else b"")
-                if is_eog(vocab, token):
-                    ends.append(token)
-            self.eog_tokens = ends
-            self._index = PrefixIndex(pieces, skip=ends)
+        if self._index is None:  # ~1 s for 262k tokens, once per model
+            tokens = range(self.n_vocab)
+            pieces = [self.piece(token, special=True) for token in tokens]
+            # The grammar judges an end-of-generation token by its state, not its text.
+            ends = [token for token in tokens if self.is_eog(token)]
+            self._index = PrefixIndex(pieces, always=ends)
         return self._index
 
     def snapshot(self, *, trim: bool = False) -> Snapshot:
@@ -593,9 +584,9 @@ class _Sampler:
         lc.llama_sampler_apply(self.wide, ctypes.byref(cur))  # sorted, REDRAW_TOP_K long
         lc.llama_sampler_apply(self.grammar, ctypes.byref(cur))
         cur.sorted = False  # the grammar leaves the order flag set, rejected tokens in place
-        if np.count_nonzero(rt.candidate_logits(cur.size) != -np.inf) < self.needed:
-            maybe = rt.prefix_index().narrow(self._allows_after, limit=rt.n_vocab // 4)
-            cur = rt.candidates(None if maybe is None else maybe + rt.eog_tokens)
+        kept = np.ctypeslib.as_array(cur.data, shape=(cur.size,))
+        if np.count_nonzero(kept["logit"] != -np.inf) < self.needed:
+            cur = rt.candidates(rt.prefix_index().narrow(self._allows_after, limit=rt.n_vocab // 4))
             lc.llama_sampler_apply(self.grammar, ctypes.byref(cur))
         lc.llama_sampler_apply(self.chain, ctypes.byref(cur))
         return int(cur.data[cur.selected].id)
