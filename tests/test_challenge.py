@@ -176,6 +176,31 @@ def test_from_round_three_a_summary_replaces_all_but_the_last_round(
     assert "quote every concession word for word" in second
 
 
+def record(prompt: str) -> str:
+    """The part of a prompt before its step's instructions: up to its last quoted text."""
+    return prompt[: prompt.rindex('"""')]
+
+
+def test_each_prompt_extends_the_record_an_earlier_step_saw(
+    tmp_path: Path, moot_home: Path
+) -> None:
+    script = Script()
+    debate(tmp_path, script, rounds=3)
+    response, defence = script.prompt("response", 1), script.prompt("defence", 2)
+    follow_2, follow_3 = script.prompt("follow_up", 2), script.prompt("follow_up", 3)
+    defence_3 = script.prompt("defence", 3)
+    summary = next(r for s, _, r in script.calls if s == "summary").messages[-1].content
+    # A step's prompt opens on the record the step before it saw, and the model only
+    # evaluates what was said since: the proposer's defence extends the challenger's
+    # response, the follow-up the defence, and so on across the summary.
+    assert defence.startswith(record(response)) and "OPENING-R1" in record(response)
+    assert follow_2.startswith(record(defence)) and "RESPONSE-R1" in record(defence)
+    assert follow_2.startswith(record(summary)) and "RESPONSE-R1" in record(summary)
+    assert follow_3.startswith(record(defence_3)) and "Summary of round 1:" in defence_3
+    verdict = next(r for s, _, r in script.calls if s == "verdict").messages[-1].content
+    assert verdict.index("FOLLOW_UP-R3") < verdict.index("You judge the structured debate")
+
+
 def test_each_role_is_told_its_rulebook_instructions(tmp_path: Path, moot_home: Path) -> None:
     script = Script()
     debate(tmp_path, script, rounds=2)

@@ -96,6 +96,12 @@ def test_challenge_in_english_on_smollm2(tmp_path: Path, state_dir: Path) -> Non
         (3, "verdict"),
     ]
     assert "Proposer (smollm2-135m)" in out and "Debate Summary" in out
+    # Each prompt extends the record the step before saw: the model evaluates only what
+    # was said since (the opening, then the response) and serves the rest from its cache.
+    opening, response, defence, follow_up = data["turns"][:4]
+    assert defence["cached_tokens"] > opening["completion_tokens"] + 5
+    extended = defence["cached_tokens"] + response["completion_tokens"] // 2
+    assert follow_up["cached_tokens"] > extended
     md = (tmp_path / "debate.md").read_text(encoding="utf-8")
     assert "no deterministic verification" in md and "Round 2 - Challenger (smollm2-135m):" in md
 

@@ -37,7 +37,11 @@ from moot.transcript import Transcript, Turn
 ROLES = ("proposer", "challenger", "summariser", "judge")
 SIDES = ("proposer", "challenger")
 TEMPERATURES = {"proposer": 0.4, "challenger": 0.4, "summariser": 0.2, "judge": 0.2}
-STEPS = ("opening", "response", "defence", "follow_up", "summary", "verdict")
+# Every step's prompt opens with the same record (record.j2): the topic, the summary, then
+# the exchanges shown in full, under the same labels. A later step sees what an earlier one
+# saw plus what was said since, so its prompt extends the earlier prompt's record and the
+# model evaluates only the new exchanges; the step's own instructions come after it.
+STEPS = ("record", "opening", "response", "defence", "follow_up", "summary", "verdict")
 
 
 def make_cast(params: ChallengeParams) -> Cast:
@@ -322,6 +326,7 @@ def sample_variables() -> dict[str, dict[str, Any]]:
         "round": 3,
     }
     return {
+        "record": base,
         "opening": {**base, "round": 1, "summary": None, "history": ""},
         "response": {**base, "round": 1, "summary": None},
         "defence": base,
