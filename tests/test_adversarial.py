@@ -49,7 +49,11 @@ def verdict(resolved: bool, winner: str = "alpha", **extra: Any) -> str:
 
 def round_of(request: ChatRequest) -> int:
     prompt = request.messages[-1].content
-    found = re.search(r"(?:for round|answers of round) (\d+)", prompt)
+    # A revision asks for its round (after the previous round's answers); the judge judges
+    # a round's answers; the synthesis is round 1's key whatever it follows.
+    found = re.search(r"for round (\d+)", prompt)
+    if found is None and request.reply_schema is not None:
+        found = re.search(r"answers of round (\d+)", prompt)
     return int(found.group(1)) if found else 1
 
 
@@ -117,8 +121,9 @@ def test_later_rounds_see_own_and_peer_answers_and_the_trajectory(tmp_path: Path
     panel = Panel()
     result = review(tmp_path, panel, rounds=3)
     r2 = panel.prompts("participant_1", 2)[0]
-    assert f'Your previous answer (alpha):\n"""\nPARTICIPANT_1-R1: {BODY}' in r2
-    assert f'The previous answer of beta:\n"""\nPARTICIPANT_2-R1: {BODY}' in r2
+    assert f'The answers of round 1:\n\nalpha:\n"""\nPARTICIPANT_1-R1: {BODY}' in r2
+    assert f'beta:\n"""\nPARTICIPANT_2-R1: {BODY}' in r2
+    assert "You are alpha: your previous answer is alpha's above" in r2
     assert "- deaths per TWh (alpha): w" in r2  # the judge's conflicts of round 1
     assert "claim by claim" in r2 and "VOTE: ACCEPT" in r2
     r3 = panel.prompts("participant_2", 3)[0]
@@ -138,6 +143,22 @@ def test_later_rounds_see_own_and_peer_answers_and_the_trajectory(tmp_path: Path
         (3, "synthesizer", "synthesis"),
     ]
     assert result.transcript.stop_reason == "cap"
+
+
+def test_the_judge_and_every_revision_open_on_the_same_record(tmp_path: Path) -> None:
+    panel = Panel()
+    review(tmp_path, panel, rounds=2)
+    judge_1, judge_2 = panel.prompts("judge", 1)[0], panel.prompts("judge", 2)[0]
+    alpha, beta = panel.prompts("participant_1", 2)[0], panel.prompts("participant_2", 2)[0]
+    synthesis = panel.prompts("synthesizer", 1)[0]
+    # The answers the judge read open each revision's prompt, and the two revisions differ
+    # only where each is told which answer is its own: the model reads the answers once.
+    answers = judge_1[: judge_1.rindex('"""') + 3]
+    assert "PARTICIPANT_1-R1" in answers and "PARTICIPANT_2-R1" in answers
+    assert alpha.startswith(answers) and beta.startswith(answers)
+    shared = alpha[: alpha.index("You are alpha")]
+    assert beta.startswith(shared) and "The conflicts the judge found:" in shared
+    assert synthesis.startswith(judge_2[: judge_2.rindex('"""') + 3])
 
 
 def test_resolved_in_round_one_when_the_judge_finds_alignment(tmp_path: Path) -> None:

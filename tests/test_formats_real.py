@@ -169,6 +169,11 @@ def test_adversarial_with_two_models(tmp_path: Path) -> None:
     assert held in (1, 2)
     revisions = [t for t in data["turns"] if t["step"] == "revise"]
     assert len(revisions) == 2 * (held - 1)
+    # The synthesis opens on the record the last judge read (on the same model): the
+    # question and the last round's answers come from the cache, not evaluated again.
+    last = [t for t in data["turns"] if t["step"] in ("answer", "revise") and t["round"] == held]
+    synthesis = data["turns"][-1]
+    assert synthesis["cached_tokens"] > sum(t["completion_tokens"] for t in last)
 
 
 def test_adversarial_in_chinese_on_gemma(tmp_path: Path) -> None:

@@ -27,7 +27,11 @@ from moot.formats.base import Cast, RunOptions
 from moot.formats.challenge_schemas import attempt
 from moot.transcript import Transcript, Turn
 
-STEPS = ("answer", "revise", "judge", "synthesis")
+# Every step's prompt opens with the same record (record.j2): the question, the latest
+# round's answers as the judge saw them, the judge's conflicts, then the earlier rounds. The
+# judge's prompt is the start of every revision's, and the revisions differ only in whose
+# answer is whose, so a model evaluates the answers once for all of them.
+STEPS = ("record", "answer", "revise", "judge", "synthesis")
 TEMPERATURES = {"participant": 0.3, "judge": 0.2, "synthesizer": 0.3}
 # Words (字 in Chinese) each speaker is told, and token budgets that fit them.
 LIMITS = {"answer": 200, "synthesis": 250}
@@ -134,16 +138,12 @@ class _Review:
         return answers
 
     def revision_context(self, rnd: int, role: str) -> dict[str, Any]:
-        """Its own previous answer, each peer's by name, the judge's conflicts, the trajectory."""
-        peers = [
-            {"name": self.names[r], "text": self.latest[r]}
-            for r in self.names
-            if r != role and r in self.latest
-        ]
+        """Every previous answer as the judge saw it (its own and each peer's, by name), the
+        judge's conflicts, the trajectory."""
         last = self.rounds[-1]["verdict"] if self.rounds else None
         return {
+            **self.shown(rnd - 1, self.history[-1]),
             "own": self.latest.get(role),
-            "peers": peers,
             "conflicts": text.conflicts(self.lang, last),
             "trajectory": text.trajectory(
                 self.lang, self.history[:-1], self.rounds[:-1], self.names, TRAJECTORY_CHARS
@@ -152,7 +152,9 @@ class _Review:
 
     # -- the judge ----------------------------------------------------------------------
 
-    def judge(self, rnd: int, answers: dict[str, _Answer]) -> dict[str, Any] | None:
+    def shown(self, rnd: int, answers: dict[str, _Answer]) -> dict[str, Any]:
+        """A round's answers as the record shows them: a participant that failed by its
+        last answer, and from round 2 on each with its vote."""
         shown = [
             {
                 "name": self.names[r],
@@ -162,6 +164,9 @@ class _Review:
             }
             for r, a in answers.items()
         ]
+        return {"answers": shown, "answers_round": rnd}
+
+    def judge(self, rnd: int, answers: dict[str, _Answer]) -> dict[str, Any] | None:
         turn = self.attempt(
             rnd,
             "judge",
@@ -172,8 +177,8 @@ class _Review:
                 round=rnd,
                 label=text.label(self.lang, "judge"),
                 max_tokens=JUDGE_TOKENS.get(self.lang, JUDGE_TOKENS["en"]),
-                answers=shown,
                 names=list(self.names.values()),
+                **self.shown(rnd, answers),
                 **self.common(),
             )[1],
         )
@@ -249,7 +254,6 @@ def _round_record(
 
 def _synthesis(review: _Review, stop: str) -> str | None:
     last = next((r["verdict"] for r in reversed(review.rounds) if r["verdict"]), None)
-    answers = [{"name": review.names[r], "text": t} for r, t in review.latest.items()]
     rnd = len(review.rounds)  # the live view then shows no new round for it
     turn = review.attempt(
         rnd,
@@ -260,7 +264,7 @@ def _synthesis(review: _Review, stop: str) -> str | None:
             round=rnd,
             label=text.label(review.lang, "synthesis"),
             max_tokens=TOKENS["synthesis"],
-            answers=answers,
+            **review.shown(rnd, review.history[-1]),
             winner=last["winner"] if last else None,
             conflicts=text.conflicts(review.lang, last),
             stop=stop,
@@ -296,18 +300,14 @@ def sample_variables() -> dict[str, dict[str, Any]]:
         "me": "a",
     }
     answers = [{"name": "a", "text": "x", "failed": False, "vote": "accept: y"}]
+    shown = {"answers": answers, "answers_round": 1}
     earlier = [{"question": "q", "answer": "a"}]
     return {
+        "record": {**base, **shown, "conflicts": "c", "trajectory": "t"},
         "answer": {**base, "round": 1, "earlier": earlier},
-        "revise": {
-            **base,
-            "own": "x",
-            "peers": [{"name": "b", "text": "y"}],
-            "conflicts": "c",
-            "trajectory": "t",
-        },
-        "judge": {**base, "answers": answers, "names": ["a", "b"]},
-        "synthesis": {**base, "answers": answers, "winner": "a", "conflicts": "c", "stop": "cap"},
+        "revise": {**base, **shown, "own": "x", "conflicts": "c", "trajectory": "t"},
+        "judge": {**base, **shown, "names": ["a", "b"]},
+        "synthesis": {**base, **shown, "winner": "a", "conflicts": "c", "stop": "cap"},
     }
 
 
