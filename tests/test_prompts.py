@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from moot.errors import PromptPackError
-from moot.formats import oxford
+from moot.formats import NAMES, get_format, oxford
 from moot.formats.oxford import sample_variables
 from moot.prompts import builtin_root, detect_language, load_pack
 
@@ -39,11 +39,23 @@ def test_each_length_limit_reaches_its_step(lang: str) -> None:
         assert number in pack.render(step, **v[step]), (lang, step)
 
 
-def test_both_packs_have_the_same_steps() -> None:
+@pytest.mark.parametrize("fmt", NAMES)
+def test_both_packs_have_the_same_steps(fmt: str) -> None:
     root = builtin_root()
-    en = sorted(p.name for p in (root / "en" / "oxford").glob("*.j2"))
-    zh = sorted(p.name for p in (root / "zh" / "oxford").glob("*.j2"))
-    assert en == zh == sorted(f"{s}.j2" for s in oxford.STEPS)
+    en = sorted(p.name for p in (root / "en" / fmt).glob("*.j2"))
+    zh = sorted(p.name for p in (root / "zh" / fmt).glob("*.j2"))
+    assert en == zh == sorted(f"{s}.j2" for s in get_format(fmt).steps)
+
+
+@pytest.mark.parametrize("fmt", NAMES)
+def test_the_packs_readme_lists_every_step_and_its_variables(fmt: str) -> None:
+    readme = (builtin_root() / "README.md").read_text(encoding="utf-8")
+    section = readme.split(f"\n## {fmt}\n")[1].split("\n## ")[0]
+    common = {"language", "round", "limits"}
+    for step, variables in get_format(fmt).sample_variables().items():
+        assert f"`{step}`" in section, step
+        missing = [v for v in variables if v not in common and f"`{v}`" not in section]
+        assert not missing, (step, missing)
 
 
 def test_user_text_is_never_rendered_as_a_template() -> None:
@@ -56,8 +68,10 @@ def test_user_text_is_never_rendered_as_a_template() -> None:
 
 def test_undefined_variables_fail_loudly() -> None:
     pack = load_pack("en", "oxford")
-    with pytest.raises(PromptPackError, match="undefined"):
+    with pytest.raises(PromptPackError, match="undefined") as failed:
         pack.render("speech", motion="m")
+    # The hint points at the list of each step's variables, wherever moot is installed.
+    assert Path(failed.value.hint.rsplit(" in ", 1)[1]).is_file()
 
 
 def _copy_pack(tmp_path: Path) -> Path:

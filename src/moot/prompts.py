@@ -101,7 +101,7 @@ class PromptPack:
         except TemplateError as exc:
             raise PromptPackError(
                 f"template {self.dir / step}.j2 failed: {exc}",
-                hint="check the template against the variables listed in prompts/README.md",
+                hint=f"check it against the variables listed in {builtin_root() / 'README.md'}",
             ) from exc
 
     def has(self, step: str) -> bool:
