@@ -9,6 +9,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import bench_formats  # noqa: E402
 import bench_inference  # noqa: E402
 import bench_oxford  # noqa: E402
 
@@ -17,6 +18,7 @@ def main() -> None:
     results: dict[str, Any] = {}
     bench_inference.run(results)
     bench_oxford.run(results)
+    bench_formats.run(results)
     print(json.dumps(results, indent=2, ensure_ascii=False))
 
 

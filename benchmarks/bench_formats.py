@@ -1,0 +1,66 @@
+"""Benchmark one seeded debate of each other format on the tiny models: wall time, tokens and
+the share of prompt tokens served from the KV cache (`prompt_reuse`)."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+TOPIC = "Should our city ban private cars from its centre?"
+SMOL, GEMMA = "smollm2-135m", "gemma3-270m"
+# Each format as a user would run it; the judge, the summariser and the synthesizer on SmolLM2.
+RUNS: dict[str, dict[str, Any]] = {
+    "challenge": {"rounds": 2, "effort": "low", "installed": ((SMOL, 1),)},
+    "adversarial": {"rounds": 2, "models": (SMOL, GEMMA)},
+    "decision": {"positions": ("ban cars", "keep cars"), "yes": True},
+}
+MAX_TOKENS = 160  # per speech: every step of every format, in a few minutes
+
+
+def format_debate(name: str, options: dict[str, Any], *, seed: int = 7) -> dict[str, Any]:
+    from moot.debate import Debate, DebateSetup
+    from moot.formats import get_format
+    from moot.formats.base import RunOptions
+
+    fmt = get_format(name)
+    with tempfile.TemporaryDirectory() as tmp:
+        setup = DebateSetup(
+            format=fmt,
+            motion=fmt.motion(TOPIC, "en"),
+            language="en",
+            seed=seed,
+            params=fmt.params(RunOptions(**options)),
+            out_dir=Path(tmp) / "out",
+            default_model=SMOL,
+            max_tokens=MAX_TOKENS,
+        )
+        start = time.perf_counter()
+        result = Debate(setup).run()
+        wall = time.perf_counter() - start
+    turns = result.transcript.turns
+    prompt = sum(t.prompt_tokens for t in turns)
+    cached = sum(t.cached_tokens for t in turns)
+    return {
+        "models": sorted({t.model for t in turns}),
+        "turns": len(turns),
+        "wall_s": round(wall, 2),
+        "prompt_tokens": prompt,
+        "cached_tokens": cached,
+        "completion_tokens": sum(t.completion_tokens for t in turns),
+        "prompt_reuse": round(cached / prompt, 3) if prompt else None,
+        # Time to each turn's first token, summed: (almost all) prompt evaluation.
+        "prompt_phase_s": round(sum(t.ttft_ms for t in turns) / 1000, 1),
+    }
+
+
+def run(results: dict[str, Any]) -> None:
+    results["formats"] = {name: format_debate(name, options) for name, options in RUNS.items()}
+
+
+if __name__ == "__main__":
+    out: dict[str, Any] = {}
+    run(out)
+    print(json.dumps(out, indent=2))
