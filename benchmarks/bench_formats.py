@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench_oxford import counted
+
 TOPIC = "Should our city ban private cars from its centre?"
 SMOL, GEMMA = "smollm2-135m", "gemma3-270m"
 # Each format as a user would run it; the judge, the summariser and the synthesizer on SmolLM2.
@@ -41,16 +43,9 @@ def format_debate(name: str, options: dict[str, Any], *, seed: int = 7) -> dict[
         result = Debate(setup).run()
         wall = time.perf_counter() - start
     turns = result.transcript.turns
-    prompt = sum(t.prompt_tokens for t in turns)
-    cached = sum(t.cached_tokens for t in turns)
     return {
         "models": sorted({t.model for t in turns}),
-        "turns": len(turns),
-        "wall_s": round(wall, 2),
-        "prompt_tokens": prompt,
-        "cached_tokens": cached,
-        "completion_tokens": sum(t.completion_tokens for t in turns),
-        "prompt_reuse": round(cached / prompt, 3) if prompt else None,
+        **counted(turns, wall),
         # Time to each turn's first token, summed: (almost all) prompt evaluation.
         "prompt_phase_s": round(sum(t.ttft_ms for t in turns) / 1000, 1),
     }

@@ -94,9 +94,9 @@ def oxford_debate(results: dict[str, Any], *, seed: int = 7, naive: bool = False
         result = Debate(setup, model_factory=factory).run()
         wall = time.perf_counter() - start
     turns = result.transcript.turns
-    prompt = sum(t.prompt_tokens for t in turns)
-    cached = sum(t.cached_tokens for t in turns)
-    completion = sum(t.completion_tokens for t in turns)
+    counts = counted(turns, wall)
+    prompt, cached = counts["prompt_tokens"], counts["cached_tokens"]
+    completion = counts["completion_tokens"]
     # Time to the first token is (almost all) prompt evaluation; the rest of a call decodes.
     prompt_s = sum(t.ttft_ms for t in turns) / 1000
     decode_s = sum(t.duration_ms - t.ttft_ms for t in turns) / 1000
@@ -104,12 +104,7 @@ def oxford_debate(results: dict[str, Any], *, seed: int = 7, naive: bool = False
     figures = {
         "model": "smollm2-135m",
         "rounds": 3,
-        "turns": len(turns),
-        "wall_s": round(wall, 2),
-        "prompt_tokens": prompt,
-        "cached_tokens": cached,
-        "completion_tokens": completion,
-        "prompt_reuse": round(cached / prompt, 3) if prompt else None,
+        **counts,
         "efficiency": round(completion / ref / wall, 3) if ref else None,
     }
     if naive:
@@ -125,6 +120,20 @@ def oxford_debate(results: dict[str, Any], *, seed: int = 7, naive: bool = False
     results["oxford"] = figures
     results["oxford_efficiency"] = figures["efficiency"]
     results["prompt_reuse"] = figures["prompt_reuse"]
+
+
+def counted(turns: list[Any], wall: float) -> dict[str, Any]:
+    """What every debate bench reports of a run: turns, wall time, tokens, the cached share."""
+    prompt = sum(t.prompt_tokens for t in turns)
+    cached = sum(t.cached_tokens for t in turns)
+    return {
+        "turns": len(turns),
+        "wall_s": round(wall, 2),
+        "prompt_tokens": prompt,
+        "cached_tokens": cached,
+        "completion_tokens": sum(t.completion_tokens for t in turns),
+        "prompt_reuse": round(cached / prompt, 3) if prompt else None,
+    }
 
 
 def ttft(results: dict[str, Any]) -> None:
