@@ -23,9 +23,9 @@ MAX_TOKENS = 160  # per speech: every step of every format, in a few minutes
 
 
 def format_debate(name: str, options: dict[str, Any], *, seed: int = 7) -> dict[str, Any]:
-    from moot.debate import Debate, DebateSetup
     from moot.formats import get_format
     from moot.formats.base import RunOptions
+    from moot.runner import Debate, DebateSetup
 
     fmt = get_format(name)
     with tempfile.TemporaryDirectory() as tmp:

@@ -44,9 +44,9 @@ def decode_figures(model_id: str) -> dict[str, Any]:
     machine a slow round measures the neighbours, and taking turns gives each loop the
     same chances of a quiet moment.
     """
-    from moot.llama import LlamaCppModel
-    from moot.llm import ChatRequest, Sampling, messages
-    from moot.store import resolve
+    from moot.inference.llama import LlamaCppModel
+    from moot.inference.protocol import ChatRequest, Sampling, messages
+    from moot.models.store import resolve
 
     model = LlamaCppModel(resolve(model_id), n_ctx=2048)
     sampling = Sampling(temperature=0.8, top_p=0.95, max_tokens=N_TOKENS, seed=SEED)
@@ -136,9 +136,9 @@ def session_figures(model_id: str) -> dict[str, Any]:
     """Two speakers alternating for 8 turns over a growing transcript, with and without
     a KV snapshot per speaker."""
     from moot.errors import DegenerateReplyError
-    from moot.llama import LlamaCppModel
-    from moot.llm import ChatRequest, Sampling, messages
-    from moot.store import resolve
+    from moot.inference.llama import LlamaCppModel
+    from moot.inference.protocol import ChatRequest, Sampling, messages
+    from moot.models.store import resolve
 
     figures: dict[str, Any] = {}
     for budget_mb in (0, 256):
@@ -176,9 +176,9 @@ def session_figures(model_id: str) -> dict[str, Any]:
 
 _RSS_SCRIPT = """
 import json, resource
-from moot.llama import LlamaCppModel
-from moot.llm import ChatRequest, Sampling, messages
-from moot.store import resolve
+from moot.inference.llama import LlamaCppModel
+from moot.inference.protocol import ChatRequest, Sampling, messages
+from moot.models.store import resolve
 def hwm():
     for line in open("/proc/self/status"):
         if line.startswith("VmHWM:"):

@@ -22,7 +22,7 @@ class NaiveModel:
         from llama_cpp import Llama
 
         from moot.config import physical_cores
-        from moot.store import resolve
+        from moot.models.store import resolve
 
         resolved = resolve(model_id)
         self.model_id = resolved.id
@@ -38,8 +38,8 @@ class NaiveModel:
     def chat(self, request: Any, *, on_text: Any = None) -> Any:
         from llama_cpp import LlamaGrammar
 
-        from moot.llama import schema_to_gbnf
-        from moot.llm import Completion
+        from moot.inference.llama import schema_to_gbnf
+        from moot.inference.protocol import Completion
 
         start = time.perf_counter()
         schema = request.reply_schema
@@ -73,9 +73,9 @@ def oxford_debate(results: dict[str, Any], *, seed: int = 7, naive: bool = False
     With `naive`, the same debate with stateless calls through llama-cpp-python's own
     chat completion: what the figure would be without moot's decode loop and KV reuse.
     """
-    from moot.config import OxfordParams
-    from moot.debate import Debate, DebateSetup
-    from moot.formats.oxford import FORMAT
+    from moot.formats.oxford.flow import FORMAT
+    from moot.formats.oxford.schemas import OxfordParams
+    from moot.runner import Debate, DebateSetup
 
     factory = None
     if naive:

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from moot.debate import Debate, DebateResult, DebateSetup
 from moot.errors import CallTimeoutError, UsageError
-from moot.formats.adversarial import FORMAT, settle
-from moot.formats.adversarial_schemas import AdversarialParams, Earlier, judge_schema, read_vote
+from moot.formats.adversarial.flow import FORMAT, settle
+from moot.formats.adversarial.schemas import AdversarialParams, Earlier, judge_schema, read_vote
 from moot.formats.base import RunOptions
-from moot.llm import ChatRequest
-from moot.scripted import ScriptedModel
+from moot.inference.protocol import ChatRequest
+from moot.inference.scripted import ScriptedModel
+from moot.runner import Debate, DebateResult, DebateSetup
 
 QUESTION = "Is nuclear power safer per TWh than wind?"
 BODY = (
@@ -211,7 +211,7 @@ def test_later_rounds_resolve_only_when_every_participant_accepts(tmp_path: Path
 
 
 def test_settle_checks_the_rulebook_in_code() -> None:
-    from moot.formats.adversarial import _Answer
+    from moot.formats.adversarial.flow import _Answer
 
     good = {"claim_audit_complete": True, "critical_conflicts": [], "resolved": True}
     voted = {"a": _Answer("x", read_vote(ACCEPT)), "b": _Answer("y", read_vote(ACCEPT))}
@@ -341,7 +341,7 @@ def test_fewer_than_two_models_exits_2_on_the_command_line(tmp_path: Path) -> No
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_step_renders_in_both_languages_with_its_limits(lang: str) -> None:
-    from moot.formats.adversarial import STEPS, sample_variables
+    from moot.formats.adversarial.flow import STEPS, sample_variables
     from moot.prompts import load_pack
 
     pack = load_pack(lang, "adversarial")  # type: ignore[arg-type]
@@ -375,7 +375,7 @@ def test_a_failed_synthesis_is_recorded_not_invented(tmp_path: Path) -> None:
 
 
 def test_an_interrupted_review_resumes_from_its_journal(tmp_path: Path) -> None:
-    from moot.debate import resume_setup
+    from moot.runner import resume_setup
 
     def interrupt(request: ChatRequest) -> str:
         raise KeyboardInterrupt

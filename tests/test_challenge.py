@@ -12,15 +12,16 @@ from typing import Any
 
 import pytest
 
-from moot.debate import Debate, DebateResult, DebateSetup
 from moot.engine import Notice, TurnStarted
 from moot.errors import CallTimeoutError, MootError, RemoteError, UsageError
 from moot.formats.base import RunOptions
-from moot.formats.challenge import FORMAT
-from moot.formats.challenge_schemas import ChallengeParams, effort_model, sanitize, verdict_schema
-from moot.formats.challenge_text import ALL_TIMED_OUT, NO_EXCHANGES, UNCONTESTED
-from moot.llm import ChatRequest
-from moot.scripted import ScriptedModel
+from moot.formats.challenge.flow import FORMAT
+from moot.formats.challenge.schemas import ChallengeParams, effort_model, verdict_schema
+from moot.formats.challenge.text import ALL_TIMED_OUT, NO_EXCHANGES, UNCONTESTED
+from moot.formats.failures import sanitize
+from moot.inference.protocol import ChatRequest
+from moot.inference.scripted import ScriptedModel
+from moot.runner import Debate, DebateResult, DebateSetup
 
 TOPIC = "Should we rewrite the billing service in Rust?"
 BODY = (
@@ -515,7 +516,7 @@ def test_a_dry_run_writes_the_state_file(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_step_renders_in_both_languages_with_its_limits(lang: str) -> None:
-    from moot.formats.challenge import STEPS, sample_variables
+    from moot.formats.challenge.flow import STEPS, sample_variables
     from moot.prompts import builtin_root, load_pack
 
     pack = load_pack(lang, "challenge")  # type: ignore[arg-type]
@@ -532,7 +533,7 @@ def test_every_step_renders_in_both_languages_with_its_limits(lang: str) -> None
 
 
 def test_an_interrupted_debate_resumes_from_its_journal(tmp_path: Path, moot_home: Path) -> None:
-    from moot.debate import resume_setup
+    from moot.runner import resume_setup
 
     def interrupt(request: ChatRequest) -> str:
         raise KeyboardInterrupt

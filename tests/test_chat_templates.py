@@ -14,8 +14,8 @@ import pytest
 
 from conftest import real_model_path
 from gguf_samples import ARRAY, STRING, UINT32, gguf_string, kv, make_gguf, write_gguf
-from moot import gguf_check, store
 from moot.errors import ModelIntegrityError
+from moot.models import gguf_check, store
 from moot.prompts import chat_template_problem
 
 CHATML = (

@@ -14,8 +14,8 @@ import pytest
 
 from moot import history
 from moot.errors import UsageError
-from moot.formats import challenge_schemas
-from moot.formats.challenge_schemas import DebateState, Side
+from moot.formats.challenge import schemas as challenge_schemas
+from moot.formats.challenge.schemas import DebateState, Side
 from moot.transcript import create_atomic, read_journal, write_atomic
 
 TOPIC = "Should we rewrite the billing service in Rust?"

@@ -138,10 +138,11 @@ def test_ctrl_c_mid_debate_keeps_every_finished_turn(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_the_real_judge_scores_a_substantive_round_above_an_off_topic_one(seed: int) -> None:
-    from moot.config import OxfordParams
     from moot.engine import Engine, Role
-    from moot.formats import oxford
-    from moot.pool import ModelPool
+    from moot.formats.oxford import flow as oxford
+    from moot.formats.oxford.schemas import OxfordParams
+    from moot.inference.pool import ModelPool
+    from moot.models import store
     from moot.prompts import load_pack
     from moot.transcript import Transcript
 
@@ -157,7 +158,7 @@ def test_the_real_judge_scores_a_substantive_round_above_an_off_topic_one(seed: 
         },
         "off_topic": {"proposition": "I like pizza.", "opposition": ""},
     }
-    pool = ModelPool(n_ctx=2048)
+    pool = ModelPool(resolve=store.resolve, n_ctx=2048)
     model = pool.get("smollm2-135m")
     scores = {}
     for name, speeches in rounds.items():

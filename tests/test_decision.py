@@ -13,18 +13,18 @@ from typing import Any
 import pytest
 import yaml
 
-from moot.debate import Debate, DebateResult, DebateSetup
 from moot.engine import Notice, TurnFinished
 from moot.errors import CallTimeoutError, MootError, UsageError
-from moot.formats import decision
 from moot.formats.base import RunOptions
-from moot.formats.decision import FORMAT, rotation
-from moot.formats.decision_document import FRONTMATTER_KEYS, SECTIONS, render_frontmatter
-from moot.formats.decision_framing import Plan, Seat, apply_corrections, parse_positions
-from moot.formats.decision_schemas import sections_schema, token_budget, verdict_schema
-from moot.llm import ChatRequest
+from moot.formats.decision import flow as decision
+from moot.formats.decision.document import FRONTMATTER_KEYS, SECTIONS, render_frontmatter
+from moot.formats.decision.flow import FORMAT, rotation
+from moot.formats.decision.framing import Plan, Seat, apply_corrections, parse_positions
+from moot.formats.decision.schemas import sections_schema, token_budget, verdict_schema
+from moot.inference.protocol import ChatRequest
+from moot.inference.scripted import ScriptedModel
 from moot.prompts import builtin_root, load_pack
-from moot.scripted import ScriptedModel
+from moot.runner import Debate, DebateResult, DebateSetup
 
 TOPIC = "Postgres vs MySQL vs SQLite for a small analytics app"
 HEADINGS = [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from moot.decoding import (
+from moot.inference.decoding import (
     RANDOM_SEED,
     TOP_K,
     PrefixIndex,
@@ -15,7 +15,7 @@ from moot.decoding import (
     plan_decode,
     range_rule,
 )
-from moot.llm import ChatRequest, Sampling, messages
+from moot.inference.protocol import ChatRequest, Sampling, messages
 
 
 def request(**sampling: object) -> ChatRequest:
@@ -154,7 +154,7 @@ def test_session_cache_finds_the_longest_shared_prefix_in_any_session() -> None:
 
 
 def test_prompt_batches_never_leave_a_lone_token_when_avoidable() -> None:
-    from moot.llama import batches
+    from moot.inference.llama.context import batches
 
     assert batches(0, 10, 512) == [(0, 10)]
     assert batches(0, 513, 512) == [(0, 511), (511, 513)]

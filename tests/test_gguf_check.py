@@ -10,8 +10,8 @@ import pytest
 
 from conftest import real_model_path
 from gguf_samples import ARRAY, make_gguf, write_gguf
-from moot import gguf_check
 from moot.errors import ModelIntegrityError
+from moot.models import gguf_check
 
 
 def test_smollm2_header_is_llama_with_its_own_chat_template() -> None:

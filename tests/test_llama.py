@@ -9,11 +9,11 @@ from collections.abc import Iterator
 import pytest
 from pydantic import BaseModel, Field
 
-from moot import store
-from moot.decoding import TextStream
 from moot.errors import CallTimeoutError, ContextOverflowError, ModelNotFoundError, MootError
-from moot.llama import LlamaCppModel, schema_to_gbnf
-from moot.llm import ChatRequest, Sampling, chat_structured, messages
+from moot.inference.decoding import TextStream
+from moot.inference.llama import LlamaCppModel, schema_to_gbnf
+from moot.inference.protocol import ChatRequest, ResolvedModel, Sampling, chat_structured, messages
+from moot.models import store
 
 pytestmark = pytest.mark.real
 
@@ -24,7 +24,7 @@ class JudgeScore(BaseModel):
     reasoning: str = Field(max_length=80)
 
 
-def resolve_installed(model_id: str) -> store.ResolvedModel:
+def resolve_installed(model_id: str) -> ResolvedModel:
     try:
         return store.resolve(model_id)
     except ModelNotFoundError as exc:
@@ -274,8 +274,8 @@ def test_a_redraw_picks_what_masking_the_whole_vocabulary_would(model_id: str) -
     """The grammar redraw narrows the vocabulary first; the draw must not change."""
     import ctypes
 
-    from moot.decoding import plan_decode
-    from moot.llama import _Sampler
+    from moot.inference.decoding import plan_decode
+    from moot.inference.llama.sampler import Sampler
 
     model = LlamaCppModel(resolve_installed(model_id), n_ctx=512)
     rt, lc = model._runtime, model._runtime.lc
@@ -285,7 +285,7 @@ def test_a_redraw_picks_what_masking_the_whole_vocabulary_would(model_id: str) -
     for temperature, dry in ((0.8, 0.0), (0.8, 1.0), (0.0, 0.0)):
         request = ask("x", temperature=temperature, dry=dry, seed=3)
         plan = plan_decode(request, grammar=schema_to_gbnf(JudgeScore))
-        whole, narrowed = _Sampler(rt, plan), _Sampler(rt, plan)
+        whole, narrowed = Sampler(rt, plan), Sampler(rt, plan)
         for token in model._llm.tokenize(reply.encode(), add_bos=False, special=False):
             cur = rt.candidates()
             lc.llama_sampler_apply(whole.grammar, ctypes.byref(cur))

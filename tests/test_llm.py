@@ -6,7 +6,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from moot.errors import DegenerateReplyError, StructuredReplyError
-from moot.llm import (
+from moot.inference.protocol import (
     ChatRequest,
     Completion,
     chat_structured,
@@ -14,7 +14,7 @@ from moot.llm import (
     degeneracy,
     messages,
 )
-from moot.scripted import ScriptedModel
+from moot.inference.scripted import ScriptedModel
 
 
 class Score(BaseModel):

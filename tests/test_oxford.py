@@ -8,13 +8,12 @@ from typing import Any
 
 import pytest
 
-from moot.config import OxfordParams
-from moot.debate import Debate, DebateSetup
 from moot.engine import Engine, TurnFinished
-from moot.formats.oxford import FORMAT
-from moot.llm import ChatRequest
-from moot.schemas import Brief, CompletenessRubric
-from moot.scripted import ScriptedModel
+from moot.formats.oxford.flow import FORMAT
+from moot.formats.oxford.schemas import Brief, CompletenessRubric, OxfordParams
+from moot.inference.protocol import ChatRequest
+from moot.inference.scripted import ScriptedModel
+from moot.runner import Debate, DebateSetup
 from moot.transcript import read_journal
 
 MOTION = "This House Believes That remote work is better than office work"

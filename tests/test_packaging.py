@@ -31,7 +31,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_wheel_ships_catalog_and_every_prompt(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "moot/_data/catalog.toml" in names
-    assert "moot/store.py" in names and "moot/gguf_check.py" in names
+    assert "moot/models/store.py" in names and "moot/models/gguf_check.py" in names
     prompts = [
         p.relative_to(REPO / "prompts") for p in (REPO / "prompts").rglob("*") if p.is_file()
     ]
@@ -44,13 +44,13 @@ def test_wheel_ships_catalog_and_every_prompt(wheel: Path) -> None:
 
 PROBE = """
 import json, sys
-import moot, moot.store, moot.catalog, moot.gguf_check
+import moot, moot.models.store, moot.models.catalog, moot.models.gguf_check
 from moot.errors import ModelNotFoundError
 heavy = ("llama_cpp", "huggingface_hub")
 before = sorted(m for m in heavy if m in sys.modules)
-moot.store.resolve("smollm2-135m")
+moot.models.store.resolve("smollm2-135m")
 try:
-    moot.store.resolve("hf:acme/none-GGUF/none.gguf")  # looks in the hub cache, by path
+    moot.models.store.resolve("hf:acme/none-GGUF/none.gguf")  # looks in the hub cache, by path
 except ModelNotFoundError:
     pass
 after = sorted(m for m in heavy if m in sys.modules)

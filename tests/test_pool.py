@@ -6,12 +6,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from moot import store
 from moot.errors import ModelNotFoundError
-from moot.llama import LlamaCppModel
-from moot.llm import ChatRequest, Sampling, messages
-from moot.pool import ModelPool
-from moot.remote import OpenAICompatModel
+from moot.inference.llama import LlamaCppModel
+from moot.inference.pool import ModelPool
+from moot.inference.protocol import ChatRequest, Sampling, messages
+from moot.inference.remote import OpenAICompatModel
+from moot.models import store
 
 pytestmark = pytest.mark.real
 
@@ -23,7 +23,7 @@ def pool() -> Iterator[ModelPool]:
             store.resolve(model_id)
         except ModelNotFoundError as exc:
             pytest.fail(f"model {model_id} is not installed ({exc.message}): run `make install`")
-    with ModelPool(n_ctx=1024) as models:
+    with ModelPool(resolve=store.resolve, n_ctx=1024) as models:
         yield models
 
 
@@ -32,7 +32,7 @@ def ask(text: str) -> ChatRequest:
 
 
 def test_nothing_loads_until_asked_for() -> None:
-    with ModelPool(n_ctx=256) as pool:
+    with ModelPool(resolve=store.resolve, n_ctx=256) as pool:
         assert pool.loaded == {}
         model = pool.get("smollm2-135m")
         assert isinstance(model, LlamaCppModel)
@@ -58,7 +58,7 @@ def test_two_models_serve_their_own_roles(pool: ModelPool) -> None:
 
 
 def test_a_url_becomes_a_remote_model_without_loading_anything_local() -> None:
-    with ModelPool() as pool:
+    with ModelPool(resolve=store.resolve) as pool:
         model = pool.get("http://127.0.0.1:9/v1#some-model")  # a named model needs no request
         assert isinstance(model, OpenAICompatModel)
         assert model.model_id == "http://127.0.0.1:9/v1#some-model"
@@ -66,7 +66,7 @@ def test_a_url_becomes_a_remote_model_without_loading_anything_local() -> None:
 
 
 def test_close_frees_every_model() -> None:
-    pool = ModelPool(n_ctx=256)
+    pool = ModelPool(resolve=store.resolve, n_ctx=256)
     pool.get("smollm2-135m")
     pool.close()
     assert pool.loaded == {}

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from moot.errors import PromptPackError
-from moot.formats import NAMES, get_format, oxford
-from moot.formats.oxford import sample_variables
+from moot.formats import NAMES, get_format
+from moot.formats.oxford import flow as oxford
+from moot.formats.oxford.flow import sample_variables
 from moot.prompts import builtin_root, detect_language, load_pack
 
 

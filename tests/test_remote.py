@@ -17,10 +17,17 @@ from pydantic import BaseModel, Field
 from pytest_httpserver import HTTPServer
 from werkzeug.wrappers import Request, Response
 
-from moot import remote, store
 from moot.errors import ModelNotFoundError, RemoteError
-from moot.llm import ChatRequest, Sampling, chat_structured, messages
-from moot.remote import OpenAICompatModel, request_body, response_format, split_ref, sse_events
+from moot.inference import remote
+from moot.inference.protocol import ChatRequest, Sampling, chat_structured, messages
+from moot.inference.remote import (
+    OpenAICompatModel,
+    request_body,
+    response_format,
+    split_ref,
+    sse_events,
+)
+from moot.models import store
 
 
 class Verdict(BaseModel):

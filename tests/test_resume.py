@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from conftest import REAL_HOME
-from moot.debate import Debate, DebateSetup, resume_setup
 from moot.engine import Event, TurnFinished
 from moot.formats.base import RunOptions
-from moot.formats.decision import FORMAT as DECISION
-from moot.llm import ChatRequest, Completion, OnText
-from moot.scripted import ScriptedModel
+from moot.formats.decision.flow import FORMAT as DECISION
+from moot.inference.protocol import ChatRequest, Completion, OnText
+from moot.inference.scripted import ScriptedModel
+from moot.runner import Debate, DebateSetup, resume_setup
 from moot.transcript import read_journal
 
 ARGS = ["--max-rounds", "3", "--min-score", "10", "--max-tokens", "24", "--seed", "11", "--quiet"]

@@ -12,8 +12,8 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from gguf_samples import make_gguf
-from moot import store
 from moot.errors import DownloadError, ModelIntegrityError, ModelNotFoundError, UsageError
+from moot.models import store
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 REPO = "acme/tiny-GGUF"

@@ -11,9 +11,9 @@ import pytest
 
 from conftest import real_model_path
 from gguf_samples import make_gguf
-from moot import store
 from moot.config import models_dir
 from moot.errors import DownloadError, ModelIntegrityError, ModelNotFoundError
+from moot.models import store
 
 SMOLLM2_SHA = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 GEMMA_SHA = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"

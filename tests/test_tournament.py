@@ -13,23 +13,22 @@ from typing import Any
 
 import pytest
 
-from moot.config import OxfordParams
 from moot.errors import UsageError
 from moot.formats import get_format
 from moot.formats.base import RunOptions
-from moot.llm import ChatRequest, Completion, OnText
-from moot.schemas import Ballot
-from moot.scripted import ScriptedModel
-from moot.tournament import (
+from moot.formats.oxford.schemas import OxfordParams
+from moot.inference.protocol import ChatRequest, Completion, OnText
+from moot.inference.scripted import ScriptedModel
+from moot.tournament.judge import Ballot, decide
+from moot.tournament.plan import Motion, make_plan, read_motions, schedule
+from moot.tournament.report import build, write
+from moot.tournament.run import (
     DebateDone,
     DebateFailed,
     LocalExecutor,
     Tournament,
     TournamentEvent,
 )
-from moot.tournament_judge import decide
-from moot.tournament_plan import Motion, make_plan, read_motions, schedule
-from moot.tournament_report import build, write
 
 OXFORD = get_format("oxford")
 MOTIONS = [
@@ -437,7 +436,7 @@ class FakeRay:
 def test_the_ray_executor_starts_a_quiet_loopback_ray_or_joins_the_given_cluster(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from moot.tournament_ray import RayExecutor
+    from moot.tournament.ray import RayExecutor
 
     fake = FakeRay()
     monkeypatch.setitem(sys.modules, "ray", fake)

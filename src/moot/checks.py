@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from moot.llm import degeneracy
+from moot.inference.protocol import degeneracy
 
 _EN_STOP = frozenset(
     """a an the this that these those house believes believe will would should be is are was

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from moot.errors import UsageError
 
@@ -69,15 +69,6 @@ def physical_cores() -> int:
 # -- per-format parameters --------------------------------------------------------------
 
 P = TypeVar("P", bound=BaseModel)
-
-
-class OxfordParams(BaseModel):
-    """The Oxford rulebook's parameters; out-of-range values are refused, never clamped."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    min_score: float = Field(default=7.5, ge=5, le=10)
-    max_rounds: int = Field(default=5, ge=3, le=8)
 
 
 # CLI option names for the fields, so errors name what the user typed.

@@ -16,8 +16,15 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from moot.errors import DegenerateReplyError, MootError
-from moot.llm import ChatModel, ChatRequest, Completion, Message, Sampling, chat_structured
-from moot.llm import degeneracy as find_degeneracy
+from moot.inference.protocol import (
+    ChatModel,
+    ChatRequest,
+    Completion,
+    Message,
+    Sampling,
+    chat_structured,
+)
+from moot.inference.protocol import degeneracy as find_degeneracy
 from moot.prompts import PromptPack
 from moot.transcript import Journal, Transcript, Turn
 

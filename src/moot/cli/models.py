@@ -10,9 +10,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from moot import store
 from moot.cli import app
 from moot.errors import ModelIntegrityError
+from moot.models import store
 
 models_app = typer.Typer(help="Download, verify, inspect and remove models.", no_args_is_help=True)
 app.add_typer(models_app, name="models")

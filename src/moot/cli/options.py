@@ -37,6 +37,6 @@ DryRun = Annotated[
 
 def installed() -> tuple[tuple[str, int], ...]:
     """(model id, size in bytes) of every model installed here, for formats that pick one."""
-    from moot import store
+    from moot.models import store
 
     return tuple((m.id, m.size or 0) for m in store.list_models() if m.installed)

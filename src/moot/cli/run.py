@@ -29,13 +29,13 @@ from moot.cli.options import (
     Seed,
     installed,
 )
-from moot.debate import Debate, DebateSetup
 from moot.errors import UsageError
 from moot.formats import get_format
 from moot.formats.base import RunOptions
-from moot.formats.oxford import EXAMPLE_MOTIONS, label
+from moot.formats.oxford.flow import EXAMPLE_MOTIONS, label
 from moot.prompts import resolve_language
 from moot.render import LiveView, show_document
+from moot.runner import Debate, DebateSetup
 
 
 @app.command()
@@ -174,7 +174,7 @@ def resume(
     quiet: Annotated[bool, typer.Option(help="Print only the result.")] = False,
 ) -> None:
     """Continue an interrupted debate from its journal; finished turns are reused verbatim."""
-    from moot.debate import resume_setup
+    from moot.runner import resume_setup
 
     folder = history.find(debate).path
     if (folder / "transcript.json").exists():
@@ -189,7 +189,7 @@ def replay(
     quiet: Annotated[bool, typer.Option(help="Print only the verdict.")] = True,
 ) -> None:
     """Re-run a saved debate offline and report the first turn that differs, if any."""
-    from moot.debate import replay as replay_debate
+    from moot.runner import replay as replay_debate
 
     console = Console()
     view = LiveView(console, quiet=quiet)

@@ -41,7 +41,8 @@ from moot.engine import Notice, TurnStarted
 from moot.errors import MootError, UsageError
 from moot.formats import get_format
 from moot.formats.base import RunOptions
-from moot.tournament import (
+from moot.tournament.plan import identity, make_plan, read_motions
+from moot.tournament.run import (
     DebateBegun,
     DebateDone,
     DebateFailed,
@@ -51,10 +52,9 @@ from moot.tournament import (
     Tournament,
     TournamentEvent,
 )
-from moot.tournament_plan import identity, make_plan, read_motions
 
 if TYPE_CHECKING:
-    from moot.tournament_report import Report
+    from moot.tournament.report import Report
 
 
 @app.command()
@@ -169,7 +169,7 @@ def tournament(
 
 def _executor(name: str, address: str | None) -> Executor:
     if name == "ray":
-        from moot.tournament_ray import RayExecutor
+        from moot.tournament.ray import RayExecutor
 
         return RayExecutor(address=address)
     return LocalExecutor()
@@ -204,7 +204,7 @@ def _run(t: Tournament, executor: Executor, *, quiet: bool, samples: int) -> Non
                 highlight=False,
             )
             raise typer.Exit(130) from None
-    from moot.tournament_report import build, write  # numpy and matplotlib: only now
+    from moot.tournament.report import build, write  # numpy and matplotlib: only now
 
     verdicts = t.verdicts()
     if not verdicts:

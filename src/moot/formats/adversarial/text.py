@@ -1,0 +1,196 @@
+"""The adversarial format's words: labels in the debate's language, context blocks, its document."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from moot.formats.adversarial.schemas import Ballot
+from moot.transcript import Transcript
+
+LABELS: dict[str, dict[str, str]] = {
+    "en": {
+        "participant": "Participant {n} · {name}",
+        "judge": "Judge: claim audit",
+        "synthesis": "Synthesizer: final answer",
+        "title": "Adversarial review",
+        "question": "Question",
+        "participants": "Participants",
+        "stopped": "Stopped",
+        "resolved": "resolved after round {n}",
+        "cap": "round cap reached ({n} rounds)",
+        "winner": "The judge's pick",
+        "follows": "Follows up on",
+        "final": "Final answer",
+        "no_final": "No final answer: the synthesizer failed.",
+        "rounds": "Rounds",
+        "round": "Round {n}",
+        "outcome": "Outcome",
+        "audit": "claim audit complete",
+        "conflicts": "Critical conflicts",
+        "votes": "Votes",
+        "failed": "Failed",
+        "failures": "Failures",
+        "none": "none",
+        "yes": "yes",
+        "no": "no",
+        "accept": "ACCEPT",
+        "object": "OBJECT",
+        "no_vote": "no vote",
+        "judge_line": "Judge after round {n}: {outcome}",
+        "failed_notice": "[WARN] {who} failed: {error}",
+        "no_verdict": "no valid verdict from the judge",
+        "judge_unresolved": "the judge found it unresolved",
+        "audit_incomplete": "the claim audit is incomplete",
+        "conflicts_remain": "critical conflicts remain",
+        "participant_failed": "a participant failed",
+        "not_all_accepted": "not every participant accepted, with a reason",
+        "resolved_outcome": "resolved",
+    },
+    "zh": {
+        "participant": "参与者{n} · {name}",
+        "judge": "裁判：论断审核",
+        "synthesis": "综合者：最终答案",
+        "title": "对抗式评审",
+        "question": "问题",
+        "participants": "参与者",
+        "stopped": "结束原因",
+        "resolved": "第{n}轮后达成一致",
+        "cap": "已达轮数上限（{n}轮）",
+        "winner": "裁判选出的参与者",
+        "follows": "接续的问题",
+        "final": "最终答案",
+        "no_final": "没有最终答案：综合者失败。",
+        "rounds": "各轮",
+        "round": "第{n}轮",
+        "outcome": "结果",
+        "audit": "论断审核完成",
+        "conflicts": "关键冲突",
+        "votes": "投票",
+        "failed": "失败",
+        "failures": "失败记录",
+        "none": "无",
+        "yes": "是",
+        "no": "否",
+        "accept": "接受",
+        "object": "反对",
+        "no_vote": "未投票",
+        "judge_line": "第{n}轮后裁判：{outcome}",
+        "failed_notice": "[WARN] {who}失败：{error}",
+        "no_verdict": "裁判没有给出有效裁决",
+        "judge_unresolved": "裁判认为尚未解决",
+        "audit_incomplete": "论断审核未完成",
+        "conflicts_remain": "仍有关键冲突",
+        "participant_failed": "有参与者失败",
+        "not_all_accepted": "并非每位参与者都附理由接受",
+        "resolved_outcome": "已解决",
+    },
+}
+
+
+def label(language: str, key: str) -> str:
+    return LABELS.get(language, LABELS["en"])[key]
+
+
+def participant(language: str, role: str, name: str) -> str:
+    return label(language, "participant").format(n=role.rsplit("_", 1)[-1], name=name)
+
+
+def failed(language: str, role: str, names: dict[str, str], error: str) -> str:
+    if role in names:
+        who = participant(language, role, names[role])
+    else:
+        who = label(language, "synthesis" if role == "synthesizer" else "judge")
+    return label(language, "failed_notice").format(who=who, error=error)
+
+
+def outcome(language: str, code: str) -> str:
+    return label(language, "resolved_outcome" if code == "resolved" else code)
+
+
+def ballot(language: str, vote: Ballot | None) -> str:
+    if vote is None or vote.vote is None:
+        return label(language, "no_vote")
+    return f"{label(language, vote.vote)}: {vote.reason}".rstrip(": ")
+
+
+def conflicts(language: str, verdict: dict[str, Any] | None) -> str:
+    """The judge's critical conflicts, one a line; "" when there is no verdict or none."""
+    if not verdict:
+        return ""
+    return "\n".join(
+        f"- {c['claim']} ({', '.join(c['participants'])}): {c['why']}"
+        for c in verdict["critical_conflicts"]
+    )
+
+
+def trajectory(
+    language: str,
+    history: Sequence[dict[str, Any]],
+    rounds: Sequence[dict[str, Any]],
+    names: dict[str, str],
+    chars: int,
+) -> str:
+    """Rounds before the previous one: each answer cut short, and what the judge found."""
+    lines: list[str] = []
+    for answers, record in zip(history, rounds, strict=False):
+        lines.append(label(language, "round").format(n=record["round"]) + ":")
+        for role, answer in answers.items():
+            if answer.text:
+                lines.append(f"- {names[role]}: {_cut(answer.text, chars)}")
+        found = outcome(language, record["outcome"])
+        lines.append("- " + label(language, "judge_line").format(n=record["round"], outcome=found))
+        lines += [f"  {line}" for line in conflicts(language, record["verdict"]).splitlines()]
+    return "\n".join(lines)
+
+
+def _cut(text: str, n: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= n else flat[:n].rsplit(" ", 1)[0] + " …"
+
+
+def render(transcript: Transcript) -> str:
+    """The final answer first, then who the judge named, why it stopped, and every round."""
+    lang, result = transcript.language, transcript.result or {}
+    held = result.get("rounds_held", 0)
+    stop = label(lang, "resolved" if result.get("stop_reason") == "resolved" else "cap")
+    rows = [
+        (label(lang, "question"), str(result.get("question", transcript.motion))),
+        (label(lang, "participants"), ", ".join((result.get("participants") or {}).values())),
+        (
+            label(lang, "stopped"),
+            label(lang, "resolved" if stop == "resolved" else "cap").format(n=held),
+        ),
+        (label(lang, "winner"), str(result.get("winner") or "—")),
+    ]
+    for earlier in result.get("session") or []:
+        rows.append((label(lang, "follows"), earlier["question"]))
+    parts = [f"# {label(lang, 'title')}", "", *[f"- **{k}:** {v}" for k, v in rows], ""]
+    final = result.get("final_answer")
+    parts += [f"## {label(lang, 'final')}", "", final or label(lang, "no_final"), ""]
+    parts += [f"## {label(lang, 'rounds')}", ""]
+    for record in result.get("rounds") or []:
+        parts += _round(lang, record)
+    failures = result.get("failures") or []
+    if failures:
+        parts += [f"## {label(lang, 'failures')}", ""]
+        parts += [f"- {f['round']} · {f['role']}: {f['error']}" for f in failures] + [""]
+    return "\n".join(parts)
+
+
+def _round(lang: str, record: dict[str, Any]) -> list[str]:
+    parts = [f"### {label(lang, 'round').format(n=record['round'])}", ""]
+    parts.append(f"- {label(lang, 'outcome')}: {outcome(lang, record['outcome'])}")
+    verdict = record.get("verdict")
+    if verdict:
+        audit = label(lang, "yes" if verdict["claim_audit_complete"] else "no")
+        parts.append(f"- {label(lang, 'audit')}: {audit}")
+        found = conflicts(lang, verdict) or label(lang, "none")
+        parts.append(f"- {label(lang, 'conflicts')}:")
+        parts += [f"  {line}" for line in found.splitlines()]
+    for name, vote in (record.get("votes") or {}).items():
+        shown = ballot(lang, Ballot(vote["vote"], vote["reason"]))
+        parts.append(f"- {label(lang, 'votes')} · {name}: {shown}")
+    if record.get("failed"):
+        parts.append(f"- {label(lang, 'failed')}: {', '.join(record['failed'])}")
+    return [*parts, ""]

@@ -1,0 +1,367 @@
+"""Challenge: a proposer and a challenger argue over 1–5 rounds, evidence required, and a
+judge's synthesis must pick a side; a JSON state file follows every exchange.
+
+Rulebook: docs/formats/challenge.md. Every step below is one step of that rulebook.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from moot.engine import Engine
+from moot.errors import MootError
+from moot.formats.base import Cast, RunOptions
+from moot.formats.challenge import text
+from moot.formats.challenge.schemas import (
+    BUDGETS,
+    DEFAULT_EFFORT,
+    SUMMARY_TOKENS,
+    SUMMARY_WORDS,
+    VERDICT_TOKENS,
+    Budget,
+    ChallengeParams,
+    DebateState,
+    Exchange,
+    Side,
+    make_params,
+    verdict_schema,
+)
+from moot.formats.failures import attempt
+from moot.transcript import Transcript, Turn
+
+ROLES = ("proposer", "challenger", "summariser", "judge")
+SIDES = ("proposer", "challenger")
+TEMPERATURES = {"proposer": 0.4, "challenger": 0.4, "summariser": 0.2, "judge": 0.2}
+# Every step's prompt opens with the same record (record.j2): the topic, the summary, then
+# the exchanges shown in full, under the same labels. A later step sees what an earlier one
+# saw plus what was said since, so its prompt extends the earlier prompt's record and the
+# model evaluates only the new exchanges; the step's own instructions come after it.
+STEPS = ("record", "opening", "response", "defence", "follow_up", "summary", "verdict")
+
+
+def make_cast(params: ChallengeParams) -> Cast:
+    models: dict[str, str] = {}
+    if params.effort_model:
+        models = dict.fromkeys(ROLES, params.effort_model)
+    if params.proposer_model and params.challenger_model:
+        models = {"proposer": params.proposer_model, "challenger": params.challenger_model}
+    return Cast(roles=ROLES, temperatures=TEMPERATURES, models=models)
+
+
+def backend_of(model: object) -> str:
+    """The backend a model runs on, for the state file's {backend, model}."""
+    named = getattr(model, "backend", None)
+    if isinstance(named, str):
+        return named
+    kinds = {
+        "LlamaCppModel": "llama.cpp",
+        "OpenAICompatModel": "openai-compatible",
+        "ScriptedModel": "scripted",
+        "EchoModel": "scripted",
+    }
+    return kinds.get(type(model).__name__, type(model).__name__)
+
+
+@dataclass
+class _Failure:
+    round: int
+    role: str
+    error: str
+    timed_out: bool = False
+
+
+@dataclass
+class _Debate:
+    """One challenge debate in progress: its exchanges, summary, failures and state file."""
+
+    engine: Engine
+    topic: str
+    params: ChallengeParams
+    state: DebateState
+    budget: Budget
+    exchanges: list[Exchange] = field(default_factory=list)
+    failures: list[_Failure] = field(default_factory=list)
+    calls: int = 0
+    summary: str | None = None
+    summary_upto: int = 0  # the summary covers rounds 1 … summary_upto
+
+    @property
+    def lang(self) -> str:
+        return self.engine.language
+
+    def model_of(self, role: str) -> str:
+        return self.engine.roles[role].model.model_id
+
+    # -- calls and their failures -------------------------------------------------------
+
+    def _call(
+        self, rnd: int, role: str, call: Callable[[], Turn], schema: type[BaseModel] | None = None
+    ) -> Turn | None:
+        """One turn, counted; its failure is recorded and the turn comes back as None."""
+        self.calls += 1
+        outcome = attempt(call, schema)
+        if outcome.error is not None:
+            self.failures.append(_Failure(rnd, role, outcome.error, outcome.timed_out))
+        return outcome.turn
+
+    # -- rounds -------------------------------------------------------------------------
+
+    def exchange(self, rnd: int, role: str) -> str | None:
+        """The proposer's or the challenger's turn, shown what the rulebook's context says."""
+        step = {
+            ("proposer", True): "opening",
+            ("challenger", True): "response",
+            ("proposer", False): "defence",
+            ("challenger", False): "follow_up",
+        }[(role, rnd == 1)]
+        start = time.monotonic()
+        turn = self._call(
+            rnd,
+            role,
+            lambda: self.engine.speak(
+                role,
+                step,
+                round=rnd,
+                label=text.speaker(self.lang, role, self.model_of(role)),
+                max_tokens=self.budget.turn_tokens,
+                **self.context(upto=rnd),
+                **self.common(),
+            ),
+        )
+        if turn is not None:
+            self.exchanges.append(
+                Exchange(
+                    round=rnd,
+                    role=role,
+                    model=turn.model,
+                    response=turn.text,
+                    # A turn replayed by `moot resume` keeps the time it first took.
+                    duration_ms=turn.duration_ms or round((time.monotonic() - start) * 1000),
+                )
+            )
+        self.save()
+        return turn.text if turn else None
+
+    def common(self) -> dict[str, Any]:
+        words = SUMMARY_WORDS.get(self.lang, SUMMARY_WORDS["en"])
+        limits = {"turn": self.budget.turn_words, "summary_min": words[0], "summary": words[1]}
+        return {"topic": self.topic, "language": self.lang, "limits": limits}
+
+    def context(self, *, upto: int) -> dict[str, Any]:
+        """What a speaker of round `upto` sees: the summary, then every later exchange in full.
+
+        Finished rounds are those before `upto`; exchanges of round `upto` itself (the
+        proposer's turn, for the challenger) are shown too.
+        """
+        shown = [x for x in self.exchanges if self.summary_upto < x.round <= upto]
+        history = "\n\n".join(
+            f"{text.exchange(self.lang, x.round, x.role, x.model)}\n{x.response}" for x in shown
+        )
+        return {
+            "summary": self.summary,
+            "summary_rounds": text.span(self.lang, self.summary_upto),
+            "history": history,
+        }
+
+    def summarise(self, rnd: int, *, upto: int) -> None:
+        """Fold rounds up to `upto` into the summary (rulebook: from round 3 on)."""
+        if self.summary_upto >= upto:
+            return
+        turn = self._call(
+            rnd,
+            "summariser",
+            lambda: self.engine.speak(
+                "summariser",
+                "summary",
+                round=rnd,
+                label=text.label(self.lang, "summary"),
+                max_tokens=SUMMARY_TOKENS,
+                covers=text.span(self.lang, upto),
+                **self.context(upto=upto),
+                **self.common(),
+            ),
+        )
+        if turn is None:
+            # Not silent: the speakers then see those rounds in full, as in rounds 1–2.
+            self.engine.notice(text.summary_failed(self.lang, self.failures[-1].error), "warn")
+            return
+        self.summary, self.summary_upto = turn.text, upto
+
+    def save(self) -> None:
+        self.state.exchanges = list(self.exchanges)
+        spoke = [{x.round for x in self.exchanges if x.role == side} for side in SIDES]
+        both = spoke[0] & spoke[1]
+        # Rounds are held in order and stop at the first failure: complete ones are 1 … k.
+        self.state.rounds_completed = max(both, default=0)
+        self.state.save()
+
+    # -- synthesis ----------------------------------------------------------------------
+
+    def verdict(self, completed: int) -> dict[str, Any] | None:
+        """The judge's verdict on the completed rounds; None (and a failure) if it fails."""
+        if completed >= 2:  # the synthesis comes third: rounds 1 … N−1 are summarised
+            self.summarise(completed + 1, upto=completed - 1)
+        schema = verdict_schema(self.lang)
+        turn = self._call(
+            completed + 1,
+            "judge",
+            lambda: self.engine.judge(
+                "judge",
+                "verdict",
+                schema,
+                round=completed + 1,
+                label=text.label(self.lang, "verdict"),
+                max_tokens=VERDICT_TOKENS.get(self.lang, VERDICT_TOKENS["en"]),
+                proposer=self.model_of("proposer"),
+                challenger=self.model_of("challenger"),
+                rounds_completed=completed,
+                **self.context(upto=completed),
+                **self.common(),
+            )[1],
+            schema,
+        )
+        return turn.data if turn else None
+
+
+def run(engine: Engine, topic: str, params: ChallengeParams) -> dict[str, Any]:
+    """The whole debate: rounds until the last or a failure, then the synthesis."""
+    effort = params.effort or DEFAULT_EFFORT
+    sides = {
+        r: Side(backend=backend_of(engine.roles[r].model), model=engine.roles[r].model.model_id)
+        for r in SIDES
+    }
+    state = DebateState(
+        topic=topic,
+        proposer=sides["proposer"],
+        challenger=sides["challenger"],
+        effort=effort,
+        max_rounds=params.rounds,
+    )
+    debate = _Debate(engine, topic, params, state, BUDGETS[effort])
+    completed = _rounds(debate)
+    if not debate.exchanges:
+        _abort(debate)
+    if completed == 0:  # the proposer spoke, the challenger failed
+        engine.notice(text.UNCONTESTED[debate.lang], "warn")
+        verdict, state.status = None, "uncontested"
+    else:
+        if completed < params.rounds:
+            last = debate.failures[-1]
+            note = text.incomplete(debate.lang, last.round, last.role, last.error)
+            engine.notice(note, "warn")
+        verdict = debate.verdict(completed)
+        done = completed == params.rounds and verdict is not None
+        state.status = "completed" if done else "incomplete"
+    state.verdict = _state_verdict(verdict)
+    debate.save()
+    engine.stop("completed" if state.status == "completed" else "incomplete")
+    return _result(debate, verdict, completed)
+
+
+def _rounds(debate: _Debate) -> int:
+    """Run the rounds; the number of rounds in which both sides spoke."""
+    for rnd in range(1, debate.params.rounds + 1):
+        if rnd >= 3:
+            debate.summarise(rnd, upto=rnd - 2)
+        if debate.exchange(rnd, "proposer") is None or debate.exchange(rnd, "challenger") is None:
+            return rnd - 1
+    return debate.params.rounds
+
+
+def _abort(debate: _Debate) -> None:
+    """No opening position, no debate: the state says failed and the run ends in an error."""
+    debate.state.status = "failed"
+    debate.save()
+    debate.engine.stop("failed")
+    first = debate.failures[0]
+    timed_out = all(f.timed_out for f in debate.failures) and len(debate.failures) == debate.calls
+    message = text.ALL_TIMED_OUT if timed_out else text.NO_EXCHANGES
+    raise MootError(
+        message,
+        hint=f"the proposer failed in round 1 ({first.error}): "
+        "there is no debate without an opening position",
+    )
+
+
+def _state_verdict(verdict: dict[str, Any] | None) -> dict[str, Any] | None:
+    if verdict is None:
+        return None
+    keys = ("winner", "reasoning", "agreements", "disagreements", "recommendation")
+    return {k: verdict[k] for k in keys}
+
+
+def _result(debate: _Debate, verdict: dict[str, Any] | None, completed: int) -> dict[str, Any]:
+    state = debate.state
+    incomplete = completed + 1 if completed < debate.params.rounds else None
+    return {
+        "id": state.id,
+        "state_file": str(state.path),
+        "topic": debate.topic,
+        "status": state.status,
+        "effort": state.effort,
+        "proposer": state.proposer.model_dump(),
+        "challenger": state.challenger.model_dump(),
+        "rounds_completed": completed,
+        "max_rounds": debate.params.rounds,
+        "incomplete_round": incomplete,
+        "failures": [vars(f) for f in debate.failures],
+        "verdict": verdict,
+    }
+
+
+def sample_variables() -> dict[str, dict[str, Any]]:
+    """Variables that exercise every step of the pack (used to validate a user's pack)."""
+    base = {
+        "topic": "Should we rewrite the billing service in Rust?",
+        "language": "en",
+        "limits": {"turn": 200, "summary_min": 350, "summary": 550},
+        "summary": "s",
+        "summary_rounds": "round 1",
+        "history": "Round 1 - Proposer (m):\np",
+        "round": 3,
+    }
+    return {
+        "record": base,
+        "opening": {**base, "round": 1, "summary": None, "history": ""},
+        "response": {**base, "round": 1, "summary": None},
+        "defence": base,
+        "follow_up": base,
+        "summary": {**base, "covers": "rounds 1–2"},
+        "verdict": {**base, "proposer": "a", "challenger": "b", "rounds_completed": 2},
+    }
+
+
+class Challenge:
+    """The challenge format as the engine and the CLI see it."""
+
+    name = "challenge"
+    steps = STEPS
+    saves_by_default = True
+    document = "debate.md"
+    params_type = ChallengeParams  # how `moot resume` rebuilds the saved params
+
+    def params(self, options: RunOptions) -> ChallengeParams:
+        return make_params(options)
+
+    def motion(self, text: str, language: str) -> str:
+        return " ".join(text.split())
+
+    def cast(self, params: ChallengeParams) -> Cast:
+        return make_cast(params)
+
+    def sample_variables(self) -> dict[str, dict[str, Any]]:
+        return sample_variables()
+
+    def run(self, engine: Engine, motion: str, params: ChallengeParams) -> dict[str, Any]:
+        return run(engine, motion, params)
+
+    def render(self, transcript: Transcript) -> str:
+        return text.render(transcript)
+
+
+FORMAT = Challenge()

@@ -1,0 +1,211 @@
+"""The challenge format's parameters, effort, verdict schema, state file and failure metadata."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model
+
+from moot.config import data_dir, validate_params
+from moot.errors import UsageError
+from moot.formats.base import RunOptions
+from moot.transcript import create_atomic, make_private_dir, write_atomic
+
+Effort = Literal["low", "medium", "high", "max"]
+Rating = Literal["high", "medium", "low"]
+Winner = Literal["proposer", "challenger"]
+
+
+class ChallengeParams(BaseModel):
+    """The rulebook's parameters; out-of-range values are refused, never clamped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rounds: int = Field(default=2, ge=1, le=5)
+    effort: Effort | None = None
+    proposer_model: str | None = None  # a first --model
+    challenger_model: str | None = None  # a second --model
+    effort_model: str | None = None  # the installed model that --effort picked, if any
+
+
+# -- effort: model choice and token budget ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Effort's token budget per turn, and the words the speakers are told they have."""
+
+    turn_tokens: int
+    turn_words: int
+
+
+BUDGETS = {
+    "low": Budget(200, 120),
+    "medium": Budget(350, 200),
+    "high": Budget(550, 320),
+    "max": Budget(800, 480),
+}
+DEFAULT_EFFORT = "medium"
+# The rulebook's summary target is 500–800 tokens: about 350–550 words, 500–800 字.
+SUMMARY_TOKENS = 900
+SUMMARY_WORDS = {"en": (350, 550), "zh": (500, 800)}
+_EFFORT_SHARE = {"low": 0.0, "medium": 1 / 3, "high": 2 / 3, "max": 1.0}
+
+
+def effort_model(installed: tuple[tuple[str, int], ...], effort: str | None) -> str | None:
+    """low: the smallest installed model; max: the largest; medium and high in between."""
+    if effort is None or not installed:
+        return None
+    ordered = sorted(installed, key=lambda m: (m[1], m[0]))
+    index = int(_EFFORT_SHARE[effort] * (len(ordered) - 1) + 0.5)
+    return ordered[index][0]
+
+
+def make_params(options: RunOptions) -> ChallengeParams:
+    """Rounds and effort from the options; two --model name the two sides."""
+    models = options.models
+    if len(models) > 2:
+        raise UsageError(
+            f"the challenge format takes at most two --model, got {len(models)}",
+            hint="--model PROPOSER --model CHALLENGER, or --role proposer=REF --role challenger=…",
+        )
+    if len(models) == 2 and models[0] == models[1] and len(options.installed) > 1:
+        raise UsageError(
+            f"the proposer and the challenger must be different models, both are {models[0]}",
+            hint="name two different models, or one --model for both sides",
+        )
+    return validate_params(
+        ChallengeParams,
+        rounds=2 if options.rounds is None else options.rounds,
+        effort=options.effort,
+        proposer_model=models[0] if len(models) == 2 else None,
+        challenger_model=models[1] if len(models) == 2 else None,
+        # An explicit --model wins over the model that effort would choose.
+        effort_model=None if models else effort_model(options.installed, options.effort),
+    )
+
+
+# -- the verdict ------------------------------------------------------------------------
+
+# Strings are bounded so a grammar-constrained reply always closes within its token
+# budget. A Chinese character carries about what an English word of four letters does,
+# and small tokenizers spend about a token per character: Chinese bounds are shorter.
+_BOUNDS = {
+    "en": {"reasoning": 300, "item": 120, "recommendation": 200},
+    "zh": {"reasoning": 120, "item": 48, "recommendation": 80},
+}
+VERDICT_TOKENS = {"en": 1000, "zh": 1200}
+MAX_ITEMS = 3
+
+
+def _text(n: int) -> Any:
+    return (str, Field(min_length=1, max_length=n))
+
+
+def _items(kind: Any) -> Any:
+    # Required, not defaulted: a grammar may let a model skip an optional key.
+    return (list[kind], Field(max_length=MAX_ITEMS))
+
+
+@cache
+def verdict_schema(language: str) -> type[BaseModel]:
+    """The synthesis judge's reply: the winner is an enum, so the grammar must pick a side.
+
+    The lists and ratings come before the reasoning and the winner, so a model writes
+    down what the debate showed before it decides who argued it better.
+    """
+    b = _BOUNDS.get(language, _BOUNDS["en"])
+    config = ConfigDict(extra="forbid")
+    agreement = create_model(
+        "Agreement", __config__=config, point=_text(b["item"]), evidence=_text(b["item"])
+    )
+    disagreement = create_model(
+        "Disagreement", __config__=config, proposer=_text(b["item"]), challenger=_text(b["item"])
+    )
+    question = Annotated[str, Field(min_length=1, max_length=b["item"])]
+    model: type[BaseModel] = create_model(
+        "ChallengeVerdict",
+        __config__=config,
+        agreements=_items(agreement),
+        disagreements=_items(disagreement),
+        unresolved=_items(question),
+        genuine_disagreement=(Rating, ...),
+        evidence_quality=(Rating, ...),
+        challenge_depth=(Rating, ...),
+        reasoning=_text(b["reasoning"]),
+        winner=(Winner, ...),
+        recommendation=_text(b["recommendation"]),
+    )
+    return model
+
+
+# -- the state file ---------------------------------------------------------------------
+
+
+class Side(BaseModel):
+    backend: str
+    model: str
+
+
+class Exchange(BaseModel):
+    round: int
+    role: str
+    model: str
+    response: str
+    duration_ms: int
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_id() -> str:
+    """`debate-<ISO 8601 basic timestamp>-<4 hex>`: sortable, and safe in a file name."""
+    return f"debate-{_now().strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(2)}"
+
+
+def state_dir() -> Path:
+    return data_dir() / "state"
+
+
+class DebateState(BaseModel):
+    """The rulebook's state file, rewritten after every exchange and at the end."""
+
+    id: str = Field(default_factory=new_id)
+    topic: str
+    proposer: Side
+    challenger: Side
+    effort: str
+    rounds_completed: int = 0
+    max_rounds: int
+    status: str = "running"  # running · completed · incomplete · uncontested · failed
+    exchanges: list[Exchange] = Field(default_factory=list)
+    verdict: dict[str, Any] | None = None
+    timestamp: str = ""
+    _claimed: bool = PrivateAttr(default=False)
+
+    @property
+    def path(self) -> Path:
+        return state_dir() / f"{self.id}.json"
+
+    def save(self) -> Path:
+        """Write `<id>.json` and `last-debate.json` atomically; a reader never sees half."""
+        self.timestamp = _now().isoformat(timespec="seconds")
+        folder = make_private_dir(state_dir())
+        text = self.model_dump_json(indent=2)
+        if self._claimed:
+            write_atomic(self.path, text)
+        while not self._claimed:
+            # Two debates started in the same second may draw one id: the first to create
+            # `<id>.json` keeps it, the other draws again.
+            self._claimed = create_atomic(self.path, text)
+            if not self._claimed:
+                self.id = new_id()
+                text = self.model_dump_json(indent=2)
+        write_atomic(folder / "last-debate.json", text)
+        return self.path

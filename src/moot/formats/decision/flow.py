@@ -1,0 +1,364 @@
+"""The decision format: pinned debaters argue 2–4 named positions through blind openings,
+rebuttal rounds and a steelman swap; a neutral judge writes a decision document.
+
+Rulebook: docs/formats/decision.md. Each method of `_Run` is one phase of that rulebook. Roles
+have no memory: every prompt is built to show exactly what the rulebook lets that step see.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from moot.checks import length_units
+from moot.config import validate_params
+from moot.engine import Engine
+from moot.errors import MootError, UsageError
+from moot.formats.base import Cast, RunOptions
+from moot.formats.decision.document import label, render_document
+from moot.formats.decision.framing import (
+    Plan,
+    Seat,
+    clean,
+    count_problem,
+    frame,
+    plan_rounds,
+    refuse,
+    seats,
+)
+from moot.formats.decision.schemas import (
+    SCOPE_CHARS,
+    TIE,
+    DecisionParams,
+    sections_schema,
+    token_budget,
+    verdict_schema,
+)
+from moot.transcript import Transcript
+
+ROLES = ("debater_a", "debater_b", "debater_c", "debater_d", "judge")
+DEBATERS = ROLES[:4]
+TEMPERATURES = {**dict.fromkeys(DEBATERS, 0.5), "judge": 0.2}
+PERSONAS = dict.fromkeys(DEBATERS, "persona_debater")
+STEPS = (
+    "persona_debater",
+    "framing",
+    "opening",
+    "rebut",
+    "steelman",
+    "judge_decision",
+    "judge_document",
+)
+# Length limits (words; 字 in Chinese) and token budgets that fit them.
+LIMITS = {"opening": 200, "rebut": 200, "steelman": 150}
+TOKENS = {"opening": 320, "rebut": 320, "steelman": 250}
+# The judge reads every speech verbatim unless the record would not fit the judge model's
+# context beside its prompt and its longest reply; then each speech is shortened, with a
+# notice. Debate text is counted on the low side: English ~4 characters a token, Chinese ~1.
+TEXT_CHARS_PER_TOKEN = {"en": 3.0, "zh": 0.9}
+PROMPT_TOKENS, SPEECH_TOKENS = 400, 20  # the judge prompt's own text; each speech's heading
+DEFAULT_CTX = 4096  # a model that does not say (a remote server)
+
+
+@dataclass
+class Speech:
+    """One debater's output in one phase, or why the slot produced nothing usable."""
+
+    seat: Seat
+    position: str  # what it argued: its own position, or the one it steelmanned
+    text: str = ""
+    failed: str | None = None
+
+    def shown(self, language: str) -> dict[str, Any]:
+        """How another speaker or the judge sees this speech: verbatim, or as a failure."""
+        return {
+            "slot": self.seat.slot,
+            "speaker": label(language, "debater", slot=self.seat.slot),
+            "position": self.position,
+            "text": self.text,
+            "failed": self.failed,
+        }
+
+
+@dataclass
+class Stage:
+    title: str
+    speeches: list[Speech] = field(default_factory=list)
+
+
+class _Run:
+    """One decision debate after Phase 0: the seats, what each phase said, what failed."""
+
+    def __init__(self, engine: Engine, plan: Plan) -> None:
+        self.engine = engine
+        self.plan = plan
+        self.lang = engine.language
+        self.team = seats(plan, self.lang)
+        self.common: dict[str, Any] = {
+            "topic": plan.topic,
+            "out_of_scope": list(plan.out_of_scope),
+            "language": self.lang,
+            "limits": LIMITS,
+        }
+        self.dropped: dict[str, str] = {}  # role → why it left the debate
+        self.failures: list[dict[str, str]] = []
+        self.stages: list[Stage] = []
+
+    def speak(self, seat: Seat, step: str, *, rnd: int, phase: str, **variables: Any) -> Speech:
+        """One debater turn; an error, a timeout or an unusable reply fails only this slot."""
+        position = variables.get("target_position", seat.position)
+        if seat.role in self.dropped:
+            return Speech(seat, position, failed=self.dropped[seat.role])
+        try:
+            turn = self.engine.speak(
+                seat.role,
+                step,
+                round=rnd,
+                label=f"{phase} · {seat.name(self.lang)}",
+                max_tokens=TOKENS[step],
+                slot=seat.slot,
+                position=seat.position,
+                pragmatist=seat.pragmatist,
+                **self.common,
+                **variables,
+            )
+        except MootError as exc:
+            # A model that errors or times out is not asked again: the debate goes on without it.
+            self.dropped[seat.role] = exc.message
+            return self._fail(seat, position, phase, exc.message)
+        if turn.note:
+            return self._fail(seat, position, phase, turn.note)
+        if length_units(turn.text) < 3:
+            return self._fail(seat, position, phase, "the reply is too short to be a speech")
+        return Speech(seat, position, turn.text)
+
+    def _fail(self, seat: Seat, position: str, phase: str, reason: str) -> Speech:
+        speaker = label(self.lang, "debater", slot=seat.slot)
+        message = label(self.lang, "failed", speaker=speaker, phase=phase, reason=reason)
+        self.engine.notice(message, "warn")
+        self.failures.append(
+            {"slot": seat.slot, "phase": phase, "reason": reason, "message": message}
+        )
+        return Speech(seat, position, failed=reason)
+
+    def openings(self) -> Stage:
+        """Phase 1: each debater sees only the topic, its own position and the scope."""
+        phase = label(self.lang, "opening")
+        stage = Stage(label(self.lang, "openings"))
+        stage.speeches = [self.speak(s, "opening", rnd=1, phase=phase) for s in self.team]
+        if all(s.failed for s in stage.speeches):
+            raise MootError(
+                "no debater gave a usable opening",
+                hint="check the models (moot models verify), try another --seed or a larger model",
+            )
+        self.stages.append(stage)
+        return stage
+
+    def rebuttal(self, k: int, previous: Stage) -> Stage:
+        """Phase 2, round k: each debater answers the others' round k−1 outputs, verbatim."""
+        phase = label(self.lang, "rebut", n=k)
+        stage = Stage(label(self.lang, "rebuttals", n=k))
+        for seat in self.team:
+            others = [s.shown(self.lang) for s in previous.speeches if s.seat != seat]
+            stage.speeches.append(
+                self.speak(seat, "rebut", rnd=1 + k, phase=phase, rebuttal_round=k, others=others)
+            )
+        self.stages.append(stage)
+        return stage
+
+    def steelman(self, rnd: int) -> Stage:
+        """Phase 3: each debater still in the debate argues the side rotation assigns it."""
+        phase = label(self.lang, "steelman")
+        stage = Stage(label(self.lang, "steelmen"))
+        live = [s for s in self.team if s.role not in self.dropped]
+        for seat, target in rotation(live):
+            speech = self.speak(
+                seat,
+                "steelman",
+                rnd=rnd,
+                phase=phase,
+                target_slot=target.slot,
+                target_position=target.position,
+            )
+            speech.position = label(self.lang, "steelman_of", position=target.position)
+            stage.speeches.append(speech)
+        self.stages.append(stage)
+        return stage
+
+    def judge(self, rnd: int) -> dict[str, Any]:
+        """Phase 4: the verdict, then the sections, each a bounded grammar-constrained reply."""
+        plan, lang = self.plan, self.lang
+        context = {
+            **self.common,
+            "positions": list(plan.positions),
+            "preset": plan.preset,
+            "rounds": plan.rounds,
+            "record": [
+                {"title": st.title, "speeches": [s.shown(lang) for s in st.speeches]}
+                for st in self.stages
+            ],
+            "clip": self._clip(),
+        }
+        schema = verdict_schema(plan.positions, lang)
+        verdict, _ = self.engine.judge(
+            "judge",
+            "judge_decision",
+            schema,
+            round=rnd,
+            label=label(lang, "judge_decision"),
+            max_tokens=token_budget(schema),
+            **context,
+        )
+        v = verdict.model_dump()
+        rec = v["recommendation"]
+        if rec == TIE:
+            headline = label(lang, "tie", axis=v["axis"])
+        else:
+            headline = label(lang, "recommend", position=rec)
+        # The dissent comes from a losing side; in a tie, from any side.
+        dissenters = tuple(p for p in plan.positions if p != rec)
+        schema = sections_schema(dissenters, lang)
+        sections, _ = self.engine.judge(
+            "judge",
+            "judge_document",
+            schema,
+            round=rnd,
+            label=label(lang, "judge_document"),
+            max_tokens=token_budget(schema),
+            headline=headline,
+            decision=v["decision"],
+            confidence=v["confidence"],
+            **context,
+        )
+        return self._result(v, sections.model_dump(), headline)
+
+    def _result(self, v: dict[str, Any], s: dict[str, Any], headline: str) -> dict[str, Any]:
+        """The transcript's result: the document's front matter and its six sections."""
+        plan, rec = self.plan, v["recommendation"]
+        return {
+            "frontmatter": {
+                "topic": plan.topic,
+                "date": date.today().isoformat(),
+                "positions": list(plan.positions),
+                "out_of_scope": list(plan.out_of_scope),
+                "recommendation": rec,
+                "tied_on_axis": v["axis"] if rec == TIE else None,
+                "confidence": v["confidence"],
+                "rounds": plan.rounds,
+                "preset": plan.preset,
+            },
+            "decision": {"headline": headline, "text": v["decision"], "axis": v["axis"]},
+            "confidence": {"level": v["confidence"], "reason": v["confidence_reason"]},
+            "key_reasoning": s["key_reasoning"],
+            "trade_offs": s["trade_offs"],
+            "what_would_change": s["what_would_change"],
+            "dissent": {"position": s["dissent_position"], "text": s["dissent"]},
+            "seats": {t.slot: t.position for t in self.team},
+            "failures": self.failures,
+        }
+
+    def _clip(self) -> int:
+        """Characters shown per speech to the judge: all of them, unless the record is too long."""
+        texts = [s.text for st in self.stages for s in st.speeches]
+        reply = token_budget(sections_schema(self.plan.positions, self.lang)) + 80
+        n_ctx = getattr(self.engine.roles["judge"].model, "n_ctx", None) or DEFAULT_CTX
+        room = int(n_ctx) - reply - PROMPT_TOKENS - SPEECH_TOKENS * len(texts)
+        budget = max(len(texts) * 80, int(room * TEXT_CHARS_PER_TOKEN[self.lang]))
+        total = sum(map(len, texts))
+        if total <= budget:
+            return max(total, 1)
+        clip = budget // max(1, len(texts))
+        self.engine.notice(f"the record is long: the judge sees each speech up to {clip} chars")
+        return clip
+
+
+def rotation(team: list[Seat]) -> list[tuple[Seat, Seat]]:
+    """Rotate once: A→B, B→C, C→A (A→B→C→D→A for four; A↔B for two; nothing for one)."""
+    if len(team) < 2:
+        return []
+    return [(seat, team[(i + 1) % len(team)]) for i, seat in enumerate(team)]
+
+
+def run(engine: Engine, topic: str, params: DecisionParams) -> dict[str, Any]:
+    """Phase 0 to Phase 4: framing, openings, N rebuttal rounds, the steelman swap, the judge."""
+    debate = _Run(engine, frame(engine, topic, params))
+    stage = debate.openings()
+    rounds = debate.plan.rounds
+    for k in range(1, rounds + 1):
+        stage = debate.rebuttal(k, stage)
+    if rounds:
+        debate.steelman(rounds + 2)
+    result = debate.judge(rounds + 3 if rounds else 2)
+    engine.stop("completed")
+    return result
+
+
+def sample_variables() -> dict[str, dict[str, Any]]:
+    """Variables that exercise every step of the pack (used to validate a user's pack)."""
+    base = {
+        "topic": "Postgres vs MySQL for a small analytics app",
+        "out_of_scope": ["hosting costs"],
+        "language": "en",
+        "limits": LIMITS,
+        "round": 2,
+    }
+    seat = {**base, "slot": "A", "position": "Postgres", "pragmatist": False}
+    other = {"slot": "B", "speaker": "Debater B", "position": "MySQL", "text": "t", "failed": None}
+    failed = {**other, "slot": "C", "text": "", "failed": "timed out"}
+    record = [{"title": "Openings", "speeches": [other, failed]}]
+    judged = {**base, "positions": ["Postgres", "MySQL"], "preset": "standard", "rounds": 1}
+    judged |= {"record": record, "clip": 100}
+    return {
+        "persona_debater": {**seat, "pragmatist": True},
+        "framing": base,
+        "opening": seat,
+        "rebut": {**seat, "rebuttal_round": 2, "others": [other, failed]},
+        "steelman": {**seat, "target_slot": "B", "target_position": "MySQL"},
+        "judge_decision": judged,
+        "judge_document": {**judged, "headline": "h", "decision": "d", "confidence": "low"},
+    }
+
+
+class Decision:
+    """The decision format as the engine and the CLI see it."""
+
+    name = "decision"
+    steps = STEPS
+    saves_by_default = False  # ephemeral: printed, and saved only with --out
+    document = "decision.md"
+
+    def params(self, options: RunOptions) -> DecisionParams:
+        preset, rounds = plan_rounds(options.preset, options.rounds)
+        positions, scope = clean(options.positions), clean(options.out_of_scope)
+        problem = count_problem(positions) if positions else None
+        if problem:
+            raise refuse(f"--positions: {problem}")
+        if any(len(s) > SCOPE_CHARS for s in scope):
+            raise UsageError(
+                f"an --out-of-scope item is longer than {SCOPE_CHARS} characters",
+                hint="name the adjacent topic in a few words",
+            )
+        return validate_params(
+            DecisionParams, preset=preset, rounds=rounds, positions=positions, out_of_scope=scope
+        )
+
+    def motion(self, text: str, language: str) -> str:
+        return " ".join(text.split())
+
+    def cast(self, params: DecisionParams) -> Cast:
+        return Cast(roles=ROLES, temperatures=TEMPERATURES, personas=PERSONAS)
+
+    def sample_variables(self) -> dict[str, dict[str, Any]]:
+        return sample_variables()
+
+    def run(self, engine: Engine, motion: str, params: DecisionParams) -> dict[str, Any]:
+        return run(engine, motion, params)
+
+    def render(self, transcript: Transcript) -> str:
+        if not transcript.result:
+            return f"# {label(transcript.language, 'title', topic=transcript.motion)}\n"
+        return render_document(transcript.result, transcript.language)
+
+
+FORMAT = Decision()

@@ -1,0 +1,418 @@
+"""Oxford Union debate: speeches, points of information, a devil's advocate, the chair's
+summaries, a completeness judge with an early stop, closing rebuttals and a brief.
+
+Rulebook: docs/formats/oxford.md. Every step below is one step of that rulebook.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from moot.checks import speech_checks
+from moot.config import validate_params
+from moot.engine import Engine
+from moot.formats.base import Cast, RunOptions
+from moot.formats.oxford.schemas import Brief, CompletenessRubric, CompletenessScore, OxfordParams
+from moot.transcript import Transcript, render_markdown
+
+ROLES = ("proposition", "opposition", "devil", "chair", "judge")
+TEMPERATURES = {"proposition": 0.3, "opposition": 0.3, "devil": 0.7, "chair": 0.4, "judge": 0.2}
+# Every step's prompt opens with the same record (record.j2): the motion, then what the
+# step may see, in a fixed order; the speaker's persona and instructions come after it.
+# Steps that see the same things therefore share the start of their prompt, and the model
+# evaluates it once for all of them instead of once per speaker. The personas are written
+# into the steps rather than sent as system prompts, which would put a different text
+# first for every speaker. Each step sees what the rulebook says it sees, no more: the
+# Chair's summary carries the debate forward, no speaker sees its own earlier turns.
+STEPS = (
+    "record",
+    "persona_proposition",
+    "persona_opposition",
+    "persona_devil",
+    "speech",
+    "poi_question",
+    "poi_answer",
+    "devil_attack",
+    "round_summary",
+    "judge",
+    "rebuttal",
+    "verdict",
+    "brief",
+)
+POI_ACCEPT = 0.6
+
+# Length limits of the rulebook (words; 字 in Chinese) and token budgets that fit them.
+LIMITS = {
+    "speech": 150,
+    "poi_question": 15,
+    "poi_answer": 25,
+    "devil": 120,
+    "summary": 120,
+    "rebuttal": 120,
+    "verdict": 100,
+}
+TOKENS = {
+    "speech": 260,
+    "poi_question": 40,
+    "poi_answer": 60,
+    "devil": 210,
+    "summary": 210,
+    "rebuttal": 210,
+    "verdict": 180,
+    "judge": 220,
+    "brief": 900,
+}
+
+LABELS: dict[str, dict[str, str]] = {
+    "en": {
+        "proposition": "🔵 Proposition",
+        "opposition": "🔴 Opposition",
+        "devil": "🟡 Devil's Advocate",
+        "summary": "⚖️ Round Summary",
+        "judge": "Completeness Judge",
+        "poi": "Point of Information",
+        "closing": "💜 Closing Rebuttals",
+        "verdict": "⚖️ Chair's Verdict",
+        "brief": "📋 Debate Brief",
+        "pro": "🔵 Proposition Case",
+        "con": "🔴 Opposition Case",
+        "rebuttals": "💜 Key Rebuttal Lines",
+        "attacks": "🟡 Likely Floor Attacks",
+        "balance": "⚖️ Balanced Assessment",
+        "converged": "✅ Converged (score reached the threshold)",
+        "hard_cap": "⚠️ Hard cap reached",
+        "accepted": "accepted",
+        "declined": "declined",
+        "motion": "Motion",
+        "round": "Round {n}",
+    },
+    "zh": {
+        "proposition": "🔵 正方",
+        "opposition": "🔴 反方",
+        "devil": "🟡 魔鬼辩手",
+        "summary": "⚖️ 本轮总结",
+        "judge": "完整性评审",
+        "poi": "质询",
+        "closing": "💜 总结陈词",
+        "verdict": "⚖️ 主席评述",
+        "brief": "📋 辩论简报",
+        "pro": "🔵 正方论点",
+        "con": "🔴 反方论点",
+        "rebuttals": "💜 关键反驳语句",
+        "attacks": "🟡 可能的场内攻击",
+        "balance": "⚖️ 平衡评估",
+        "converged": "✅ 已收敛（得分达到阈值）",
+        "hard_cap": "⚠️ 已达轮数上限",
+        "accepted": "接受",
+        "declined": "拒绝",
+        "motion": "辩题",
+        "round": "第{n}轮",
+    },
+}
+
+EXAMPLE_MOTIONS = {
+    "en": (
+        "This House Believes That Artificial Intelligence Will Be Humanity's Last Great Invention",
+        "This House Will Under No Circumstances Fight for Its King and Its Country",
+        "This House Has No Confidence in His Majesty's Government",
+    ),
+    "zh": (
+        "本院认为人工智能将是人类最后一项伟大发明",
+        "本院认为年轻人应当生育",
+        "本院对现任政府表示不信任",
+    ),
+}
+
+_THIS_HOUSE = re.compile(r"^\s*this\s+house\b", re.IGNORECASE)
+
+
+def normalise_motion(text: str, language: str) -> str:
+    """A bare topic becomes "This House Believes That …" / "本院认为…"; a motion stays as it is."""
+    motion = " ".join(text.split())
+    if language == "zh":
+        return motion if motion.startswith("本院") else "本院认为" + motion.rstrip("？?")
+    if _THIS_HOUSE.match(motion):
+        return motion
+    return "This House Believes That " + motion.rstrip("?")
+
+
+def label(language: str, key: str) -> str:
+    return LABELS[language][key]
+
+
+@dataclass
+class _State:
+    summary: str | None = None
+    attacks: list[str] = field(default_factory=list)
+
+
+def run(engine: Engine, motion: str, params: OxfordParams) -> dict[str, Any]:
+    """The whole debate: rounds until the judge is satisfied or the cap, then closing, brief."""
+    lang = engine.language
+    state = _State()
+    common = {"motion": motion, "language": lang, "limits": LIMITS}
+    stop, last = "hard_cap", params.max_rounds
+    for rnd in range(1, params.max_rounds + 1):
+        speeches = _round(engine, rnd, state, common)
+        if rnd >= 2 and _judge(engine, rnd, speeches, common, params.min_score) >= params.min_score:
+            stop, last = "converged", rnd
+            break
+    engine.stop(stop)
+    # The closing speeches and the brief are numbered as the round after the last one held.
+    closing = _closing(engine, last + 1, state, common)
+    brief = _brief(engine, last + 1, state, closing, common)
+    return brief.model_dump()
+
+
+def _round(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) -> dict[str, str]:
+    lang = engine.language
+    seen: dict[str, Any] = {**common, "summary": state.summary}  # what the debaters see
+    prop = engine.speak(
+        "proposition",
+        "speech",
+        round=rnd,
+        label=label(lang, "proposition"),
+        max_tokens=TOKENS["speech"],
+        side="proposition",
+        **seen,
+    ).text
+    seen["proposition_speech"] = prop
+    _point_of_information(engine, rnd, asker="opposition", target="proposition", seen=seen)
+    opp = engine.speak(
+        "opposition",
+        "speech",
+        round=rnd,
+        label=label(lang, "opposition"),
+        max_tokens=TOKENS["speech"],
+        side="opposition",
+        **seen,
+    ).text
+    seen["opposition_speech"] = opp
+    _point_of_information(engine, rnd, asker="proposition", target="opposition", seen=seen)
+    devil = engine.speak(
+        "devil",
+        "devil_attack",
+        round=rnd,
+        label=label(lang, "devil"),
+        max_tokens=TOKENS["devil"],
+        **seen,
+    ).text
+    state.attacks.append(devil)
+    # The Chair sees this round's three speeches, not the summary so far.
+    state.summary = engine.speak(
+        "chair",
+        "round_summary",
+        round=rnd,
+        label=label(lang, "summary"),
+        max_tokens=TOKENS["summary"],
+        proposition_speech=prop,
+        opposition_speech=opp,
+        devil_attack=devil,
+        **common,
+    ).text
+    return {"proposition": prop, "opposition": opp}
+
+
+def _point_of_information(
+    engine: Engine, rnd: int, *, asker: str, target: str, seen: dict[str, Any]
+) -> None:
+    """The asker's question at the weakest claim; accepted 60 % of the time by a seeded draw."""
+    lang = engine.language
+    accepted = engine.draw(POI_ACCEPT, "poi", rnd, asker)
+    outcome = label(lang, "accepted" if accepted else "declined")
+    question = engine.speak(
+        asker,
+        "poi_question",
+        round=rnd,
+        accepted=accepted,
+        label=f"{label(lang, 'poi')} {label(lang, asker)} → {label(lang, target)} ({outcome})",
+        max_tokens=TOKENS["poi_question"],
+        side=asker,
+        target=target,
+        **seen,
+    ).text
+    if accepted:
+        engine.speak(
+            target,
+            "poi_answer",
+            round=rnd,
+            label=f"{label(lang, target)} ↩",
+            max_tokens=TOKENS["poi_answer"],
+            side=target,
+            asker=asker,
+            question=question,
+            **seen,
+        )
+
+
+def _judge(
+    engine: Engine, rnd: int, speeches: dict[str, str], common: dict[str, Any], threshold: float
+) -> float:
+    """Completeness 0–10: the judge's checklist, gated by checks code can make for sure."""
+    rubric, _ = engine.judge(
+        "judge",
+        "judge",
+        CompletenessRubric,
+        round=rnd,
+        label=label(engine.language, "judge"),
+        max_tokens=TOKENS["judge"],
+        proposition_speech=speeches["proposition"],
+        opposition_speech=speeches["opposition"],
+        **common,
+    )
+    score = completeness(rubric, speeches, common["motion"])
+    engine.record_score(rnd, score.model_dump(), threshold)
+    return score.score
+
+
+def completeness(
+    rubric: CompletenessRubric, speeches: dict[str, str], motion: str
+) -> CompletenessScore:
+    """score = 10 × (share of code checks passed) × (½ + ½ × share of rubric items met).
+
+    A round of empty or off-topic speeches scores low whatever the judge says; a round
+    that passes every check scores 5 to 10 by the judge's checklist.
+    """
+    checks = {
+        f"{side}_{name}": ok
+        for side, text in speeches.items()
+        for name, ok in speech_checks(text, motion).items()
+    }
+    items = rubric.model_dump(exclude={"reasoning"})
+    code_share = sum(checks.values()) / len(checks)
+    rubric_share = sum(items.values()) / len(items)
+    score = round(10 * code_share * (0.5 + 0.5 * rubric_share), 1)
+    return CompletenessScore(score=score, reasoning=rubric.reasoning, rubric=items, checks=checks)
+
+
+def _closing(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) -> dict[str, str]:
+    lang = engine.language
+    ctx = {**common, "summary": state.summary}
+    closing = label(lang, "closing")
+    prop = engine.speak(
+        "proposition",
+        "rebuttal",
+        round=rnd,
+        max_tokens=TOKENS["rebuttal"],
+        label=f"{closing} · {label(lang, 'proposition')}",
+        side="proposition",
+        **ctx,
+    ).text
+    opp = engine.speak(
+        "opposition",
+        "rebuttal",
+        round=rnd,
+        max_tokens=TOKENS["rebuttal"],
+        label=f"{closing} · {label(lang, 'opposition')}",
+        side="opposition",
+        proposition_rebuttal=prop,
+        **ctx,
+    ).text
+    # The verdict sees both rebuttals.
+    engine.speak(
+        "chair",
+        "verdict",
+        round=rnd,
+        label=label(lang, "verdict"),
+        max_tokens=TOKENS["verdict"],
+        proposition_rebuttal=prop,
+        opposition_rebuttal=opp,
+        **common,
+    )
+    return {"proposition": prop, "opposition": opp}
+
+
+def _brief(
+    engine: Engine, rnd: int, state: _State, closing: dict[str, str], common: dict[str, Any]
+) -> Brief:
+    brief, _ = engine.judge(
+        "judge",
+        "brief",
+        Brief,
+        round=rnd,
+        label=label(engine.language, "brief"),
+        max_tokens=TOKENS["brief"],
+        summary=state.summary,
+        proposition_rebuttal=closing["proposition"],
+        opposition_rebuttal=closing["opposition"],
+        attacks="\n---\n".join(state.attacks),
+        **common,
+    )
+    return brief
+
+
+def render_brief(motion: str, language: str, brief: dict[str, Any], stop_reason: str) -> str:
+    """The brief document: header with the motion, five sections in order, the stop reason."""
+    sections = [
+        (label(language, key), str(brief[key]))
+        for key in ("pro", "con", "rebuttals", "attacks", "balance")
+    ]
+    title = f"{label(language, 'brief')} — {motion}"
+    return render_markdown(title, sections, footer=label(language, stop_reason))
+
+
+def sample_variables() -> dict[str, dict[str, Any]]:
+    """Variables that exercise every step of the pack (used to validate a user's pack)."""
+    base = {
+        "motion": "This House Believes That tests matter",
+        "language": "en",
+        "limits": LIMITS,
+        "summary": "s",
+        "round": 2,
+    }
+    speeches = {"proposition_speech": "p", "opposition_speech": "o"}
+    rebuttals = {"proposition_rebuttal": "a", "opposition_rebuttal": "b"}
+    return {
+        "record": {**base, **speeches, "devil_attack": "d", **rebuttals, "attacks": "x"},
+        "persona_proposition": base,
+        "persona_opposition": base,
+        "persona_devil": base,
+        "speech": {**base, "side": "opposition", "proposition_speech": "p"},
+        "poi_question": {**base, "side": "opposition", "target": "proposition", **speeches},
+        "poi_answer": {**base, "side": "proposition", "asker": "opposition", "question": "q"},
+        "devil_attack": {**base, **speeches},
+        "round_summary": {**base, **speeches, "devil_attack": "d"},
+        "judge": {**base, **speeches},
+        "rebuttal": {**base, "side": "opposition", "proposition_rebuttal": "a"},
+        "verdict": {**base, **rebuttals},
+        "brief": {**base, **rebuttals, "attacks": "x"},
+    }
+
+
+class Oxford:
+    """The Oxford format as the engine and the CLI see it."""
+
+    name = "oxford"
+    steps = STEPS
+    saves_by_default = True
+    document = "debate.md"
+
+    def params(self, options: RunOptions) -> OxfordParams:
+        return validate_params(
+            OxfordParams, min_score=options.min_score, max_rounds=options.max_rounds
+        )
+
+    def motion(self, text: str, language: str) -> str:
+        return normalise_motion(text, language)
+
+    def cast(self, params: OxfordParams) -> Cast:
+        return Cast(roles=ROLES, temperatures=TEMPERATURES)
+
+    def sample_variables(self) -> dict[str, dict[str, Any]]:
+        return sample_variables()
+
+    def run(self, engine: Engine, motion: str, params: OxfordParams) -> dict[str, Any]:
+        return run(engine, motion, params)
+
+    def render(self, transcript: Transcript) -> str:
+        return render_brief(
+            transcript.motion,
+            transcript.language,
+            transcript.result or {},
+            transcript.stop_reason or "hard_cap",
+        )
+
+
+FORMAT = Oxford()

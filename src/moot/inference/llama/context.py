@@ -1,0 +1,169 @@
+"""The loaded model's context at the level of llama.cpp's C API: evaluation, KV cache, vocab."""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+from moot.errors import MootError
+from moot.inference.decoding import PrefixIndex, Snapshot, common_prefix
+
+
+class Runtime:
+    """The loaded model's context at the level of llama.cpp's C API: KV cache, vocab, logits."""
+
+    def __init__(self, llm: Any) -> None:
+        import llama_cpp as lc
+
+        self.lc, self.llm = lc, llm
+        self.ctx = llm.ctx
+        self.vocab = lc.llama_model_get_vocab(llm.model)
+        self.n_vocab = int(lc.llama_vocab_n_tokens(self.vocab))
+        self.n_swa = int(lc.llama_model_n_swa(llm.model))
+        eos = int(lc.llama_vocab_eos(self.vocab))
+        self.eog = eos if eos >= 0 else int(lc.llama_vocab_eot(self.vocab))
+        self._buf = ctypes.create_string_buffer(64)
+        self._batch = lc.llama_batch_init(1, 0, 1)
+        self._candidates: Any = None
+        self._ids: Any = None
+        self._subset: Any = None
+        self._index: PrefixIndex | None = None
+        # How many leading cached tokens were evaluated in batches of two or more. Only
+        # those are reused: llama.cpp computes a lone token (as in generation) slightly
+        # differently from the same token inside a batch, and a cache built from both
+        # would make a seeded debate depend on which turns happened to be cached, so a
+        # resumed debate would drift from the uninterrupted one.
+        self.batch_len = 0
+
+    def common_prefix(self, tokens: Sequence[int]) -> int:
+        return min(common_prefix(self.llm._input_ids, tokens), self.batch_len)
+
+    def truncate(self, n_past: int) -> bool:
+        """Drop the KV cache after `n_past`; False when the cache cannot keep that prefix."""
+        lc = self.lc
+        mem = lc.llama_get_memory(self.ctx)
+        if not lc.llama_memory_seq_rm(mem, 0, n_past, -1):
+            return False  # recurrent models cannot drop a tail
+        # A sliding-window cache may have evicted positions the next tokens attend to.
+        return not self.n_swa or lc.llama_memory_seq_pos_min(mem, 0) <= max(0, n_past - self.n_swa)
+
+    def eval_from(self, n_past: int, tokens: Sequence[int]) -> None:
+        if n_past == 0:
+            self.llm.reset()
+        self.llm.n_tokens = n_past  # Llama.eval drops the KV cache from here on
+        for start, end in batches(n_past, len(tokens), self.llm.n_batch):
+            self.llm.eval(tokens[start:end])
+        self.batch_len = len(tokens)
+
+    def step(self, token: int) -> None:
+        """Evaluate one generated token, as Llama.eval would, without its copy of the logits."""
+        lc, llm, batch = self.lc, self.llm, self._batch
+        n_past = llm.n_tokens
+        batch.n_tokens = 1
+        batch.token[0], batch.pos[0], batch.n_seq_id[0] = token, n_past, 1
+        batch.seq_id[0][0], batch.logits[0] = 0, True
+        if lc.llama_decode(self.ctx, batch) != 0:
+            raise MootError(
+                f"llama.cpp could not evaluate token {n_past + 1} of the context",
+                hint="retry with a shorter prompt or a larger context",
+            )
+        llm.input_ids[n_past] = token
+        llm.n_tokens = n_past + 1
+
+    def is_eog(self, token: int) -> bool:
+        return bool(self.lc.llama_vocab_is_eog(self.vocab, token))
+
+    def piece(self, token: int, *, special: bool = False) -> bytes:
+        """The token's bytes, which may end inside a multi-byte UTF-8 character; `special`
+        spells control tokens out (as a grammar reads them) instead of leaving them empty."""
+        to_piece = self.lc.llama_token_to_piece
+        n = to_piece(self.vocab, token, self._buf, len(self._buf), 0, special)
+        if n < 0:
+            self._buf = ctypes.create_string_buffer(-n)
+            n = to_piece(self.vocab, token, self._buf, -n, 0, special)
+        return self._buf.raw[:n]
+
+    def candidates(self, tokens: Sequence[int] | None = None) -> Any:
+        """`tokens` (every token by default) with their logits from the last decode, as a
+        llama_token_data_array. It stays valid until the next call."""
+        import numpy as np
+
+        lc = self.lc
+        logits = np.ctypeslib.as_array(lc.llama_get_logits_ith(self.ctx, -1), shape=(self.n_vocab,))
+        if tokens is None:
+            if self._candidates is None:
+                self._candidates = np.zeros(self.n_vocab, dtype=token_data())
+                self._ids = np.arange(self.n_vocab, dtype=np.intc)
+            data = self._candidates
+            # Samplers sort the array in place: the ids must be laid out afresh every
+            # time, or the logits below would be paired with the wrong tokens.
+            data["id"] = self._ids
+            data["logit"] = logits
+            data["p"] = 0.0
+        else:
+            data = self._subset = np.zeros(len(tokens), dtype=token_data())
+            data["id"] = tokens
+            data["logit"] = logits[data["id"]]
+        return token_array(lc, data)
+
+    def prefix_index(self) -> PrefixIndex:
+        """The vocabulary by first bytes, as the grammar reads it; built on first use."""
+        if self._index is None:  # ~1 s for 262k tokens, once per model
+            tokens = range(self.n_vocab)
+            pieces = [self.piece(token, special=True) for token in tokens]
+            # The grammar judges an end-of-generation token by its state, not its text.
+            ends = [token for token in tokens if self.is_eog(token)]
+            self._index = PrefixIndex(pieces, always=ends)
+        return self._index
+
+    def snapshot(self, *, trim: bool = False) -> Snapshot:
+        """The context's state; `trim` first drops what is never reused (generated tokens)."""
+        lc = self.lc
+        if trim and self.llm.n_tokens > self.batch_len and self.truncate(self.batch_len):
+            self.llm.n_tokens = self.batch_len
+        # The whole context's state, not llama_state_seq_*: a sequence's state leaves out
+        # cells outside the sliding window, and then its prefix cannot be reused (Gemma-3).
+        size = int(lc.llama_state_get_size(self.ctx))
+        state = (ctypes.c_uint8 * size)()
+        written = int(lc.llama_state_get_data(self.ctx, state, size))
+        return Snapshot(tuple(self.llm._input_ids[: self.batch_len].tolist()), state, written)
+
+    def restore(self, snap: Snapshot) -> bool:
+        if not self.lc.llama_state_set_data(self.ctx, snap.state, snap.nbytes):
+            self.eval_from(0, [])  # a half-restored cache must not be reused
+            return False
+        self.llm.input_ids[: len(snap.tokens)] = snap.tokens
+        self.llm.n_tokens = self.batch_len = len(snap.tokens)
+        return True
+
+    def close(self) -> None:
+        self._candidates = self._subset = None
+        if self._batch is not None:
+            self.lc.llama_batch_free(self._batch)
+            self._batch = None
+
+
+@cache
+def token_data() -> Any:
+    """llama_token_data as a numpy dtype: id, logit, p."""
+    import numpy as np
+
+    return np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)])
+
+
+def token_array(lc: Any, data: Any) -> Any:
+    """A llama_token_data_array over a numpy array of token_data(), which must outlive it."""
+    return lc.llama_token_data_array(
+        data=data.ctypes.data_as(lc.llama_token_data_p), size=len(data), selected=-1, sorted=False
+    )
+
+
+def batches(start: int, end: int, size: int) -> list[tuple[int, int]]:
+    """Split [start, end) into chunks of at most `size`, none of a single token if avoidable."""
+    spans = [(i, min(i + size, end)) for i in range(start, end, size)]
+    if len(spans) > 1 and spans[-1][1] - spans[-1][0] == 1:
+        (a, b), (_, c) = spans[-2], spans[-1]
+        spans[-2:] = [(a, b - 1), (b - 1, c)]
+    return spans

@@ -1,0 +1,238 @@
+"""A GGUF model loaded in this process: chat formatting, KV reuse across turns, one call."""
+
+from __future__ import annotations
+
+import ctypes
+import inspect
+import logging
+import threading
+import time
+from typing import Any
+
+from moot import config
+from moot.errors import ContextOverflowError, ModelIntegrityError, MootError
+from moot.inference.decoding import SessionCache, fold_system, plan_decode
+from moot.inference.llama.context import Runtime
+from moot.inference.llama.decode import decode
+from moot.inference.llama.grammar import schema_to_gbnf
+from moot.inference.protocol import (
+    ChatRequest,
+    Completion,
+    OnText,
+    ResolvedModel,
+    check_not_degenerate,
+)
+
+log = logging.getLogger("moot.inference.llama")
+
+_MIN_RESTORE_GAIN = 16  # tokens: below this, evaluating them costs about what a restore does
+
+
+class LlamaCppModel:
+    """A GGUF model loaded in this process; implements ChatModel.
+
+    Free-text replies that are empty or one phrase repeated raise DegenerateReplyError
+    (a structured reply is judged by its schema instead). Calls are serialised by a lock:
+    one llama.cpp context is not thread-safe. With `session_cache_mb` > 0 the KV cache
+    after each call that names a `session` is kept, so that speaker's next turn only
+    evaluates what is new even when other speakers ran in between.
+    """
+
+    def __init__(
+        self,
+        model: ResolvedModel,
+        *,
+        n_ctx: int | None = None,
+        n_threads: int | None = None,
+        n_batch: int = 512,
+        n_gpu_layers: int = 0,
+        session_cache_mb: int = 256,
+    ) -> None:
+        from llama_cpp import Llama
+
+        _route_llama_logs()
+        threads = n_threads or config.physical_cores()
+        self._resolved = model
+        try:
+            self._llm = Llama(
+                model_path=str(model.path),
+                n_ctx=n_ctx or min(model.context_length or 4096, 4096),
+                n_threads=threads,
+                n_threads_batch=threads,
+                n_batch=n_batch,
+                n_gpu_layers=n_gpu_layers,
+                # llama.cpp's own default where the backend has it; llama-cpp-python turns
+                # it off. A seeded 3-round Oxford debate: 77-78 s with it, 81-85 s without.
+                flash_attn=True,
+                verbose=False,
+            )
+        except ValueError as exc:
+            raise ModelIntegrityError(
+                f"llama.cpp could not load {model.path}: {exc}",
+                hint=f"check the file with `moot models verify {model.id}`",
+            ) from exc
+        self._formatter = _make_formatter(self._llm, model)
+        self._lock = threading.Lock()
+        self._runtime = Runtime(self._llm)
+        self._sessions = SessionCache(session_cache_mb * 2**20)
+        self._closed = False
+
+    @property
+    def model_id(self) -> str:
+        return self._resolved.id
+
+    @property
+    def n_ctx(self) -> int:
+        return int(self._llm.n_ctx())
+
+    def count_tokens(self, request: ChatRequest) -> int:
+        """How many tokens the request's prompt takes, chat template included."""
+        with self._lock:
+            prompt, _, added_special = self._format_prompt(request)
+            return len(self._tokenize(prompt, added_special))
+
+    def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
+        start = time.perf_counter()
+        with self._lock:
+            if self._closed:
+                raise MootError(f"{self.model_id} was closed", hint="load the model again")
+            prompt, stops, added_special = self._format_prompt(request)
+            tokens = self._tokenize(prompt, added_special)
+            grammar = schema_to_gbnf(request.reply_schema) if request.reply_schema else None
+            plan = plan_decode(request, format_stops=stops, grammar=grammar)
+            if len(tokens) + plan.max_tokens > self.n_ctx:
+                raise ContextOverflowError(
+                    prompt_tokens=len(tokens), n_ctx=self.n_ctx, max_tokens=plan.max_tokens
+                )
+            cached = self._prepare_kv(tokens, request.session)
+            deadline = start + request.timeout_s if request.timeout_s else None
+            text, n_out, finish, ttft = decode(
+                self._runtime, plan, on_text, start=start, deadline=deadline, model_id=self.model_id
+            )
+            if request.session and self._sessions.enabled:
+                self._sessions.discard(request.session)  # free it before taking the new one
+                self._sessions.put(request.session, self._runtime.snapshot(trim=True))
+        completion = Completion(
+            text=text,
+            prompt_tokens=len(tokens),
+            completion_tokens=n_out,
+            cached_tokens=cached,
+            duration_ms=round((time.perf_counter() - start) * 1000),
+            ttft_ms=round(ttft * 1000),
+            finish_reason=finish,
+        )
+        if request.reply_schema is None:
+            check_not_degenerate(completion)
+        return completion
+
+    def close(self) -> None:
+        """Free the model and its context; the instance is unusable afterwards."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._sessions.clear()
+                self._runtime.close()
+                self._llm.close()
+
+    def _format_prompt(self, request: ChatRequest) -> tuple[str, tuple[str, ...], bool]:
+        msgs = [{"role": m.role, "content": m.content} for m in request.messages]
+        result = _render(self._formatter, msgs)
+        system = "\n\n".join(m["content"] for m in msgs if m["role"] == "system").strip()
+        if system and system not in result.prompt:
+            # Some formats (gemma) drop system messages without a word.
+            result = _render(self._formatter, fold_system(msgs))
+        stop = result.stop or ()
+        stops = (stop,) if isinstance(stop, str) else tuple(stop)
+        return result.prompt, stops, bool(result.added_special)
+
+    def _tokenize(self, prompt: str, added_special: bool) -> list[int]:
+        data = prompt.encode("utf-8")
+        return list(self._llm.tokenize(data, add_bos=not added_special, special=True))
+
+    def _prepare_kv(self, tokens: list[int], session: str | None) -> int:
+        """Evaluate the prompt, reusing the longest prefix already cached; return its length."""
+        rt = self._runtime
+        live = rt.common_prefix(tokens)
+        snapshot, shared = self._sessions.best(tokens) if session else (None, 0)
+        if snapshot and shared > live + _MIN_RESTORE_GAIN:
+            live = shared if rt.restore(snapshot) else 0
+        # At least two tokens are evaluated: the last one for its logits, and never alone.
+        n_past = max(0, min(live, len(tokens) - 2))
+        if n_past > 0 and not rt.truncate(n_past):
+            n_past = 0
+        rt.eval_from(n_past, tokens)
+        return n_past
+
+
+def _render(formatter: Any, msgs: list[dict[str, str]]) -> Any:
+    try:
+        return formatter(messages=msgs)
+    except Exception as exc:  # a template's raise_exception(), or a jinja2 error
+        raise MootError(
+            f"the chat template could not format this conversation: {exc}",
+            hint="check the model's chat format in the catalog",
+        ) from exc
+
+
+def _make_formatter(llm: Any, model: ResolvedModel) -> Any:
+    """The file's own chat template, or a named llama-cpp-python format; never a default."""
+    from llama_cpp import llama_chat_format as lcf
+
+    if model.chat_format == "template":
+        template = model.chat_template  # the text moot checked when it resolved the file
+        if not template:
+            raise MootError(
+                f"{model.path.name} has no chat template in its metadata",
+                hint="name its chat format (e.g. chatml, gemma) in the catalog entry",
+            )
+        if llm.metadata.get("tokenizer.chat_template") != template:
+            raise ModelIntegrityError(
+                f"{model.path} changed after moot checked it: its chat template differs",
+                hint=f"check the file with `moot models verify {model.id}`",
+            )
+        eos, bos = llm.token_eos(), llm.token_bos()
+        # The template is code from the internet: Jinja2ChatFormatter renders it sandboxed.
+        return lcf.Jinja2ChatFormatter(
+            template=template,
+            eos_token=llm._model.token_get_text(eos) if eos != -1 else "",
+            bos_token=llm._model.token_get_text(bos) if bos != -1 else "",
+            stop_token_ids=[eos],
+        )
+    try:
+        handler = lcf.get_chat_completion_handler(model.chat_format)
+    except Exception:
+        known = ", ".join(sorted(lcf.LlamaChatCompletionHandlerRegistry()._chat_handlers))
+        raise MootError(
+            f"unknown chat format {model.chat_format!r} for {model.id}",
+            hint=f"use 'template' (the file's own) or one of: {known}",
+        ) from None
+    # Registered formats are only reachable wrapped in a completion handler.
+    formatter = inspect.getclosurevars(handler).nonlocals.get("chat_formatter")
+    if formatter is None:
+        raise MootError(
+            f"chat format {model.chat_format!r} is not a plain text chat format",
+            hint="use 'template' or a format such as chatml, gemma, llama-3",
+        )
+    return formatter
+
+
+_log_callback: Any = None
+
+
+def _route_llama_logs() -> None:
+    """Send llama.cpp's log to Python logging: library code never prints.
+
+    llama-cpp-python maps llama.cpp's log levels off by one, so with verbose=False
+    warnings still reach stderr.
+    """
+    global _log_callback
+    if _log_callback is not None:
+        return
+    import llama_cpp as lc
+
+    @lc.llama_log_callback
+    def forward(level: int, text: bytes, user_data: Any) -> None:
+        log.debug("%s", text.decode("utf-8", "replace").rstrip())
+
+    _log_callback = forward  # ctypes callbacks must outlive their registration
+    lc.llama_log_set(forward, ctypes.c_void_p(0))

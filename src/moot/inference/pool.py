@@ -1,0 +1,81 @@
+"""Which model serves which role: each distinct model loaded once, on first use, and shared."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from moot.inference.llama import LlamaCppModel
+from moot.inference.protocol import ChatModel, ResolvedModel
+from moot.inference.remote import OpenAICompatModel, is_remote_ref, split_ref
+
+
+class ModelPool:
+    """Loads models by reference and hands the same instance to every role that names it.
+
+    A reference is a store reference (catalog id, hf:…, a .gguf path), turned into a local
+    file by `resolve` (the model manager's offline resolver, passed in so that inference
+    never depends on it), or a server URL `http://HOST:PORT/v1` with an optional `#MODEL`.
+    Two references that resolve to the same file share one loaded model. Nothing loads
+    until first asked for.
+    """
+
+    def __init__(
+        self,
+        *,
+        resolve: Callable[[str], ResolvedModel],
+        n_gpu_layers: int = 0,
+        n_ctx: int | None = None,
+        n_threads: int | None = None,
+    ) -> None:
+        self._options: dict[str, Any] = {
+            "n_gpu_layers": n_gpu_layers,
+            "n_ctx": n_ctx,
+            "n_threads": n_threads,
+        }
+        self._resolve = resolve
+        self._models: dict[str, ChatModel] = {}  # load key → loaded model
+        # Loading takes seconds; one lock keeps two threads from loading the same file twice.
+        # Each LlamaCppModel serialises its own calls.
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> dict[str, ChatModel]:
+        """The models loaded so far, by load key (a file path or a server URL#model)."""
+        return dict(self._models)
+
+    def get(self, ref: str) -> ChatModel:
+        """The model REF names, loading it on first use."""
+        if is_remote_ref(ref):
+            url, name = split_ref(ref)
+            key = f"{url}#{name or ''}"
+            with self._lock:
+                if key not in self._models:
+                    self._models[key] = OpenAICompatModel(url, name)
+                return self._models[key]
+        resolved = self._resolve(ref)
+        key = str(resolved.path.resolve())
+        with self._lock:
+            if key not in self._models:
+                self._models[key] = LlamaCppModel(resolved, **self._options)
+            return self._models[key]
+
+    def bind(self, roles: dict[str, str]) -> dict[str, ChatModel]:
+        """Map each role to the model its reference names; roles naming one model share it."""
+        return {role: self.get(ref) for role, ref in roles.items()}
+
+    def close(self) -> None:
+        """Free every loaded model."""
+        with self._lock:
+            models, self._models = list(self._models.values()), {}
+        for model in models:
+            closer = getattr(model, "close", None)
+            if closer is not None:
+                closer()
+
+    def __enter__(self) -> ModelPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

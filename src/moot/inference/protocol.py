@@ -1,0 +1,189 @@
+"""The seam between debates and models: requests in, streamed text and a completion out."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol, TypeVar, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from moot.errors import DegenerateReplyError, StructuredReplyError
+
+T = TypeVar("T", bound=BaseModel)
+OnText = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    """A model ready to load: a verified local GGUF and how to talk to it."""
+
+    id: str  # catalog id, registered name, "hf:OWNER/REPO/FILE.gguf" or the path
+    path: Path  # the file llama.cpp opens (the first part of a split model)
+    sha256: str | None
+    chat_format: str  # llama-cpp-python chat format name, or "template" (use the file's own)
+    context_length: int  # the model's trained context length
+    languages: tuple[str, ...] = ("en",)
+    files: tuple[Path, ...] = ()  # every file of the model (all shards), first = path
+    chat_template: str | None = None  # the GGUF's own template, when chat_format == "template"
+    architecture: str | None = None
+    quantisation: str | None = None
+
+
+class Sampling(BaseModel):
+    """How one call samples; unknown keys are refused."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    temperature: float = Field(default=0.7, ge=0.0, le=2.0)
+    top_p: float = Field(default=0.95, gt=0.0, le=1.0)
+    max_tokens: int = Field(default=256, ge=1)
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+    # Free text only: discourage repeating tokens (repeat_penalty) and copying sequences
+    # from the context verbatim (dry, llama.cpp's DRY sampler). Off by default.
+    repeat_penalty: float = Field(default=1.0, ge=1.0, le=2.0)
+    dry: float = Field(default=0.0, ge=0.0, le=5.0)
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class ChatRequest(BaseModel):
+    """One chat call. `reply_schema` asks for a reply that validates against a pydantic model.
+
+    `session` names the speaker (e.g. the debate role) so a backend can keep one KV
+    cache per speaker and only evaluate what is new since that speaker's last call.
+    """
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    messages: tuple[Message, ...]
+    sampling: Sampling = Sampling()
+    reply_schema: type[BaseModel] | None = None
+    session: str | None = None
+    timeout_s: float | None = None  # backends raise CallTimeoutError past it
+
+
+FinishReason = Literal["stop", "length"]
+
+
+class Completion(BaseModel):
+    """What a finished call returns: the text and what it cost."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    duration_ms: int = 0
+    ttft_ms: int = 0
+    finish_reason: FinishReason = "stop"
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """Every backend (llama.cpp in process, remote server, scripted) implements this."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
+        """Run one request, calling `on_text` with each new piece of text as it is produced."""
+        ...
+
+
+def messages(*pairs: tuple[str, str]) -> tuple[Message, ...]:
+    """Build messages from (role, content) pairs, dropping empty system prompts."""
+    return tuple(
+        Message(role=role, content=content)  # type: ignore[arg-type]
+        for role, content in pairs
+        if not (role == "system" and not content)
+    )
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def degeneracy(text: str) -> str | None:
+    """Say why a reply is degenerate (empty, or one phrase repeated), or None if it is fine."""
+    stripped = text.strip()
+    if not stripped:
+        return "the reply is empty"
+    words = _WORD.findall(stripped.lower())
+    if len(words) < 12:
+        # CJK text has few \w-separated words; look at characters instead.
+        words = [c for c in stripped if not c.isspace()]
+    if len(words) < 12:
+        return None
+    for size in range(1, 9):
+        tail = words[-size * 4 :]
+        if len(tail) < size * 4:
+            break
+        unit = tail[:size]
+        if all(tail[i : i + size] == unit for i in range(0, len(tail), size)):
+            share = _repeated_share(words, unit)
+            if share >= 0.5:
+                return f"the reply repeats {' '.join(unit)!r} over and over"
+    return None
+
+
+def _repeated_share(words: list[str], unit: list[str]) -> float:
+    size = len(unit)
+    i = len(words)
+    while i - size >= 0 and words[i - size : i] == unit:
+        i -= size
+    return (len(words) - i) / len(words)
+
+
+def check_not_degenerate(completion: Completion) -> None:
+    reason = degeneracy(completion.text)
+    if reason:
+        raise DegenerateReplyError(reason, raw=completion.text, completion=completion)
+
+
+def parse_structured(text: str, schema: type[T]) -> T:
+    """Validate a JSON reply against `schema`; raises ValidationError or ValueError."""
+    return schema.model_validate(json.loads(text))
+
+
+def chat_structured(
+    model: ChatModel,
+    request: ChatRequest,
+    schema: type[T],
+    *,
+    on_text: OnText | None = None,
+) -> tuple[T, Completion]:
+    """Ask for a reply satisfying `schema`; re-ask once on an invalid reply, then fail.
+
+    Every backend constrains the reply as best it can (a grammar locally, the server's
+    JSON-schema mode remotely); the reply is validated here either way.
+    """
+    req = request.model_copy(update={"reply_schema": schema})
+    attempts: list[str] = []
+    for attempt in range(2):
+        if attempt:
+            seed = req.sampling.seed
+            req = req.model_copy(
+                update={
+                    "sampling": req.sampling.model_copy(
+                        update={"seed": None if seed is None else seed + 7919}
+                    )
+                }
+            )
+        completion = model.chat(req, on_text=on_text)
+        attempts.append(completion.text)
+        try:
+            return parse_structured(completion.text, schema), completion
+        except (ValidationError, ValueError):
+            continue
+    raise StructuredReplyError(
+        f"{model.model_id} gave no valid {schema.__name__} in 2 attempts",
+        raw=attempts[-1],
+    )

@@ -1,0 +1,101 @@
+"""Deterministic models for unit tests and `--dry-run`: they run the real engine code."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from pydantic import BaseModel
+
+from moot.inference.protocol import ChatRequest, Completion, OnText
+
+Reply = str | Callable[[ChatRequest], str]
+
+
+class ScriptedModel:
+    """Replies from a queue (or a function of the request) and records every request.
+
+    A structured request with nothing queued gets a minimal valid instance of its
+    schema, so orchestration tests need only script what they assert on.
+    """
+
+    def __init__(self, replies: Iterable[Reply] = (), *, model_id: str = "scripted") -> None:
+        self._replies: list[Reply] = list(replies)
+        self._id = model_id
+        self.requests: list[ChatRequest] = []
+
+    @property
+    def model_id(self) -> str:
+        return self._id
+
+    def queue(self, *replies: Reply) -> None:
+        self._replies.extend(replies)
+
+    def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
+        self.requests.append(request)
+        if self._replies:
+            reply = self._replies.pop(0)
+            text = reply(request) if callable(reply) else reply
+        elif request.reply_schema is not None:
+            text = json.dumps(_minimal(request.reply_schema))
+        else:
+            text = _echo(request)
+        for piece in _pieces(text):
+            if on_text:
+                on_text(piece)
+        prompt_tokens = sum(len(m.content.split()) for m in request.messages)
+        return Completion(
+            text=text,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=len(text.split()),
+            finish_reason="stop",
+        )
+
+
+class EchoModel(ScriptedModel):
+    """Answers every free-text request with a short deterministic speech; used by --dry-run."""
+
+    def __init__(self, *, model_id: str = "echo") -> None:
+        super().__init__((), model_id=model_id)
+
+
+def _echo(request: ChatRequest) -> str:
+    last = request.messages[-1].content if request.messages else ""
+    first_line = next((line for line in last.splitlines() if line.strip()), "")
+    return f"[{request.session or 'speaker'}] responding to: {first_line[:80]}"
+
+
+def _pieces(text: str) -> list[str]:
+    words = text.split(" ")
+    return [w + (" " if i < len(words) - 1 else "") for i, w in enumerate(words)]
+
+
+def _minimal(schema: type[BaseModel]) -> dict[str, Any]:
+    """A minimal valid instance of `schema`, built from its JSON schema."""
+    js = schema.model_json_schema()
+    return _value(js, js.get("$defs", {}))
+
+
+def _value(node: dict[str, Any], defs: dict[str, Any]) -> Any:
+    if "$ref" in node:
+        return _value(defs[node["$ref"].split("/")[-1]], defs)
+    if "enum" in node:
+        return node["enum"][0]
+    if "const" in node:
+        return node["const"]
+    if "anyOf" in node:
+        return _value(node["anyOf"][0], defs)
+    kind = node.get("type")
+    if kind == "object":
+        props = node.get("properties", {})
+        return {k: _value(v, defs) for k, v in props.items()}
+    if kind == "array":
+        return [_value(node["items"], defs)] * node.get("minItems", 0)
+    if kind == "string":
+        return "x" * node.get("minLength", 1)
+    if kind in ("number", "integer"):
+        return node.get("minimum", 0)
+    if kind == "boolean":
+        return False
+    return None

@@ -1,0 +1,112 @@
+"""The Hugging Face cache on disk, read and pruned by path alone (no huggingface_hub import)."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from moot.models import integrity
+
+_SHARD = re.compile(r"^(?P<stem>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.gguf$")
+
+
+@dataclass(frozen=True)
+class HubFile:
+    """One file of a Hugging Face repository at a revision."""
+
+    repo: str
+    filename: str
+    revision: str = "main"
+
+    @property
+    def label(self) -> str:
+        return f"{self.repo}/{self.filename}@{self.revision}"
+
+
+def shards(repo: str, filename: str, revision: str = "main") -> tuple[HubFile, ...]:
+    """FILENAME's files: every shard when it names the first of a split model, else itself."""
+    match = _SHARD.match(filename)
+    if match is None or int(match["index"]) != 1:
+        return (HubFile(repo, filename, revision),)
+    count = int(match["count"])
+    stem = match["stem"]
+    return tuple(
+        HubFile(repo, f"{stem}-{i:05d}-of-{count:05d}.gguf", revision) for i in range(1, count + 1)
+    )
+
+
+def cache_dir() -> Path:
+    """The hub cache as huggingface_hub would pick it, but from the environment at call time."""
+    env = os.environ
+    explicit = env.get("HF_HUB_CACHE") or env.get("HUGGINGFACE_HUB_CACHE")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(env.get("HF_HOME") or Path(xdg) / "huggingface").expanduser() / "hub"
+
+
+def repo_dir(repo: str) -> Path:
+    """The cache folder of model repository REPO."""
+    return cache_dir() / ("models--" + repo.replace("/", "--"))
+
+
+def cached_file(f: HubFile) -> Path | None:
+    """F's copy in the cache, or None; the lookup huggingface_hub's try_to_load_from_cache does.
+
+    Done by path here so that resolving a model never imports huggingface_hub (~0.15 s):
+    refs/<revision> holds the commit, snapshots/<commit>/<file> links to the blob.
+    """
+    repo = repo_dir(f.repo)
+    commit = f.revision
+    ref = repo / "refs" / f.revision
+    if ref.is_file():
+        commit = ref.read_text().strip()
+    path = repo / "snapshots" / commit / f.filename
+    if path.is_file():
+        return path
+    if f.revision != "main":
+        return None
+    # Fetched only under a commit, with no ref recorded: the newest snapshot holding it.
+    candidates = [p for p in (repo / "snapshots").glob(f"*/{f.filename}") if p.is_file()]
+    return max(candidates, key=lambda p: p.stat().st_mtime, default=None)
+
+
+def etag_sha256(path: Path) -> str | None:
+    """The sha256 the hub announced for a cached file: its blob is named by the LFS ETag."""
+    blob = Path(os.path.realpath(path)).name
+    return blob if integrity.is_sha256(blob) else None
+
+
+def remove(path: Path) -> list[Path]:
+    """Delete a cached snapshot file, and its blob unless another snapshot still links to it."""
+    removed: list[Path] = []
+    blob = Path(os.path.realpath(path))
+    integrity.drop_stamp(path)
+    if path.is_symlink() or path.exists():
+        path.unlink()
+        removed.append(path)
+    if blob.parent.name != "blobs" or not blob.exists():
+        return removed
+    snapshots = blob.parent.parent / "snapshots"
+    if not any(os.path.realpath(p) == str(blob) for p in snapshots.rglob("*") if p.is_symlink()):
+        blob.unlink()
+        removed.append(blob)
+    return removed
+
+
+def cached_gguf_files() -> dict[str, tuple[HubFile, Path]]:
+    """Every GGUF in the cache as `hf:` reference -> (file, path); split models by first shard."""
+    found: dict[str, tuple[HubFile, Path]] = {}
+    root = cache_dir()
+    for folder in sorted(root.glob("models--*")):
+        repo = "/".join(folder.name.split("--")[1:])
+        for path in sorted((folder / "snapshots").glob("*/**/*.gguf")):
+            relative = path.relative_to(folder / "snapshots").parts
+            filename = "/".join(relative[1:])
+            match = _SHARD.match(Path(filename).name)
+            if match is not None and int(match["index"]) != 1:
+                continue  # listed through its first shard
+            found.setdefault(f"hf:{repo}/{filename}", (HubFile(repo, filename), path))
+    return found

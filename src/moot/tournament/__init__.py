@@ -1,0 +1,1 @@
+"""Tournaments: many debates between models, judged blind, rated, and reported."""

@@ -1,0 +1,158 @@
+"""The Ray executor: each debate a Ray task, on a local Ray instance or an existing cluster.
+
+A worker plays its debate in a scratch folder and hands the files back, so the cluster
+needs no shared disk: the driver writes them into the tournament folder, the verdict
+last. Each worker process loads a model once and keeps it for the debates that follow.
+Models are loaded by each worker from its own model store, or served by the
+OpenAI-compatible endpoints their references name. Ray is imported only here.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from moot.errors import MootError, UsageError
+from moot.tournament.judge import Verdict
+from moot.tournament.run import (
+    VERDICT,
+    DebateBegun,
+    DebateDone,
+    DebateFailed,
+    Emit,
+    ModelFactory,
+    Pairing,
+    Tournament,
+    TournamentPlan,
+    echo_models,
+    play,
+)
+from moot.transcript import make_private_dir, write_atomic
+
+# The files of a debate folder a worker gets (to resume) and gives back.
+FILES = ("journal.jsonl", "transcript.json", "debate.md", VERDICT)
+
+_POOL: Any = None  # per worker process: the ModelPool its debates share
+
+
+class RayExecutor:
+    """`address`: an existing cluster's (else $RAY_ADDRESS; else a local Ray is started)."""
+
+    def __init__(self, *, address: str | None = None, cpus_per_debate: float = 1) -> None:
+        self.address = address or os.environ.get("RAY_ADDRESS") or None
+        self.cpus = cpus_per_debate
+
+    def run(self, tournament: Tournament, pending: list[Pairing], emit: Emit) -> None:
+        ray = _import_ray(self.address)
+        _init(ray, self.address)
+        try:
+            gpus = 1 if tournament.plan.options.get("gpu_layers") else 0
+            if gpus and ray.cluster_resources().get("GPU", 0) < 1:  # else tasks wait forever
+                raise UsageError(
+                    "--gpu-layers asks each debate for a GPU, and the Ray cluster has none",
+                    hint="use --gpu-layers 0, or a cluster with GPUs",
+                )
+            task = ray.remote(_play_task).options(num_cpus=self.cpus, num_gpus=gpus)
+            plan = tournament.plan.model_dump(mode="json")
+            running = {}
+            for pairing in pending:
+                emit(DebateBegun(pairing, tournament.plan.motions[pairing.motion].text))
+                files = _read(tournament.debate_dir(pairing))
+                ref = task.remote(plan, pairing.model_dump(mode="json"), files, self.cpus)
+                running[ref] = pairing
+            while running:
+                ready, _ = ray.wait(list(running), num_returns=1)
+                pairing = running.pop(ready[0])
+                _finish(tournament, pairing, ray.get(ready[0]), emit)
+        finally:
+            ray.shutdown()
+
+
+def _import_ray(address: str | None) -> Any:
+    # Ray reports usage to its makers unless told not to; a tournament stays offline.
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if not address:
+        # A local Ray on the loopback address only: left to itself it binds the address
+        # it finds by routing towards a public one (read when ray is first imported).
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    try:
+        import ray
+    except ImportError:
+        raise UsageError(
+            "--executor ray needs Ray, which is not installed",
+            hint="pip install 'moot[ray]', or use --executor local",
+        ) from None
+    return ray
+
+
+def _init(ray: Any, address: str | None) -> None:
+    quiet = {"log_to_driver": False, "logging_level": "ERROR", "configure_logging": True}
+    try:
+        if address:
+            ray.init(address=address, **quiet)
+        else:
+            ray.init(address="local", include_dashboard=False, **quiet)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        where = address or "a local Ray instance"
+        raise MootError(
+            f"could not start Ray on {where}: {exc}",
+            hint="check --ray-address (or $RAY_ADDRESS), or use --executor local",
+        ) from exc
+
+
+def _read(folder: Path) -> dict[str, str]:
+    return {n: (folder / n).read_text(encoding="utf-8") for n in FILES if (folder / n).is_file()}
+
+
+def _finish(tournament: Tournament, pairing: Pairing, result: dict[str, Any], emit: Emit) -> None:
+    folder = tournament.debate_dir(pairing)
+    files: dict[str, str] = result.get("files", {})
+    make_private_dir(folder)
+    for name in FILES:  # the verdict last: it marks the debate finished
+        if name in files:
+            write_atomic(folder / name, files[name])
+    if result.get("error"):
+        emit(DebateFailed(pairing, result["error"], result.get("hint", "")))
+    else:
+        emit(DebateDone(pairing, Verdict.model_validate(result["verdict"])))
+
+
+def _play_task(
+    plan_data: dict[str, Any], pairing_data: dict[str, Any], files: dict[str, str], cpus: float
+) -> dict[str, Any]:
+    """In a Ray worker: play one debate in a scratch folder; its files and verdict, or the
+    error that ended it (with the files so far, so a resume keeps the finished turns)."""
+    plan = TournamentPlan.model_validate(plan_data)
+    pairing = Pairing.model_validate(pairing_data)
+    with tempfile.TemporaryDirectory(prefix="moot-debate-") as scratch:
+        folder = Path(scratch) / pairing.id
+        make_private_dir(folder)
+        for name, text in files.items():
+            (folder / name).write_text(text, encoding="utf-8")
+        try:
+            verdict = play(plan, pairing, folder, model_for=_models(plan, cpus))
+        except MootError as exc:
+            return {"files": _read(folder), "error": exc.message, "hint": exc.hint}
+        return {"files": _read(folder), "verdict": verdict.model_dump(mode="json")}
+
+
+def _models(plan: TournamentPlan, cpus: float) -> ModelFactory:
+    global _POOL
+    echo = echo_models(plan)
+    if echo is not None:
+        return echo
+    if _POOL is None:
+        from moot.inference.pool import ModelPool
+        from moot.models import store
+
+        o = plan.options
+        _POOL = ModelPool(
+            resolve=store.resolve,
+            n_gpu_layers=o.get("gpu_layers", 0),
+            n_ctx=o.get("n_ctx", 4096),
+            n_threads=max(1, int(cpus)),
+        )
+    factory: ModelFactory = _POOL.get
+    return factory

@@ -1,0 +1,163 @@
+"""A tournament's report: ratings, side bias and judge agreement from its verdicts, written
+as ratings.json, ratings.csv and a chart, ratings.png."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from moot.tournament import ratings
+from moot.tournament.judge import Verdict
+from moot.tournament.run import TournamentPlan
+from moot.transcript import write_atomic
+
+LEVEL = 0.95
+
+
+class ModelRating(BaseModel):
+    rank: int
+    model: str
+    strength: float  # log Bradley-Terry strength, mean 0 over the models
+    ci_low: float
+    ci_high: float
+    wins: int
+    losses: int
+    draws: int
+    debates: int
+
+
+class SideBiasFigure(BaseModel):
+    swap_pairs: int  # swap pairs with a winner in both debates
+    same_side_both: int
+    rate: float | None  # same_side_both / swap_pairs
+    proposition_wins: int
+    decided: int
+    proposition_share: float | None
+
+
+class AgreementFigure(BaseModel):
+    panels: int  # debates judged by two or more
+    judge_pairs: int
+    agreeing_pairs: int
+    pairwise: float | None
+    unanimous: int
+    unanimity: float | None
+
+
+class Report(BaseModel):
+    format: str
+    models: list[ModelRating]
+    debates_planned: int
+    debates_decided: int
+    self_judged: int  # decided by judges who had debated in them (no other judge left)
+    side_bias: SideBiasFigure
+    judge_agreement: AgreementFigure
+    bootstrap_samples: int
+    interval: float = LEVEL
+    seed: int
+
+
+def build(plan: TournamentPlan, verdicts: Mapping[str, Verdict], *, samples: int) -> Report:
+    """The report over the finished debates (those without a verdict are left out)."""
+    decided = [(p, verdicts[p.id]) for p in plan.debates if p.id in verdicts]
+    games = [ratings.Game(p.proposition, p.opposition, v.winner) for p, v in decided]
+    rated = ratings.rate(plan.models, games, samples=samples, seed=plan.seed, level=LEVEL)
+    swaps: dict[str, list[str]] = {}
+    for p, v in decided:
+        swaps.setdefault(p.swap, []).append(v.winner)
+    bias = ratings.side_bias([(w[0], w[1]) for w in swaps.values() if len(w) == 2])
+    agree = ratings.agreement([[b.ballot.winner for b in v.ballots] for _, v in decided])
+    return Report(
+        format=plan.format,
+        models=[
+            ModelRating(
+                rank=i + 1,
+                model=r.model,
+                strength=round(r.strength, 4),
+                ci_low=round(r.low, 4),
+                ci_high=round(r.high, 4),
+                wins=r.wins,
+                losses=r.losses,
+                draws=r.draws,
+                debates=r.debates,
+            )
+            for i, r in enumerate(rated)
+        ],
+        debates_planned=len(plan.debates),
+        debates_decided=len(decided),
+        self_judged=sum(v.self_judged for _, v in decided),
+        side_bias=SideBiasFigure(
+            swap_pairs=bias.pairs,
+            same_side_both=bias.same_side,
+            rate=bias.rate,
+            proposition_wins=bias.proposition_wins,
+            decided=bias.decided,
+            proposition_share=bias.proposition_share,
+        ),
+        judge_agreement=AgreementFigure(
+            panels=agree.debates,
+            judge_pairs=agree.judge_pairs,
+            agreeing_pairs=agree.agreeing_pairs,
+            pairwise=agree.pairwise,
+            unanimous=agree.unanimous,
+            unanimity=agree.unanimity,
+        ),
+        bootstrap_samples=samples,
+        seed=plan.seed,
+    )
+
+
+def write(report: Report, folder: Path) -> list[Path]:
+    """ratings.json, ratings.csv and ratings.png in `folder`; their paths."""
+    paths = [folder / "ratings.json", folder / "ratings.csv", folder / "ratings.png"]
+    write_atomic(paths[0], report.model_dump_json(indent=2))
+    write_atomic(paths[1], to_csv(report))
+    draw(report, paths[2])
+    return paths
+
+
+def to_csv(report: Report) -> str:
+    buffer = io.StringIO()
+    fields = list(ModelRating.model_fields)
+    writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    for row in report.models:
+        writer.writerow(row.model_dump())
+    return buffer.getvalue()
+
+
+def draw(report: Report, path: Path) -> None:
+    """Each model's strength as a dot with its interval as a bar, strongest on top."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display, no GUI toolkit
+    import matplotlib.pyplot as plt
+
+    rows = list(reversed(report.models))
+    names = [r.model for r in rows]
+    strength = [r.strength for r in rows]
+    errors = [
+        [r.strength - r.ci_low for r in rows],
+        [r.ci_high - r.strength for r in rows],
+    ]
+    fig, ax = plt.subplots(figsize=(7, 1.2 + 0.5 * len(rows)))
+    try:
+        ax.errorbar(strength, range(len(rows)), xerr=errors, fmt="o", capsize=4)
+        ax.axvline(0, color="grey", linewidth=0.8, linestyle="--")
+        ax.set_yticks(range(len(rows)), names)
+        ax.set_ylim(-0.6, len(rows) - 0.4)
+        ax.set_xlabel(f"Bradley-Terry strength (log), {report.interval:.0%} bootstrap interval")
+        decided = f"{report.debates_decided} debates"
+        ax.set_title(f"moot tournament · {report.format} · {decided}")
+        fig.tight_layout()
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=120)
+    finally:
+        plt.close(fig)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(buffer.getvalue())
+    tmp.replace(path)

@@ -1,0 +1,263 @@
+"""A tournament: every pair of models debates every motion twice, sides swapped, each
+debate decided by judges who took no part in it; kept on disk debate by debate, so an
+interrupted tournament resumes where it stopped.
+
+Layout of a tournament folder:
+    tournament.json            the plan: models, motions, judges, format, every debate
+    debates/<id>/              one debate: journal.jsonl, transcript.json, debate.md,
+                               and verdict.json, written last: the debate is finished
+    ratings.json/.csv/.png     the report (tournament_report)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from moot.engine import Event, Listener
+from moot.errors import MootError, UsageError
+from moot.formats import get_format
+from moot.formats.base import RunOptions
+from moot.inference.protocol import ChatModel
+from moot.runner import Debate, DebateSetup
+from moot.tournament.judge import Verdict, judge_debate
+from moot.tournament.plan import Pairing, TournamentPlan, two_sided
+from moot.transcript import Transcript, make_private_dir, read_journal, write_atomic
+
+PLAN = "tournament.json"
+VERDICT = "verdict.json"
+ModelFactory = Callable[[str], ChatModel]
+
+
+# -- events -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DebateBegun:
+    pairing: Pairing
+    motion: str
+
+
+@dataclass(frozen=True)
+class DebateDone:
+    pairing: Pairing
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class DebateFailed:
+    pairing: Pairing
+    message: str
+    hint: str = ""
+
+
+@dataclass(frozen=True)
+class InDebate:
+    """An engine event from inside a running debate (local executor only)."""
+
+    pairing: Pairing
+    event: Event
+
+
+TournamentEvent = DebateBegun | DebateDone | DebateFailed | InDebate
+Emit = Callable[[TournamentEvent], None]
+
+
+# -- one debate ---------------------------------------------------------------------------
+
+
+def setup_for(plan: TournamentPlan, pairing: Pairing, folder: Path | None) -> DebateSetup:
+    """The debate's setup: the two models in their seats, the first judge in every other."""
+    fmt = get_format(plan.format)
+    first, second = two_sided(fmt)
+    params_type = getattr(fmt, "params_type", None) or type(fmt.params(RunOptions()))
+    params = params_type(**plan.params)
+    host = pairing.judges[0]
+    seats = {first: pairing.proposition, second: pairing.opposition}
+    motion = plan.motions[pairing.motion]
+    o = plan.options
+    return DebateSetup(
+        format=fmt,
+        motion=motion.text,
+        language=motion.language,
+        seed=pairing.seed,
+        params=params,
+        out_dir=folder,
+        role_models={r: seats.get(r, host) for r in fmt.cast(params).roles},
+        n_ctx=o.get("n_ctx", 4096),
+        gpu_layers=o.get("gpu_layers", 0),
+        max_tokens=o.get("max_tokens"),
+        call_timeout_s=o.get("call_timeout_s"),
+        dry_run=bool(o.get("dry_run")),
+    )
+
+
+def play(
+    plan: TournamentPlan,
+    pairing: Pairing,
+    folder: Path,
+    *,
+    model_for: ModelFactory,
+    listeners: list[Listener] | None = None,
+) -> Verdict:
+    """Run (or finish) one debate in `folder`, have it judged, write its verdict last."""
+    saved = folder / "transcript.json"
+    if saved.is_file():  # debated already; only the judging was missing
+        transcript = Transcript.model_validate_json(saved.read_text(encoding="utf-8"))
+    else:
+        journal = folder / "journal.jsonl"
+        records = read_journal(journal) if journal.is_file() else []
+        if journal.is_file() and not records:
+            journal.unlink()  # torn before its header: start the debate afresh
+        setup = setup_for(plan, pairing, folder)
+        debate = Debate(setup, listeners=listeners, model_factory=model_for, replay=records or None)
+        transcript = debate.run().transcript
+    verdict = judge_debate(
+        pairing.id,
+        transcript,
+        pairing.judges,
+        self_judged=pairing.self_judged,
+        model_for=model_for,
+        listeners=listeners,
+    )
+    write_atomic(folder / VERDICT, verdict.model_dump_json(indent=2))
+    return verdict
+
+
+# -- the tournament -----------------------------------------------------------------------
+
+
+class Executor(Protocol):
+    """Runs the pending debates of a tournament, emitting an event as each ends."""
+
+    def run(self, tournament: Tournament, pending: list[Pairing], emit: Emit) -> None: ...
+
+
+class Tournament:
+    """A tournament folder: its plan, the debates finished in it, those still to run."""
+
+    def __init__(self, plan: TournamentPlan, folder: Path) -> None:
+        self.plan = plan
+        self.folder = folder
+
+    @classmethod
+    def create(cls, plan: TournamentPlan, folder: Path) -> Tournament:
+        if (folder / PLAN).exists():
+            raise UsageError(
+                f"{folder} already holds a tournament",
+                hint=f"finish it with `moot tournament --resume {folder}`, or choose another --out",
+            )
+        try:
+            make_private_dir(folder / "debates")
+            write_atomic(folder / PLAN, plan.model_dump_json(indent=2))
+        except OSError as exc:
+            raise UsageError(
+                f"cannot write to {folder}: {exc.strerror or exc}",
+                hint="choose a folder you can write to with --out",
+            ) from exc
+        return cls(plan, folder)
+
+    @classmethod
+    def open(cls, folder: Path) -> Tournament:
+        try:
+            data = json.loads((folder / PLAN).read_text(encoding="utf-8"))
+            return cls(TournamentPlan.model_validate(data), folder)
+        except FileNotFoundError:
+            raise UsageError(
+                f"{folder} holds no {PLAN}", hint="pass the folder a tournament was started in"
+            ) from None
+        except ValueError as exc:
+            raise UsageError(f"{folder / PLAN} is not a tournament plan: {exc}") from exc
+
+    def debate_dir(self, pairing: Pairing) -> Path:
+        return self.folder / "debates" / pairing.id
+
+    def verdicts(self) -> dict[str, Verdict]:
+        """The finished debates' verdicts, by debate id."""
+        found = {}
+        for p in self.plan.debates:
+            path = self.debate_dir(p) / VERDICT
+            if path.is_file():
+                found[p.id] = Verdict.model_validate_json(path.read_text(encoding="utf-8"))
+        return found
+
+    def pending(self) -> list[Pairing]:
+        done = self.verdicts()
+        return [p for p in self.plan.debates if p.id not in done]
+
+    def run(self, executor: Executor, emit: Emit) -> list[DebateFailed]:
+        """Run every debate not finished yet; the failures, which a resume retries."""
+        failed: list[DebateFailed] = []
+
+        def record(event: TournamentEvent) -> None:
+            if isinstance(event, DebateFailed):
+                failed.append(event)
+            emit(event)
+
+        executor.run(self, self.pending(), record)
+        return failed
+
+
+class LocalExecutor:
+    """Runs the debates one after another in this process, every model loaded once."""
+
+    def __init__(self, *, model_for: ModelFactory | None = None) -> None:
+        self._model_for = model_for
+
+    def run(self, tournament: Tournament, pending: list[Pairing], emit: Emit) -> None:
+        pool = None
+        model_for = self._model_for or echo_models(tournament.plan)
+        if model_for is None:
+            from moot.inference.pool import ModelPool
+            from moot.models import store
+
+            o = tournament.plan.options
+            pool = ModelPool(
+                resolve=store.resolve,
+                n_gpu_layers=o.get("gpu_layers", 0),
+                n_ctx=o.get("n_ctx", 4096),
+            )
+            model_for = pool.get
+        try:
+            for pairing in pending:
+                run_one(tournament, pairing, model_for, emit, forward=True)
+        finally:
+            if pool is not None:
+                pool.close()
+
+
+def echo_models(plan: TournamentPlan) -> ModelFactory | None:
+    """Scripted stand-ins for every model on a dry run; None otherwise."""
+    if not plan.options.get("dry_run"):
+        return None
+    from moot.inference.scripted import EchoModel
+
+    return lambda ref: EchoModel(model_id=f"echo:{ref}")
+
+
+def run_one(
+    tournament: Tournament,
+    pairing: Pairing,
+    model_for: ModelFactory,
+    emit: Emit,
+    *,
+    forward: bool,
+) -> None:
+    """Play one debate in its folder and emit how it ended; a MootError fails only it."""
+    emit(DebateBegun(pairing, tournament.plan.motions[pairing.motion].text))
+    listeners: list[Listener] = [lambda e: emit(InDebate(pairing, e))] if forward else []
+    try:
+        verdict = play(
+            tournament.plan,
+            pairing,
+            tournament.debate_dir(pairing),
+            model_for=model_for,
+            listeners=listeners,
+        )
+    except MootError as exc:
+        emit(DebateFailed(pairing, exc.message, exc.hint))
+        return
+    emit(DebateDone(pairing, verdict))
