@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from moot import __version__
+
+# The file helpers live in moot.files; the runner, history and tournament import them from here.
+from moot.files import create_atomic as create_atomic
+from moot.files import make_private_dir as make_private_dir
+from moot.files import write_atomic as write_atomic
 
 StopReason = Literal[
     "converged", "hard_cap", "resolved", "interrupted", "completed", "cap", "incomplete", "failed"
@@ -61,65 +65,6 @@ class Transcript(BaseModel):
     scores: dict[str, dict[str, Any]] = Field(default_factory=dict)  # round → score record
     stop_reason: StopReason | None = None
     result: dict[str, Any] | None = None
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def make_private_dir(path: Path) -> Path:
-    """Create a directory readable only by its owner (debates can be sensitive)."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(path, 0o700)
-    return path
-
-
-def _private_temp(path: Path, data: str) -> str:
-    """DATA in a fsynced 0600 temp file beside PATH; returns the temp file's name."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o600)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return tmp
-
-
-def write_atomic(path: Path, data: str) -> None:
-    """Write via a temp file, fsync, rename: a reader never sees a half-written file."""
-    tmp = _private_temp(path, data)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-
-
-def create_atomic(path: Path, data: str) -> bool:
-    """Create PATH holding DATA unless it exists (then False): written to a temp file and
-    linked into place, so a reader never sees it half-written and no writer replaces it."""
-    tmp = _private_temp(path, data)
-    try:
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            return False
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-    _fsync_dir(path.parent)
-    return True
 
 
 class Journal:

@@ -11,6 +11,7 @@ from typing import Any
 
 from moot.config import models_dir
 from moot.errors import ModelIntegrityError
+from moot.files import write_atomic
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -91,9 +92,4 @@ def verify_file(
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write DATA as JSON to PATH so that readers see the old file or the new one, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_atomic(path, json.dumps(data, indent=2, sort_keys=True) + "\n")

@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model
 
 from moot.config import data_dir, validate_params
 from moot.errors import UsageError
+from moot.files import create_atomic, make_private_dir, write_atomic
 from moot.formats.base import RunOptions
-from moot.transcript import create_atomic, make_private_dir, write_atomic
 
 Effort = Literal["low", "medium", "high", "max"]
 Rating = Literal["high", "medium", "low"]
