@@ -6,9 +6,11 @@ parses as YAML and the six sections always come in the rulebook's order.
 
 from __future__ import annotations
 
-import json
 import re
+from datetime import date
 from typing import Any
+
+import yaml
 
 FRONTMATTER_KEYS = (
     "topic",
@@ -144,43 +146,52 @@ def label(language: str, key: str, **values: Any) -> str:
 
 # -- YAML front matter ------------------------------------------------------------------
 
-# Words YAML 1.1 reads as booleans or null: such a value must be quoted to stay a string.
-_YAML_WORDS = frozenset("y n yes no on off true false null ~".split())
-_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9 ._+/-]*[A-Za-z0-9+.]|[A-Za-z]")
+# No line wrapping: each value stays on its key's line, so `recommendation: Postgres` greps.
+_NO_WRAP = 1 << 30
+# Line breaks are written escaped in double quotes: PyYAML's other styles would fold them.
+_LINE_BREAK = re.compile("[\n\r\x85\u2028\u2029]")
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-# Characters YAML does not allow raw in a double-quoted scalar (or reads as line breaks).
-_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
 
 
-def yaml_scalar(value: Any) -> str:
-    """A YAML scalar that reads back as exactly `value` (JSON strings are valid YAML)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    text = str(value)
-    if _ISO_DATE.fullmatch(text):
-        return text  # read back as a date, which is what it is
-    if _PLAIN.fullmatch(text) and text.lower() not in _YAML_WORDS:
-        return text  # plain keeps the front matter greppable: `recommendation: Postgres`
-    quoted = json.dumps(text, ensure_ascii=False)
-    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
+class _FrontMatterDumper(yaml.SafeDumper):
+    """safe_dump's dumper, with list items indented under their key."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = '"' if _LINE_BREAK.search(value) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_FrontMatterDumper.add_representer(str, _represent_str)
+
+
+def _yaml_value(key: str, value: Any) -> Any:
+    """VALUE as YAML should see it: lists for sequences, and the date as a date."""
+    if isinstance(value, list | tuple):
+        return list(value)
+    if key == "date" and isinstance(value, str) and _ISO_DATE.fullmatch(value):
+        try:
+            return date.fromisoformat(value)  # read back as a date, which is what it is
+        except ValueError:
+            return value
+    return value
 
 
 def render_frontmatter(frontmatter: dict[str, Any]) -> str:
     """The nine keys in the rulebook's order, between --- lines."""
-    lines = ["---"]
-    for key in FRONTMATTER_KEYS:
-        value = frontmatter[key]
-        if isinstance(value, list | tuple):
-            lines.append(f"{key}: []" if not value else f"{key}:")
-            lines += [f"  - {yaml_scalar(v)}" for v in value]
-        else:
-            lines.append(f"{key}: {yaml_scalar(value)}")
-    lines.append("---")
-    return "\n".join(lines)
+    data = {key: _yaml_value(key, frontmatter[key]) for key in FRONTMATTER_KEYS}
+    body = yaml.dump(
+        data,
+        Dumper=_FrontMatterDumper,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=_NO_WRAP,
+    )
+    return f"---\n{body}---"
 
 
 # -- Markdown ---------------------------------------------------------------------------
