@@ -2,44 +2,53 @@
 
 from __future__ import annotations
 
+import importlib
+
 from moot.errors import DownloadError
 from moot.models.hub_cache import HubFile
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 _MIRROR = "point moot at another hub or a mirror with --endpoint URL or HF_ENDPOINT"
-_UNREACHABLE = {"ConnectError", "ConnectTimeout", "TimeoutException", "NetworkError"}
 
 
 def download_error(exc: BaseException, f: HubFile, endpoint: str | None) -> DownloadError:
     """A DownloadError saying what went wrong fetching F from ENDPOINT.
 
-    Errors are told apart by class name along the cause chain, so this works whichever HTTP
-    client huggingface_hub uses underneath (and needs no import of it).
+    Errors are told apart by class along the cause chain: huggingface_hub's own, and those of
+    the HTTP client it raises through (httpx, or httpx2 from huggingface_hub 2 on). Both are
+    imported here, after the fact: huggingface_hub is loaded already, since it raised EXC.
     """
+    from huggingface_hub import errors as hub
+
+    client = importlib.import_module(hub.HTTPError.__module__.partition(".")[0])
     where = endpoint or DEFAULT_ENDPOINT
     chain = _causes(exc)
-    names = {cls.__name__ for e in chain for cls in type(e).__mro__}
+
+    def caught(*classes: type[BaseException]) -> bool:
+        return any(isinstance(e, classes) for e in chain)
+
     status = next((code for e in chain if (code := _status(e)) is not None), None)
-    if "OfflineModeIsEnabled" in names:
+    if caught(hub.OfflineModeIsEnabled):
         return DownloadError(
             "the hub is switched off (HF_HUB_OFFLINE is set)", hint="unset HF_HUB_OFFLINE to pull"
         )
-    if "RepositoryNotFoundError" in names:
+    if caught(hub.RepositoryNotFoundError):
         msg = f"repository {f.repo} not found on {where} (or it is private or gated)"
         return DownloadError(msg, hint=f"check the repository name, or {_MIRROR}")
-    if "RevisionNotFoundError" in names:
+    if caught(hub.RevisionNotFoundError):
         msg = f"revision {f.revision!r} not found in {f.repo} on {where}"
         return DownloadError(msg, hint="check the revision (a branch, tag or commit)")
-    if "EntryNotFoundError" in names or status == 404:
+    if caught(hub.EntryNotFoundError) or status == 404:
         msg = f"file {f.filename} not found in {f.repo} (revision {f.revision}) on {where}"
         return DownloadError(msg, hint="check the file name: it is case-sensitive")
     if status is not None:
         msg = f"the hub at {where} answered HTTP {status} for {f.label}"
         return DownloadError(msg, hint=f"try again later, or {_MIRROR}")
-    if names & _UNREACHABLE:
+    if caught(client.TimeoutException, client.NetworkError):  # ConnectTimeout, ConnectError too
         msg = f"cannot reach the hub at {where}: {_reason(chain)}"
         return DownloadError(msg, hint=f"check the network, or {_MIRROR}")
-    if any("Consistency check failed" in str(e) for e in chain) or "RemoteProtocolError" in names:
+    broke_off = any("Consistency check failed" in str(e) for e in chain)
+    if broke_off or caught(client.RemoteProtocolError):
         msg = f"the download of {f.label} from {where} broke off before the end"
         return DownloadError(msg, hint="nothing was kept; run the pull again")
     return DownloadError(f"downloading {f.label} from {where} failed: {exc}", hint=_MIRROR)
