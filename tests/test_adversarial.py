@@ -15,10 +15,12 @@ import pytest
 from moot.errors import CallTimeoutError, UsageError
 from moot.formats.adversarial.flow import FORMAT, settle
 from moot.formats.adversarial.schemas import AdversarialParams, Earlier, judge_schema, read_vote
+from moot.formats.adversarial.text import render
 from moot.formats.base import RunOptions
 from moot.inference.protocol import ChatRequest
 from moot.inference.scripted import ScriptedModel
 from moot.runner import Debate, DebateResult, DebateSetup
+from moot.transcript import Transcript
 
 QUESTION = "Is nuclear power safer per TWh than wind?"
 BODY = (
@@ -388,3 +390,36 @@ def test_an_interrupted_review_resumes_from_its_journal(tmp_path: Path) -> None:
     result = Debate(setup, model_factory=panel.model, replay=records).run()
     assert [(s, n) for s, n, _ in panel.calls] == [("judge", 2), ("synthesizer", 1)]
     assert len(result.transcript.turns) == 7 and result.transcript.stop_reason == "cap"
+
+
+@pytest.mark.parametrize(
+    ("lang", "stop", "said", "not_said"),
+    [
+        ("en", "resolved", "resolved after round 2", "round cap reached"),
+        ("en", "cap", "round cap reached (2 rounds)", "resolved after"),
+        ("zh", "resolved", "第2轮后达成一致", "已达轮数上限"),
+        ("zh", "cap", "已达轮数上限（2轮）", "达成一致"),
+    ],
+)
+def test_the_document_says_why_the_review_stopped(
+    lang: str, stop: str, said: str, not_said: str
+) -> None:
+    transcript = Transcript(
+        format="adversarial",
+        motion=QUESTION,
+        language=lang,
+        seed=3,
+        models={},
+        stop_reason=stop,  # type: ignore[arg-type]
+        result={
+            "question": QUESTION,
+            "participants": {"participant_1": "alpha", "participant_2": "beta"},
+            "rounds_held": 2,
+            "stop_reason": stop,
+            "winner": "alpha",
+            "final_answer": f"FINAL: {BODY}",
+            "rounds": [],
+        },
+    )
+    md = render(transcript)
+    assert said in md and not_said not in md

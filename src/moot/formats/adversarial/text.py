@@ -157,10 +157,7 @@ def render(transcript: Transcript) -> str:
     rows = [
         (label(lang, "question"), str(result.get("question", transcript.motion))),
         (label(lang, "participants"), ", ".join((result.get("participants") or {}).values())),
-        (
-            label(lang, "stopped"),
-            label(lang, "resolved" if stop == "resolved" else "cap").format(n=held),
-        ),
+        (label(lang, "stopped"), stop.format(n=held)),
         (label(lang, "winner"), str(result.get("winner") or "—")),
     ]
     for earlier in result.get("session") or []:
