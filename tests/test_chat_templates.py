@@ -56,6 +56,7 @@ def test_ordinary_templates_pass(template: str) -> None:
     assert chat_template_problem(template) is None
 
 
+@pytest.mark.real
 def test_a_real_models_own_template_passes() -> None:
     info = gguf_check.check(real_model_path("smollm2-135m"))
     assert set(info.chat_templates) == {"tokenizer.chat_template"}

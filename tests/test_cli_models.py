@@ -42,6 +42,7 @@ def moot(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.real
 def test_list_verify_info(home: Path) -> None:
     listed = moot(home, "list")
     assert listed.returncode == 0, listed.stderr
@@ -66,21 +67,23 @@ def test_list_verify_info(home: Path) -> None:
     assert details["chat_format"] == "template" and details["quantisation"] == "Q4_1"
 
 
+@pytest.mark.real
 def test_pull_of_an_installed_model_needs_no_network(home: Path) -> None:
     pulled = moot(home, "pull", "smollm2-135m", "--endpoint", "http://127.0.0.1:9")
     assert pulled.returncode == 0, pulled.stderr
     assert "ready: smollm2-135m" in pulled.stdout
 
 
-def test_missing_model_exits_2_with_the_pull_command(home: Path) -> None:
-    missing = moot(home, "info", "qwen2.5-0.5b")
+def test_missing_model_exits_2_with_the_pull_command(moot_home: Path) -> None:
+    missing = moot(moot_home, "info", "qwen2.5-0.5b")
     assert missing.returncode == 2
     assert "not installed" in missing.stderr
     assert "moot models pull qwen2.5-0.5b" in missing.stderr
-    unknown = moot(home, "info", "no-such-model")
+    unknown = moot(moot_home, "info", "no-such-model")
     assert unknown.returncode == 2 and "moot models list" in unknown.stderr
 
 
+@pytest.mark.real
 def test_rm_deletes_the_home_copy_only(home: Path) -> None:
     real = real_model_path("smollm2-135m")
     removed = moot(home, "rm", "smollm2-135m", "--yes")
@@ -92,16 +95,16 @@ def test_rm_deletes_the_home_copy_only(home: Path) -> None:
     assert not next(r for r in rows if r["id"] == "smollm2-135m")["installed"]
 
 
-def test_add_a_local_file(home: Path, tmp_path: Path) -> None:
+def test_add_a_local_file(moot_home: Path, tmp_path: Path) -> None:
     path = write_gguf(tmp_path / "mine.gguf", arch="llama")  # no template, ambiguous arch
-    refused = moot(home, "add", "mine", str(path))
+    refused = moot(moot_home, "add", "mine", str(path))
     assert refused.returncode == 1
     assert "--chat-format" in refused.stderr
-    added = moot(home, "add", "mine", str(path), "--chat-format", "chatml")
+    added = moot(moot_home, "add", "mine", str(path), "--chat-format", "chatml")
     assert added.returncode == 0, added.stderr
-    details = json.loads(moot(home, "info", "mine", "--json").stdout)
+    details = json.loads(moot(moot_home, "info", "mine", "--json").stdout)
     assert details["chat_format"] == "chatml" and details["path"] == str(path)
-    assert moot(home, "add", "smollm2-135m", str(path)).returncode == 2  # a catalog id
-    forgot = moot(home, "rm", "mine", "--yes")
+    assert moot(moot_home, "add", "smollm2-135m", str(path)).returncode == 2  # a catalog id
+    forgot = moot(moot_home, "rm", "mine", "--yes")
     assert forgot.returncode == 0 and "forgot mine" in forgot.stdout
     assert path.is_file()

@@ -15,6 +15,8 @@ import pytest
 
 from conftest import REAL_HOME
 
+pytestmark = pytest.mark.real
+
 SHORT = ["--max-rounds", "3", "--max-tokens", "48", "--seed", "7"]
 
 

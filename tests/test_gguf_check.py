@@ -14,6 +14,7 @@ from moot.errors import ModelIntegrityError
 from moot.models import gguf_check
 
 
+@pytest.mark.real
 def test_smollm2_header_is_llama_with_its_own_chat_template() -> None:
     info = gguf_check.check(real_model_path("smollm2-135m"))
     assert info.architecture == "llama"
@@ -24,6 +25,7 @@ def test_smollm2_header_is_llama_with_its_own_chat_template() -> None:
     assert info.data_end == info.file_size  # every tensor's bytes are there, to the last one
 
 
+@pytest.mark.real
 def test_gemma3_header_has_no_chat_template() -> None:
     info = gguf_check.check(real_model_path("gemma3-270m"))
     assert info.architecture == "gemma3"
@@ -34,6 +36,7 @@ def test_gemma3_header_has_no_chat_template() -> None:
     assert info.data_end == info.file_size
 
 
+@pytest.mark.real
 def test_a_real_model_cut_short_is_truncated(tmp_path: Path) -> None:
     # What an interrupted download leaves: the header is whole, the tensor data is not.
     with real_model_path("smollm2-135m").open("rb") as fh:

@@ -59,8 +59,9 @@ def run_audited(
 
 @pytest.mark.parametrize(
     "args",
-    [["--help"], ["models", "list"], ["models", "info", "smollm2-135m"],
-     ["models", "verify", "smollm2-135m"]],
+    [["--help"], ["models", "list"],
+     pytest.param(["models", "info", "smollm2-135m"], marks=pytest.mark.real),
+     pytest.param(["models", "verify", "smollm2-135m"], marks=pytest.mark.real)],
 )  # fmt: skip
 def test_model_commands_open_no_connection(args: list[str], tmp_path: Path) -> None:
     proc, seen = run_audited(args, tmp_path)
@@ -78,6 +79,7 @@ FORMATS = {
 }  # fmt: skip
 
 
+@pytest.mark.real
 @pytest.mark.parametrize("name", list(FORMATS))
 def test_every_other_format_opens_no_connection(name: str, tmp_path: Path) -> None:
     args = ["run", *FORMATS[name], "--max-tokens", "16", "--seed", "2", "--quiet",
@@ -88,6 +90,7 @@ def test_every_other_format_opens_no_connection(name: str, tmp_path: Path) -> No
     assert (tmp_path / "out" / "transcript.json").exists()
 
 
+@pytest.mark.real
 def test_an_oxford_debate_opens_no_connection(tmp_path: Path) -> None:
     args = ["run", "cities should ban cars", "--max-rounds", "3", "--max-tokens", "16",
             "--seed", "2", "--out", str(tmp_path / "out"), "--quiet"]  # fmt: skip

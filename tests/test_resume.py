@@ -70,6 +70,7 @@ def journaled(folder: Path) -> int:
 
 # Gemma-3 attends through a sliding window: its cache is restored from whole-context
 # snapshots, a path of its own.
+@pytest.mark.real
 @pytest.mark.parametrize("model", ["smollm2-135m", "gemma3-270m"])
 def test_sigkill_then_resume_gives_the_uninterrupted_transcript(tmp_path: Path, model: str) -> None:
     whole, cut = tmp_path / "whole", tmp_path / "cut"
@@ -159,6 +160,7 @@ CORRECTION = "positions: Postgres | MySQL | SQLite\n\n"
 CORRECTED = {"A": "Postgres", "B": "MySQL", "C": "SQLite"}
 
 
+@pytest.mark.real
 def test_a_decision_killed_and_resumed_keeps_the_plan_the_user_corrected(tmp_path: Path) -> None:
     whole, cut = tmp_path / "whole", tmp_path / "cut"
     run = ["run", TOPIC, *DECISION_ARGS, "--quiet", "--out"]

@@ -149,6 +149,7 @@ def _link_real(model_id: str) -> Path:
     return real
 
 
+@pytest.mark.real
 def test_real_tiny_models_resolve_to_their_published_checksums(moot_home: Path) -> None:
     _link_real("smollm2-135m")
     _link_real("gemma3-270m")
