@@ -332,7 +332,7 @@ def test_the_proposer_failing_in_round_one_aborts(
     assert "no debate without an opening position" in failed.value.hint
     data = state(moot_home)
     assert data["status"] == "failed" and data["exchanges"] == []
-    assert all(step == "opening" for step, _, _ in script.calls)
+    assert script.calls and all(step == "opening" for step, _, _ in script.calls)
 
 
 def test_the_challenger_failing_in_round_one_leaves_the_uncontested_position(

@@ -159,6 +159,7 @@ def test_many_writers_of_one_file_leave_it_whole(tmp_path: Path) -> None:
         t.start()
     for t in threads:
         t.join()
+    assert len(seen) == 6 * 30  # every write was read back: no writer died in its thread
     assert all(json.loads(text)["pad"] == "x" * 5000 for text in seen)
     created = [create_atomic(tmp_path / "once.json", str(n)) for n in range(5)]
     assert created == [True, False, False, False, False]

@@ -254,6 +254,7 @@ def test_the_judge_sees_the_whole_record_with_scope_and_preset() -> None:
     room = Room()
     result = run_decision(None, room, out_of_scope=("hosting costs",))
     speeches = [t.text for t in result.transcript.turns if t.role != "judge"]
+    assert speeches
     for request in room.model.requests[-2:]:
         prompt = request.messages[-1].content
         assert all(s in prompt for s in speeches)
@@ -470,6 +471,7 @@ def test_judge_budgets_let_the_longest_valid_reply_close() -> None:
                 + p.get("maxItems", 0) * p.get("items", {}).get("maxLength", 0)
                 for p in js["properties"].values()
             )
+            assert longest > 0  # the schema bounds its strings
             assert token_budget(schema) >= longest  # a token per character
 
 
@@ -527,7 +529,7 @@ def test_an_empty_reply_fails_the_slot_but_not_the_debate() -> None:
     room = Room(debater_c=lambda request: "")
     result = run_decision(None, room)
     empty = [t for t in result.transcript.turns if t.role == "debater_c"]
-    assert all(t.note and t.note.startswith("degenerate reply") for t in empty)
+    assert empty and all(t.note and t.note.startswith("degenerate reply") for t in empty)
     rebut_a = next(r for r in room.requests("rebuttal for round") if r.session == "debater_a")
     assert "(no usable reply: degenerate reply: the reply is empty)" in rebut_a.messages[-1].content
     assert result.transcript.result["frontmatter"]["recommendation"] == "Postgres"  # type: ignore[index]
@@ -561,9 +563,11 @@ def test_a_chinese_debate_uses_the_chinese_pack_and_labels() -> None:
 def test_every_decision_template_renders_in_both_languages(lang: str) -> None:
     pack = load_pack(lang, "decision")  # type: ignore[arg-type]
     pack.validate(decision.STEPS, decision.sample_variables())
+    assert set(decision.sample_variables()) == set(decision.STEPS)  # every step is rendered
     for step, variables in decision.sample_variables().items():
         text = pack.render(step, **variables)
         assert len(text) > 40, step
+    assert decision.LIMITS
     for step, number in decision.LIMITS.items():
         assert str(number) in pack.render(step, **decision.sample_variables()[step])
 

@@ -125,17 +125,25 @@ def test_unknown_value_type_and_deep_arrays(tmp_path: Path) -> None:
 def test_garbage_never_crashes_it(tmp_path: Path) -> None:
     rng = random.Random(1234)
     good = make_gguf(tensor_floats=16, chat_template="{{ messages }}")
-    path = tmp_path / "g.gguf"
     samples = [rng.randbytes(rng.randrange(0, 5000)) for _ in range(50)]
     samples += [b"GGUF" + struct.pack("<I", 3) + rng.randbytes(2000) for _ in range(50)]
+    garbage = len(samples)
     for _ in range(300):  # a valid file with a few bytes flipped
         mutated = bytearray(good)
         for _ in range(rng.randrange(1, 6)):
             mutated[rng.randrange(len(mutated))] = rng.randrange(256)
         samples.append(bytes(mutated))
-    for sample in samples:
+    refused = [False] * len(samples)
+    for i, sample in enumerate(samples):
+        # A path of its own: the check caches what it read by path, size and mtime.
+        path = tmp_path / f"g{i}.gguf"
         path.write_bytes(sample)
         try:
-            gguf_check.check(path)
-        except ModelIntegrityError:
-            pass  # the only error it may raise
+            info = gguf_check.check(path)
+        except ModelIntegrityError:  # the only error it may raise
+            refused[i] = True
+        else:  # what it accepts holds every tensor byte it can size
+            assert info.data_end is None or info.data_end <= info.file_size, i
+    assert sum(refused[:garbage]) == garbage  # every garbage file is refused
+    # A flip in a string or in tensor data leaves another valid file: some copies pass.
+    assert 0 < sum(refused[garbage:]) < len(samples) - garbage

@@ -28,7 +28,9 @@ def test_saved_debates_are_private_and_can_be_listed_shown_and_deleted(tmp_path:
     assert len(folders) == 2
     for folder in folders:
         assert folder.stat().st_mode & 0o777 == 0o700
-        for f in folder.iterdir():
+        files = list(folder.iterdir())
+        assert files
+        for f in files:
             assert f.stat().st_mode & 0o777 == 0o600, f
     listing = moot("history", "list", home=home)
     assert "cats are better" in listing.stdout and "tea is better" in listing.stdout

@@ -18,6 +18,7 @@ from moot.prompts import builtin_root, detect_language, load_pack
 def test_every_oxford_step_renders_in_both_languages(lang: str) -> None:
     pack = load_pack(lang, "oxford")  # type: ignore[arg-type]
     pack.validate(oxford.STEPS, sample_variables())
+    assert set(sample_variables()) == set(oxford.STEPS)  # every step is rendered
     for step, variables in sample_variables().items():
         text = pack.render(step, **variables)
         assert len(text) > 40, step
@@ -53,7 +54,9 @@ def test_the_packs_readme_lists_every_step_and_its_variables(fmt: str) -> None:
     readme = (builtin_root() / "README.md").read_text(encoding="utf-8")
     section = readme.split(f"\n## {fmt}\n")[1].split("\n## ")[0]
     common = {"language", "round", "limits"}
-    for step, variables in get_format(fmt).sample_variables().items():
+    samples = get_format(fmt).sample_variables()
+    assert set(samples) == set(get_format(fmt).steps)  # every step is looked for
+    for step, variables in samples.items():
         assert f"`{step}`" in section, step
         missing = [v for v in variables if v not in common and f"`{v}`" not in section]
         assert not missing, (step, missing)
