@@ -9,6 +9,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 MOTION = "This House Believes That remote work is better than office work"
@@ -73,27 +74,25 @@ def oxford_debate(results: dict[str, Any], *, seed: int = 7, naive: bool = False
     With `naive`, the same debate with stateless calls through llama-cpp-python's own
     chat completion: what the figure would be without moot's decode loop and KV reuse.
     """
-    from moot.formats.oxford.flow import FORMAT
-    from moot.formats.oxford.schemas import OxfordParams
-    from moot.runner import Debate, DebateSetup
+    import moot
 
-    factory = None
+    pool = None
     if naive:
         model = NaiveModel("smollm2-135m")
-        factory = lambda ref: model  # noqa: E731
+        pool = SimpleNamespace(get=lambda ref: model)
     with tempfile.TemporaryDirectory() as tmp:
-        setup = DebateSetup(
-            format=FORMAT,
-            motion=MOTION,
-            language="en",
-            seed=seed,
-            params=OxfordParams(min_score=10, max_rounds=3),
-            out_dir=Path(tmp) / "out",
-        )
         start = time.perf_counter()
-        result = Debate(setup, model_factory=factory).run()
+        result = moot.debate(
+            MOTION,
+            lang="en",
+            seed=seed,
+            min_score=10,
+            max_rounds=3,
+            out=Path(tmp) / "out",
+            pool=pool,
+        )
         wall = time.perf_counter() - start
-    turns = result.transcript.turns
+    turns = result.turns
     counts = counted(turns, wall)
     prompt, cached = counts["prompt_tokens"], counts["cached_tokens"]
     completion = counts["completion_tokens"]

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from moot.tournament.ratings import Game, agreement, bradley_terry, rate, side_bias, tally
+from moot.tournaments.ratings import Game, agreement, bradley_terry, rate, side_bias, tally
 
 
 def games(a: str, b: str, a_wins: int, b_wins: int, draws: int = 0) -> list[Game]:

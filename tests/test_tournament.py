@@ -19,10 +19,10 @@ from moot.formats.base import RunOptions
 from moot.formats.oxford.schemas import OxfordParams
 from moot.inference.protocol import ChatRequest, Completion, OnText
 from moot.inference.scripted import ScriptedModel
-from moot.tournament.judge import Ballot, decide
-from moot.tournament.plan import Motion, make_plan, read_motions, schedule
-from moot.tournament.report import build, write
-from moot.tournament.run import (
+from moot.tournaments.judge import Ballot, decide
+from moot.tournaments.plan import Motion, make_plan, read_motions, schedule
+from moot.tournaments.report import build, write
+from moot.tournaments.run import (
     DebateDone,
     DebateFailed,
     LocalExecutor,
@@ -436,7 +436,7 @@ class FakeRay:
 def test_the_ray_executor_starts_a_quiet_loopback_ray_or_joins_the_given_cluster(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from moot.tournament.ray import RayExecutor
+    from moot.tournaments.ray import RayExecutor
 
     fake = FakeRay()
     monkeypatch.setitem(sys.modules, "ray", fake)

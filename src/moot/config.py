@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from moot.errors import UsageError
 
@@ -48,22 +48,37 @@ def resource_path(*parts: str) -> Path:
 
 
 def physical_cores() -> int:
-    """Physical cores (not hyperthreads) where Linux says; else the logical count."""
+    """Physical cores (not hyperthreads) this process may run on: its CPU affinity, counted
+    by core where Linux says which logical CPU sits on which core; else the logical count."""
     try:
-        pairs = set()
-        cpuinfo = Path("/proc/cpuinfo").read_text()
-        phys = core = None
-        for line in cpuinfo.splitlines():
-            if line.startswith("physical id"):
-                phys = line.split(":")[1].strip()
-            elif line.startswith("core id"):
-                core = line.split(":")[1].strip()
-                pairs.add((phys, core))
-        if pairs:
-            return len(pairs)
-    except OSError:
-        pass
-    return os.cpu_count() or 1
+        allowed = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+    cores = set()
+    for cpu in allowed:
+        topology = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology")
+        try:
+            package = (topology / "physical_package_id").read_text().strip()
+            core = (topology / "core_id").read_text().strip()
+        except OSError:
+            return len(allowed) or 1
+        cores.add((package, core))
+    return len(cores) or 1
+
+
+# -- settings of one run -----------------------------------------------------------------
+
+
+class RunSettings(BaseModel):
+    """How a debate runs, whatever its format: the one place these defaults live."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    n_ctx: int = Field(default=4096, ge=256, le=262_144)  # context window per loaded model
+    gpu_layers: int = Field(default=0, ge=-1)  # layers offloaded to the GPU; -1: all
+    max_tokens: int | None = Field(default=None, ge=1, le=32_768)  # cap on tokens a speech
+    call_timeout_s: float | None = Field(default=240.0, gt=0)  # seconds one model call may take
+    dry_run: bool = False  # scripted models: checks the set-up and the prompts, loads nothing
 
 
 # -- per-format parameters --------------------------------------------------------------
@@ -72,7 +87,11 @@ P = TypeVar("P", bound=BaseModel)
 
 
 # CLI option names for the fields, so errors name what the user typed.
-OPTION_NAMES = {"min_score": "--min-score", "max_rounds": "--max-rounds"}
+OPTION_NAMES = {
+    "min_score": "--min-score",
+    "max_rounds": "--max-rounds",
+    "call_timeout_s": "--call-timeout",
+}
 
 
 def validate_params(cls: type[P], **values: Any) -> P:

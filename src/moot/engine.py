@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from moot.errors import DegenerateReplyError, MootError
+from moot.events import Event, Listener, Notice, Scored, Stopped, Token, TurnFinished, TurnStarted
 from moot.inference.protocol import (
     ChatModel,
     ChatRequest,
@@ -38,51 +39,6 @@ SPEECH_REPEAT_PENALTY = 1.03
 # Structured replies get DRY on their own text only: a SmolLM2 judge otherwise filled its
 # reasoning with "no, no, no, …" up to the length the schema allows.
 JSON_DRY = 1.0
-
-
-@dataclass(frozen=True)
-class TurnStarted:
-    index: int
-    round: int
-    role: str
-    step: str
-    label: str
-    streams: bool  # False for structured (JSON) steps
-
-
-@dataclass(frozen=True)
-class Token:
-    role: str
-    text: str
-
-
-@dataclass(frozen=True)
-class TurnFinished:
-    turn: Turn
-    label: str
-
-
-@dataclass(frozen=True)
-class Scored:
-    round: int
-    score: float
-    threshold: float
-    reasoning: str
-
-
-@dataclass(frozen=True)
-class Notice:
-    level: str  # "info" | "warn" | "error"
-    message: str
-
-
-@dataclass(frozen=True)
-class Stopped:
-    reason: str
-
-
-Event = TurnStarted | Token | TurnFinished | Scored | Notice | Stopped
-Listener = Callable[[Event], None]
 
 
 @dataclass

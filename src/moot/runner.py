@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
+from moot.config import RunSettings
 from moot.engine import Engine, Listener, Role
 from moot.errors import MootError, UsageError
-from moot.formats.base import Cast, Format, RunOptions
+from moot.formats.base import Cast
+from moot.inference.pool import ModelPool
 from moot.inference.protocol import ChatModel
 from moot.inference.scripted import EchoModel
 from moot.models import store
 from moot.models.catalog import default_model_id
-from moot.prompts import Language, PromptPack, load_pack
+from moot.prompts import PromptPack, load_pack
+from moot.settings import DebateSetup
 from moot.transcript import (
     Journal,
     ModelInfo,
@@ -28,27 +29,6 @@ from moot.transcript import (
 
 
 @dataclass
-class DebateSetup:
-    """Everything the user chose, validated by the CLI."""
-
-    format: Format
-    motion: str
-    language: Language
-    seed: int
-    params: BaseModel
-    out_dir: Path | None  # None: nothing is written anywhere
-    default_model: str | None = None
-    role_models: dict[str, str] = field(default_factory=dict)
-    temperatures: dict[str, float] = field(default_factory=dict)
-    prompts_root: Path | None = None
-    gpu_layers: int = 0
-    n_ctx: int = 4096
-    max_tokens: int | None = None
-    call_timeout_s: float | None = None
-    dry_run: bool = False
-
-
-@dataclass
 class DebateResult:
     transcript: Transcript
     out_dir: Path | None
@@ -56,7 +36,11 @@ class DebateResult:
 
 
 class Debate:
-    """Resolves models offline, checks the pack, runs the format, writes the files."""
+    """Resolves models offline, checks the pack, runs the format, writes the files.
+
+    Models come from `model_factory` when given (scripted models, a caller's pool, a
+    tournament's), else from a pool of this debate's own, closed when the debate ends.
+    """
 
     def __init__(
         self,
@@ -72,6 +56,7 @@ class Debate:
         self.replay = replay
         self.listeners = listeners or []
         self._factory = model_factory
+        self._pool: ModelPool | None = None
         self.cast: Cast = setup.format.cast(setup.params)
 
     def refs(self) -> dict[str, str]:
@@ -83,11 +68,10 @@ class Debate:
         }
 
     def _models(self, refs: dict[str, str]) -> tuple[dict[str, ChatModel], dict[str, ModelInfo]]:
-        if self.setup.dry_run or self._factory:
+        if self.setup.run.dry_run or self._factory:
             make = self._factory or (lambda ref: EchoModel(model_id=f"echo:{ref}"))
             models = {r: make(ref) for r, ref in refs.items()}
             return models, {r: ModelInfo(id=m.model_id) for r, m in models.items()}
-        from moot.inference.pool import ModelPool
         from moot.inference.remote import is_remote_ref
 
         infos = {}
@@ -97,8 +81,9 @@ class Debate:
             else:
                 resolved = store.resolve(ref)
                 infos[r] = ModelInfo(id=resolved.id, sha256=resolved.sha256)
-        pool = ModelPool(
-            resolve=store.resolve, n_gpu_layers=self.setup.gpu_layers, n_ctx=self.setup.n_ctx
+        run = self.setup.run
+        pool = self._pool = ModelPool(
+            resolve=store.resolve, n_gpu_layers=run.gpu_layers, n_ctx=run.n_ctx
         )
         return {r: pool.get(ref) for r, ref in refs.items()}, infos
 
@@ -113,9 +98,9 @@ class Debate:
         temps = {r: s.temperatures.get(r, t) for r, t in self.cast.temperatures.items()}
         params: dict[str, Any] = {
             **s.params.model_dump(mode="json"),
-            "gpu_layers": s.gpu_layers,
+            "gpu_layers": s.run.gpu_layers,
             "prompts_root": str(s.prompts_root) if s.prompts_root else None,
-            "dry_run": s.dry_run,
+            "dry_run": s.run.dry_run,
         }
         return Transcript(
             format=s.format.name,
@@ -126,7 +111,7 @@ class Debate:
             refs=self.refs(),
             sampling=temps,
             prompt_pack=pack.digest,
-            params={**params, "max_tokens": s.max_tokens, "n_ctx": s.n_ctx},
+            params={**params, "max_tokens": s.run.max_tokens, "n_ctx": s.run.n_ctx},
         )
 
     def _open_journal(self, transcript: Transcript) -> Journal:
@@ -169,8 +154,8 @@ class Debate:
             transcript=transcript,
             journal=journal,
             listeners=self.listeners,
-            max_tokens_cap=s.max_tokens,
-            call_timeout_s=s.call_timeout_s,
+            max_tokens_cap=s.run.max_tokens,
+            call_timeout_s=s.run.call_timeout_s,
             ask=self.ask,
             replay=self.replay,
         )
@@ -185,6 +170,9 @@ class Debate:
         finally:
             if journal:
                 journal.close()
+            if self._pool is not None:  # the models this debate loaded for itself
+                self._pool.close()
+                self._pool = None
         markdown = s.format.render(transcript)
         if s.out_dir is not None:
             write_atomic(s.out_dir / "transcript.json", transcript.model_dump_json(indent=2))
@@ -216,23 +204,24 @@ def setup_from_record(header: dict[str, Any], *, out_dir: Path | None) -> Debate
         k: saved.pop(k, None)
         for k in ("max_tokens", "n_ctx", "gpu_layers", "prompts_root", "dry_run")
     }
-    # A format whose params cannot be built from no options (adversarial needs two --model)
-    # names its params type.
-    params_type = getattr(fmt, "params_type", None) or type(fmt.params(RunOptions()))
+    run = RunSettings(
+        n_ctx=extra["n_ctx"] or RunSettings().n_ctx,
+        gpu_layers=extra["gpu_layers"] or 0,
+        max_tokens=extra["max_tokens"],
+        call_timeout_s=None,
+        dry_run=bool(extra["dry_run"]),
+    )
     return DebateSetup(
         format=fmt,
         motion=header["motion"],
         language=header["language"],
         seed=header["seed"],
-        params=params_type(**saved),
+        params=fmt.params_type(**saved),
         out_dir=out_dir,
         role_models=dict(header.get("refs", {})),
         temperatures=dict(header.get("sampling", {})),
         prompts_root=Path(extra["prompts_root"]) if extra["prompts_root"] else None,
-        gpu_layers=extra["gpu_layers"] or 0,
-        n_ctx=extra["n_ctx"] or 4096,
-        max_tokens=extra["max_tokens"],
-        dry_run=bool(extra["dry_run"]),
+        run=run,
     )
 
 

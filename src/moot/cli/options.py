@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from moot.config import RunSettings, validate_params
 from moot.formats import NAMES
 
 Many = list[str] | None
@@ -35,8 +36,6 @@ DryRun = Annotated[
 ]
 
 
-def installed() -> tuple[tuple[str, int], ...]:
-    """(model id, size in bytes) of every model installed here, for formats that pick one."""
-    from moot.models import store
-
-    return tuple((m.id, m.size or 0) for m in store.list_models() if m.installed)
+def run_settings(**values: object) -> RunSettings:
+    """The run settings from their options; a bad value is named by its option."""
+    return validate_params(RunSettings, **values)

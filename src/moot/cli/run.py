@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import random
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
 
 from moot import history
+from moot.api import Debate
 from moot.cli import app
 from moot.cli.options import (
     CallTimeout,
@@ -27,15 +27,13 @@ from moot.cli.options import (
     NCtx,
     Rounds,
     Seed,
-    installed,
+    run_settings,
 )
 from moot.errors import UsageError
 from moot.formats import get_format
-from moot.formats.base import RunOptions
 from moot.formats.oxford.flow import EXAMPLE_MOTIONS, label
-from moot.prompts import resolve_language
 from moot.render import LiveView, show_document
-from moot.runner import Debate, DebateSetup
+from moot.settings import FormatParams, prepare, settings
 
 
 @app.command()
@@ -100,60 +98,51 @@ def run(
 ) -> None:
     """Run a debate on MOTION and print its result."""
     console = Console()
-    debate_format = get_format(fmt)
-    text = _motion(motion, lang, yes=yes)
-    language = resolve_language(lang, text)
-    models = tuple(model or ())
-    options = RunOptions(
-        min_score=min_score,
-        max_rounds=max_rounds,
-        rounds=rounds,
-        preset=preset,
-        positions=tuple(positions or ()),
-        out_of_scope=tuple(out_of_scope or ()),
-        effort=effort,
-        models=models,
-        installed=installed(),
-        yes=yes,
-        interactive=sys.stdin.isatty() and not yes,
-        call_timeout_s=call_timeout,
-        continue_from=continue_from,
-    )
+    get_format(fmt)  # an unknown format is the first thing to say
     if no_save and out is not None:
         raise UsageError("--no-save and --out contradict each other", hint="choose one")
-    if call_timeout <= 0:
-        raise UsageError(f"--call-timeout {call_timeout:g} must be positive", hint="e.g. 240")
-    params = debate_format.params(options)
-    cast = debate_format.cast(params)
-    if len(models) > 1 and not cast.models:
-        raise UsageError(
-            f"the {fmt} format takes one --model", hint="bind roles with --role ROLE=REF"
-        )
-    setup = DebateSetup(
-        format=debate_format,
-        motion=debate_format.motion(text, language),
-        language=language,
-        seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
-        params=params,
-        default_model=models[0] if models else None,
-        role_models=_pairs(role or [], "--role", cast.roles),
+    text = _motion(motion, lang, yes=yes)
+    chosen = settings(
+        hint="see moot run --help",
+        motion=text,
+        format=fmt,
+        models=tuple(model or ()),
+        roles=_pairs(role or [], "--role"),
         temperatures={
-            k: _temperature(v)
-            for k, v in _pairs(temperature or [], "--temperature", cast.roles).items()
+            k: _temperature(v) for k, v in _pairs(temperature or [], "--temperature").items()
         },
-        out_dir=None,
-        prompts_root=prompts,
-        gpu_layers=gpu_layers,
-        n_ctx=n_ctx,
-        max_tokens=max_tokens,
-        call_timeout_s=call_timeout,
-        dry_run=dry_run,
+        lang=lang,
+        seed=seed,
+        prompts=prompts,
+        params=FormatParams(
+            min_score=min_score,
+            max_rounds=max_rounds,
+            rounds=rounds,
+            preset=preset,
+            positions=tuple(positions or ()),
+            out_of_scope=tuple(out_of_scope or ()),
+            effort=effort,
+            continue_from=continue_from,
+        ),
+        run=run_settings(
+            n_ctx=n_ctx,
+            gpu_layers=gpu_layers,
+            max_tokens=max_tokens,
+            call_timeout_s=call_timeout,
+            dry_run=dry_run,
+        ),
     )
-    saves = not no_save and (out is not None or debate_format.saves_by_default)
+    setup = prepare(chosen)
+    # The CLI places the folder itself: `--out` and `--no-save` are checked before it.
+    saves = not no_save and (out is not None or setup.format.saves_by_default)
     folder = history.claim(out, motion=text) if saves else None
     setup.out_dir = folder.path if folder else None
+    interactive = sys.stdin.isatty() and not yes
+    debate = Debate.from_setup(
+        setup, save=folder is not None, ask=_asker(console) if interactive else None
+    )
     try:
-        _run(setup, console, quiet=quiet, ask=_asker(console) if options.interactive else None)
+        _run(debate, console, quiet=quiet)
     except BaseException:
         if folder:
             folder.release()  # a debate that wrote nothing leaves nothing behind
@@ -174,13 +163,10 @@ def resume(
     quiet: Annotated[bool, typer.Option(help="Print only the result.")] = False,
 ) -> None:
     """Continue an interrupted debate from its journal; finished turns are reused verbatim."""
-    from moot.runner import resume_setup
-
     folder = history.find(debate).path
     if (folder / "transcript.json").exists():
         raise UsageError(f"{folder.name} already finished", hint=f"moot history show {folder.name}")
-    setup, records = resume_setup(folder)
-    _run(setup, Console(), quiet=quiet, ask=None, replay=records)
+    _run(Debate.resume(folder), Console(), quiet=quiet)
 
 
 @app.command()
@@ -203,17 +189,11 @@ def replay(
     raise typer.Exit(1)
 
 
-def _run(
-    setup: DebateSetup,
-    console: Console,
-    *,
-    quiet: bool,
-    ask: Callable[[str], str] | None,
-    replay: list[dict[str, Any]] | None = None,
-) -> None:
+def _run(debate: Debate, console: Console, *, quiet: bool) -> None:
+    setup = debate.setup
     view = LiveView(console, quiet=quiet, round_label=label(setup.language, "round"))
     try:
-        result = Debate(setup, listeners=[view], ask=ask, replay=replay).run()
+        result = debate.run(on_event=view)
     except KeyboardInterrupt:
         where = (
             f": finished turns are in {setup.out_dir / 'journal.jsonl'}" if setup.out_dir else ""
@@ -221,9 +201,9 @@ def _run(
         console.print(f"\n[yellow]interrupted[/]{where}", highlight=False)
         raise typer.Exit(130) from None
     show_document(console, result.markdown)
-    if result.out_dir is not None:
+    if result.folder is not None:
         for name in ("transcript.json", setup.format.document):
-            console.print(f"[dim]saved:[/] {result.out_dir / name}", highlight=False)
+            console.print(f"[dim]saved:[/] {result.folder / name}", highlight=False)
 
 
 def _motion(motion: str | None, lang: str, *, yes: bool) -> str:
@@ -241,27 +221,22 @@ def _motion(motion: str | None, lang: str, *, yes: bool) -> str:
     raise UsageError("the motion is empty", hint=f'give one, e.g. moot run "{examples[0]}"')
 
 
-def _pairs(items: list[str], option: str, allowed: tuple[str, ...]) -> dict[str, str]:
+def _pairs(items: list[str], option: str) -> dict[str, str]:
+    """KEY=VALUE options as a dict; which keys are roles the library checks."""
     pairs = {}
     for item in items:
         key, sep, value = item.partition("=")
         key = key.strip().lower()
         if not sep or not value.strip():
             raise UsageError(f"{option} {item!r} is not KEY=VALUE", hint=f"e.g. {option} judge=…")
-        if key not in allowed:
-            raise UsageError(
-                f"unknown role {key!r} in {option} {item}",
-                hint=f"roles are: {', '.join(allowed)}",
-            )
         pairs[key] = value.strip()
     return pairs
 
 
 def _temperature(value: str) -> float:
     try:
-        t = float(value)
+        return float(value)
     except ValueError:
-        t = -1.0
-    if not 0.0 <= t <= 2.0:
-        raise UsageError(f"temperature {value!r} is not a number from 0 to 2", hint="e.g. 0.7")
-    return t
+        raise UsageError(
+            f"temperature {value!r} is not a number from 0 to 2", hint="e.g. 0.7"
+        ) from None

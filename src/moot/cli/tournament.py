@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import random
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -34,15 +32,14 @@ from moot.cli.options import (
     NCtx,
     Rounds,
     Seed,
-    installed,
+    run_settings,
 )
-from moot.config import tournaments_dir
 from moot.engine import Notice, TurnStarted
 from moot.errors import MootError, UsageError
 from moot.formats import get_format
-from moot.formats.base import RunOptions
-from moot.tournament.plan import identity, make_plan, read_motions
-from moot.tournament.run import (
+from moot.settings import FormatParams
+from moot.tournaments.plan import read_motions
+from moot.tournaments.run import (
     DebateBegun,
     DebateDone,
     DebateFailed,
@@ -51,10 +48,11 @@ from moot.tournament.run import (
     LocalExecutor,
     Tournament,
     TournamentEvent,
+    new_tournament,
 )
 
 if TYPE_CHECKING:
-    from moot.tournament.report import Report
+    from moot.tournaments.report import Report
 
 
 @app.command()
@@ -131,45 +129,36 @@ def tournament(
     else:
         if motions is None:
             raise UsageError("no --motions file", hint="--motions FILE: one motion a line")
-        if call_timeout <= 0:
-            raise UsageError(f"--call-timeout {call_timeout:g} must be positive", hint="e.g. 240")
-        debate_format = get_format(fmt)
-        options = RunOptions(
-            min_score=min_score,
-            max_rounds=max_rounds,
-            rounds=rounds,
-            effort=effort,
-            installed=installed() if effort else (),
-            yes=True,
+        run = run_settings(
+            max_tokens=max_tokens,
+            n_ctx=n_ctx,
+            gpu_layers=gpu_layers,
             call_timeout_s=call_timeout,
+            dry_run=dry_run,
         )
-        # Models resolve offline here, unless they live on a cluster's workers only.
-        resolve = not (dry_run or remote_cluster)
-        plan = make_plan(
+        debate_format = get_format(fmt)
+        given = FormatParams(
+            min_score=min_score, max_rounds=max_rounds, rounds=rounds, effort=effort
+        )
+        t = new_tournament(
             debate_format,
             list(model or ()),
             read_motions(motions, debate_format, lang),
-            params=debate_format.params(options),
-            seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
+            given=given,
+            run=run,
+            seed=seed,
             judges=list(judge or ()),
-            options={
-                "max_tokens": max_tokens,
-                "n_ctx": n_ctx,
-                "gpu_layers": gpu_layers,
-                "call_timeout_s": call_timeout,
-                "dry_run": dry_run,
-            },
-            identify=identity if resolve else str,
             swaps=swaps,
+            # Models resolve offline here, unless they live on a cluster's workers only.
+            resolve=not (dry_run or remote_cluster),
+            out=out,
         )
-        folder = out or tournaments_dir() / datetime.now().strftime("%Y%m%d-%H%M%S")
-        t = Tournament.create(plan, folder)
     _run(t, _executor(executor, ray_address), quiet=quiet, samples=bootstrap)
 
 
 def _executor(name: str, address: str | None) -> Executor:
     if name == "ray":
-        from moot.tournament.ray import RayExecutor
+        from moot.tournaments.ray import RayExecutor
 
         return RayExecutor(address=address)
     return LocalExecutor()
@@ -204,7 +193,7 @@ def _run(t: Tournament, executor: Executor, *, quiet: bool, samples: int) -> Non
                 highlight=False,
             )
             raise typer.Exit(130) from None
-    from moot.tournament.report import build, write  # numpy and matplotlib: only now
+    from moot.tournaments.report import build, write  # numpy and matplotlib: only now
 
     verdicts = t.verdicts()
     if not verdicts:

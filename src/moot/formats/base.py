@@ -1,11 +1,11 @@
-"""What every debate format provides to the engine and the CLI."""
+"""What every debate format gives the engine and the front ends: one description each."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -15,7 +15,7 @@ from moot.transcript import Transcript
 
 @dataclass(frozen=True)
 class RunOptions:
-    """Every `moot run` option a format may read; each format validates its own."""
+    """The format parameters a front end collects; each format reads and validates its own."""
 
     min_score: float = 7.5
     max_rounds: int = 5
@@ -24,12 +24,13 @@ class RunOptions:
     positions: tuple[str, ...] = ()
     out_of_scope: tuple[str, ...] = ()
     effort: str | None = None
+    continue_from: Path | None = None  # a saved transcript to follow up on
     models: tuple[str, ...] = ()  # every --model given, in order
     installed: tuple[tuple[str, int], ...] = ()  # (model id, size in bytes) installed here
-    yes: bool = False
-    interactive: bool = False  # a terminal is attached: a format may ask to confirm
-    call_timeout_s: float = 240.0
-    continue_from: Path | None = None  # a saved transcript to follow up on
+
+
+# The options a caller sets by name; `models` and `installed` are filled in by moot.
+PARAMETERS = tuple(f.name for f in fields(RunOptions) if f.name not in ("models", "installed"))
 
 
 @dataclass(frozen=True)
@@ -43,22 +44,24 @@ class Cast:
     models: Mapping[str, str] = field(default_factory=dict)
 
 
-class Format(Protocol):
+def plain_motion(text: str, language: str) -> str:
+    """The motion as given, its whitespace collapsed."""
+    return " ".join(text.split())
+
+
+@dataclass(frozen=True)
+class Format:
     """A debate format: its rulebook's parameters, seats, steps, run and rendered result."""
 
     name: str
     steps: tuple[str, ...]
-    saves_by_default: bool  # the decision format is ephemeral unless --out is given
-    document: str  # file name of the rendered result, e.g. "debate.md"
-
-    def params(self, options: RunOptions) -> BaseModel: ...
-
-    def motion(self, text: str, language: str) -> str: ...
-
-    def cast(self, params: Any) -> Cast: ...
-
-    def sample_variables(self) -> dict[str, dict[str, Any]]: ...
-
-    def run(self, engine: Engine, motion: str, params: Any) -> dict[str, Any]: ...
-
-    def render(self, transcript: Transcript) -> str: ...
+    params_type: type[BaseModel]  # how a saved debate's params are rebuilt
+    reads: frozenset[str]  # the RunOptions parameters this format takes (see PARAMETERS)
+    params: Callable[[RunOptions], BaseModel]  # validated; a UsageError names the option
+    cast: Callable[[Any], Cast]  # the seats for these params
+    run: Callable[[Engine, str, Any], dict[str, Any]]
+    render: Callable[[Transcript], str]
+    sample_variables: Callable[[], dict[str, dict[str, Any]]]
+    motion: Callable[[str, str], str] = plain_motion  # the motion as the format words it
+    document: str = "debate.md"  # file name of the rendered result
+    saves_by_default: bool = True  # the decision format is ephemeral unless --out is given

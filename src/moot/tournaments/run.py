@@ -12,19 +12,23 @@ Layout of a tournament folder:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
+from moot.config import RunSettings, tournaments_dir
 from moot.engine import Event, Listener
 from moot.errors import MootError, UsageError
 from moot.formats import get_format
-from moot.formats.base import RunOptions
+from moot.formats.base import Format
 from moot.inference.protocol import ChatModel
-from moot.runner import Debate, DebateSetup
-from moot.tournament.judge import Verdict, judge_debate
-from moot.tournament.plan import Pairing, TournamentPlan, two_sided
+from moot.runner import Debate
+from moot.settings import DebateSetup, FormatParams, format_params
+from moot.tournaments.judge import Verdict, judge_debate
+from moot.tournaments.plan import Motion, Pairing, TournamentPlan, identity, make_plan, two_sided
 from moot.transcript import Transcript, make_private_dir, read_journal, write_atomic
 
 PLAN = "tournament.json"
@@ -73,12 +77,10 @@ def setup_for(plan: TournamentPlan, pairing: Pairing, folder: Path | None) -> De
     """The debate's setup: the two models in their seats, the first judge in every other."""
     fmt = get_format(plan.format)
     first, second = two_sided(fmt)
-    params_type = getattr(fmt, "params_type", None) or type(fmt.params(RunOptions()))
-    params = params_type(**plan.params)
+    params = fmt.params_type(**plan.params)
     host = pairing.judges[0]
     seats = {first: pairing.proposition, second: pairing.opposition}
     motion = plan.motions[pairing.motion]
-    o = plan.options
     return DebateSetup(
         format=fmt,
         motion=motion.text,
@@ -87,12 +89,14 @@ def setup_for(plan: TournamentPlan, pairing: Pairing, folder: Path | None) -> De
         params=params,
         out_dir=folder,
         role_models={r: seats.get(r, host) for r in fmt.cast(params).roles},
-        n_ctx=o.get("n_ctx", 4096),
-        gpu_layers=o.get("gpu_layers", 0),
-        max_tokens=o.get("max_tokens"),
-        call_timeout_s=o.get("call_timeout_s"),
-        dry_run=bool(o.get("dry_run")),
+        run=run_settings(plan),
     )
+
+
+def run_settings(plan: TournamentPlan) -> RunSettings:
+    """How each of the plan's debates runs; a plan written before a setting existed gets
+    that setting's default."""
+    return RunSettings.model_validate(plan.options)
 
 
 def play(
@@ -201,6 +205,36 @@ class Tournament:
         return failed
 
 
+def new_tournament(
+    fmt: Format,
+    models: Sequence[str],
+    motions: list[Motion],
+    *,
+    given: FormatParams,
+    run: RunSettings,
+    seed: int | None,
+    judges: Sequence[str] = (),
+    swaps: int = 1,
+    resolve: bool = True,
+    out: Path | None = None,
+) -> Tournament:
+    """Plan a tournament and create its folder (OUT, else a fresh one in moot's data
+    directory). With `resolve`, models are told apart by their files, resolved offline."""
+    plan = make_plan(
+        fmt,
+        list(models),
+        motions,
+        params=format_params(fmt, given),
+        seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
+        judges=list(judges),
+        options=run.model_dump(),
+        identify=identity if resolve else str,
+        swaps=swaps,
+    )
+    folder = out or tournaments_dir() / datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Tournament.create(plan, folder)
+
+
 class LocalExecutor:
     """Runs the debates one after another in this process, every model loaded once."""
 
@@ -214,12 +248,8 @@ class LocalExecutor:
             from moot.inference.pool import ModelPool
             from moot.models import store
 
-            o = tournament.plan.options
-            pool = ModelPool(
-                resolve=store.resolve,
-                n_gpu_layers=o.get("gpu_layers", 0),
-                n_ctx=o.get("n_ctx", 4096),
-            )
+            run = run_settings(tournament.plan)
+            pool = ModelPool(resolve=store.resolve, n_gpu_layers=run.gpu_layers, n_ctx=run.n_ctx)
             model_for = pool.get
         try:
             for pairing in pending:
@@ -231,7 +261,7 @@ class LocalExecutor:
 
 def echo_models(plan: TournamentPlan) -> ModelFactory | None:
     """Scripted stand-ins for every model on a dry run; None otherwise."""
-    if not plan.options.get("dry_run"):
+    if not run_settings(plan).dry_run:
         return None
     from moot.inference.scripted import EchoModel
 

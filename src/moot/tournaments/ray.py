@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from moot.errors import MootError, UsageError
-from moot.tournament.judge import Verdict
-from moot.tournament.run import (
+from moot.tournaments.judge import Verdict
+from moot.tournaments.run import (
     VERDICT,
     DebateBegun,
     DebateDone,
@@ -28,6 +28,7 @@ from moot.tournament.run import (
     TournamentPlan,
     echo_models,
     play,
+    run_settings,
 )
 from moot.transcript import make_private_dir, write_atomic
 
@@ -48,7 +49,7 @@ class RayExecutor:
         ray = _import_ray(self.address)
         _init(ray, self.address)
         try:
-            gpus = 1 if tournament.plan.options.get("gpu_layers") else 0
+            gpus = 1 if run_settings(tournament.plan).gpu_layers else 0
             if gpus and ray.cluster_resources().get("GPU", 0) < 1:  # else tasks wait forever
                 raise UsageError(
                     "--gpu-layers asks each debate for a GPU, and the Ray cluster has none",
@@ -147,11 +148,11 @@ def _models(plan: TournamentPlan, cpus: float) -> ModelFactory:
         from moot.inference.pool import ModelPool
         from moot.models import store
 
-        o = plan.options
+        run = run_settings(plan)
         _POOL = ModelPool(
             resolve=store.resolve,
-            n_gpu_layers=o.get("gpu_layers", 0),
-            n_ctx=o.get("n_ctx", 4096),
+            n_gpu_layers=run.gpu_layers,
+            n_ctx=run.n_ctx,
             n_threads=max(1, int(cpus)),
         )
     factory: ModelFactory = _POOL.get

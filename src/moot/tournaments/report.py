@@ -10,9 +10,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from moot.tournament import ratings
-from moot.tournament.judge import Verdict
-from moot.tournament.run import TournamentPlan
+from moot.tournaments import ratings
+from moot.tournaments.judge import Verdict
+from moot.tournaments.run import TournamentPlan
 from moot.transcript import write_atomic
 
 LEVEL = 0.95

@@ -15,7 +15,7 @@ from moot.engine import derive_seed
 from moot.errors import UsageError
 from moot.formats.base import Format
 from moot.prompts import Language, load_pack, resolve_language
-from moot.tournament.judge import SIDES
+from moot.tournaments.judge import SIDES
 
 
 class Motion(BaseModel):
@@ -116,11 +116,19 @@ def read_motions(path: Path, fmt: Format, lang: str = "auto") -> list[Motion]:
             f"cannot read the motions file {path}: {getattr(exc, 'strerror', None) or exc}",
             hint="--motions FILE: a UTF-8 text file with one motion a line",
         ) from None
-    texts = [" ".join(t.split()) for t in lines if t.strip() and not t.lstrip().startswith("#")]
+    texts = [t for t in lines if t.strip() and not t.lstrip().startswith("#")]
     if not texts:
         raise UsageError(f"{path} holds no motion", hint="write one motion a line")
+    return word_motions(texts, fmt, lang)
+
+
+def word_motions(texts: Sequence[str], fmt: Format, lang: str = "auto") -> list[Motion]:
+    """Each motion worded by the format in its own language (by its script, unless `lang`
+    names one)."""
     motions = []
-    for text in texts:
+    for text in (" ".join(t.split()) for t in texts):
+        if not text:
+            raise UsageError("a motion is empty", hint="give each motion some words")
         language = resolve_language(lang, text)
         motions.append(Motion(text=fmt.motion(text, language), language=language))
     return motions
@@ -183,7 +191,7 @@ def make_plan(
 
 def check_packs(fmt: Format, language: Language) -> None:
     """The format's pack and the verdict step render, before any model is loaded."""
-    from moot.tournament.judge import STEP, sample_variables
+    from moot.tournaments.judge import STEP, sample_variables
 
     load_pack(language, fmt.name).validate(fmt.steps, fmt.sample_variables())
     load_pack(language, "tournament").validate((STEP,), {STEP: sample_variables()})

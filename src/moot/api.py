@@ -1,0 +1,435 @@
+"""moot as a library: debates and tournaments from Python, with `moot run`'s defaults and checks.
+
+Everything a caller passes is validated before any model loads; a mistake raises a
+`MootError` naming the setting. Models a debate loads for itself are released when it
+ends; a `ModelPool` holds them across debates instead.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from moot import history
+from moot.config import RunSettings
+from moot.engine import Event, Listener
+from moot.errors import MootError, UsageError
+from moot.formats import get_format
+from moot.formats.base import PARAMETERS
+from moot.inference import pool as _pool
+from moot.inference.protocol import ChatModel
+from moot.models import store
+from moot.runner import Debate as _Runner
+from moot.runner import resume_setup
+from moot.settings import DebateSettings, DebateSetup, prepare, settings
+from moot.transcript import Transcript, Turn
+
+if TYPE_CHECKING:
+    from moot.tournaments.report import Report
+    from moot.tournaments.run import DebateFailed, Executor, TournamentEvent
+
+Models = str | Sequence[str] | None
+
+
+class ModelSource(Protocol):
+    """Where a debate gets its models: a `ModelPool`, or anything with the same `get`."""
+
+    def get(self, ref: str) -> ChatModel: ...
+
+
+class ModelPool(_pool.ModelPool):
+    """Models loaded once, on first use, and held across debates until the pool is closed.
+
+    >>> with moot.ModelPool() as pool:
+    ...     moot.debate("…", pool=pool)
+    ...     moot.debate("…", pool=pool)  # the same models, not loaded again
+    """
+
+    def __init__(self, *, n_ctx: int = 4096, gpu_layers: int = 0, n_threads: int | None = None):
+        super().__init__(
+            resolve=store.resolve, n_gpu_layers=gpu_layers, n_ctx=n_ctx, n_threads=n_threads
+        )
+
+
+class DebateStopped(MootError):
+    """A debate stopped by `Debate.stop()` before its end; its finished turns are journaled."""
+
+
+@dataclass(frozen=True)
+class Result:
+    """A finished debate: its transcript, its rendered document, where it was saved."""
+
+    transcript: Transcript
+    markdown: str  # the brief or decision document, as Markdown
+    folder: Path | None  # None: the debate was not saved
+
+    @property
+    def turns(self) -> list[Turn]:
+        return self.transcript.turns
+
+    @property
+    def stop_reason(self) -> str | None:
+        """Why the rounds ended, in the format's words (e.g. "converged", "hard_cap")."""
+        return self.transcript.stop_reason
+
+    @property
+    def document(self) -> dict[str, Any]:
+        """The format's structured result: the brief, the decision, the verdict, the answer."""
+        return self.transcript.result or {}
+
+
+@dataclass
+class _Failed:
+    error: BaseException
+
+
+class _StopRequested(BaseException):
+    """Raised inside the debate's thread at its next event; not an Exception, so no
+    format's failure handling mistakes it for a failed turn."""
+
+
+_DONE = object()
+
+
+class Debate:
+    """One debate under the caller's control: iterate its events, stop it, resume it.
+
+    >>> d = moot.Debate("This House Believes That cities should ban cars", seed=7)
+    >>> for event in d:            # runs in a worker thread; each event as it happens
+    ...     ...
+    >>> d.result.markdown
+
+    `run()` runs it in this thread instead. `stop()` ends it at its next event; the
+    finished turns are in its folder's journal, and `Debate.resume(folder)` goes on.
+    """
+
+    setup: DebateSetup  # what runs: format, validated params, seats, folder
+    result: Result | None  # set once the debate has finished
+
+    def __init__(
+        self,
+        motion: str,
+        *,
+        format: str = "oxford",
+        model: Models = None,
+        roles: Mapping[str, str] | None = None,
+        temperatures: Mapping[str, float] | None = None,
+        lang: str | None = None,
+        seed: int | None = None,
+        out: str | Path | None = None,
+        save: bool = True,
+        prompts: str | Path | None = None,
+        run: RunSettings | Mapping[str, Any] | None = None,
+        pool: ModelSource | None = None,
+        **params: Any,
+    ) -> None:
+        chosen = debate_settings(
+            motion,
+            format=format,
+            model=model,
+            roles=roles,
+            temperatures=temperatures,
+            lang=lang,
+            seed=seed,
+            prompts=prompts,
+            run=run,
+            **params,
+        )
+        self._init(prepare(chosen), save=save, out=out, pool=pool)
+
+    def _init(
+        self,
+        setup: DebateSetup,
+        *,
+        save: bool,
+        out: str | Path | None,
+        pool: ModelSource | None,
+        replay: list[dict[str, Any]] | None = None,
+        ask: Callable[[str], str] | None = None,
+    ) -> None:
+        if not save and out is not None:
+            raise UsageError("save=False and out contradict each other", hint="choose one")
+        self.setup, self.save, self.pool, self.ask = setup, save, pool, ask
+        self.result = None
+        self._replay = replay
+        self._out = Path(out).expanduser() if out is not None else None
+        self._stop = threading.Event()
+
+    @classmethod
+    def from_setup(
+        cls,
+        setup: DebateSetup,
+        *,
+        save: bool = True,
+        out: str | Path | None = None,
+        pool: ModelSource | None = None,
+        ask: Callable[[str], str] | None = None,
+    ) -> Debate:
+        """A debate from a setup already prepared (the CLI's way in)."""
+        debate = cls.__new__(cls)
+        debate._init(setup, save=save, out=out, pool=pool, ask=ask)
+        return debate
+
+    @classmethod
+    def resume(cls, folder: str | Path, *, pool: ModelSource | None = None) -> Debate:
+        """The interrupted debate saved in FOLDER; finished turns are reused verbatim."""
+        path = Path(folder).expanduser()
+        if (path / "transcript.json").exists():
+            raise UsageError(f"{path} holds a finished debate", hint="read its transcript.json")
+        setup, records = resume_setup(path)
+        debate = cls.__new__(cls)
+        debate._init(setup, save=True, out=None, pool=pool, replay=records)
+        return debate
+
+    @property
+    def folder(self) -> Path | None:
+        """Where the debate is written (known once it starts); None when it is not saved."""
+        return self.setup.out_dir
+
+    def stop(self) -> None:
+        """End the debate at its next event (a token, a turn); safe from any thread."""
+        self._stop.set()
+
+    def run(self, on_event: Listener | None = None) -> Result:
+        """Run the debate to its end in this thread, calling ON_EVENT with each event."""
+        claim = self._claim()
+        listeners: list[Listener] = [self._check_stop, *([on_event] if on_event else [])]
+        factory = self.pool.get if self.pool is not None else None
+        runner = _Runner(
+            self.setup,
+            listeners=listeners,
+            model_factory=factory,
+            ask=self.ask,
+            replay=self._replay,
+        )
+        try:
+            done = runner.run()
+        except _StopRequested:
+            raise DebateStopped(
+                "the debate was stopped",
+                hint=f"its finished turns are in {self.folder}; go on with "
+                f"moot.Debate.resume({str(self.folder)!r})"
+                if self.folder
+                else "it was not saved, so it cannot be resumed",
+            ) from None
+        except BaseException:
+            if claim is not None:
+                claim.release()  # a debate that wrote nothing leaves nothing behind
+            raise
+        self.result = Result(done.transcript, done.markdown, done.out_dir)
+        return self.result
+
+    def __iter__(self) -> Iterator[Event]:
+        return self.events()
+
+    def events(self) -> Iterator[Event]:
+        """Run the debate in a worker thread and yield its events as they happen; leaving
+        the loop early stops the debate. The debate's own error is raised here."""
+        events: queue.Queue[object] = queue.Queue()
+
+        def work() -> None:
+            try:
+                self.run(on_event=events.put)
+            except DebateStopped:
+                pass
+            except BaseException as exc:  # handed to the caller's thread
+                events.put(_Failed(exc))
+            finally:
+                events.put(_DONE)
+
+        worker = threading.Thread(target=work, name="moot-debate", daemon=True)
+        worker.start()
+        try:
+            while (item := events.get()) is not _DONE:
+                if isinstance(item, _Failed):
+                    raise item.error
+                yield item  # type: ignore[misc]
+        finally:
+            self.stop()
+            worker.join()
+
+    def _check_stop(self, event: Event) -> None:
+        if self._stop.is_set():
+            raise _StopRequested
+
+    def _claim(self) -> history.Claim | None:
+        if self._replay is not None or self.setup.out_dir is not None:
+            return None  # resumed, or already placed
+        if not self.save or (self._out is None and not self.setup.format.saves_by_default):
+            return None
+        claim = history.claim(self._out, motion=self.setup.motion)
+        self.setup.out_dir = claim.path
+        return claim
+
+
+def debate_settings(
+    motion: str,
+    *,
+    format: str = "oxford",
+    model: Models = None,
+    roles: Mapping[str, str] | None = None,
+    temperatures: Mapping[str, float] | None = None,
+    lang: str | None = None,
+    seed: int | None = None,
+    prompts: str | Path | None = None,
+    run: RunSettings | Mapping[str, Any] | None = None,
+    **params: Any,
+) -> DebateSettings:
+    """The validated settings of a debate; a MootError names the first bad one."""
+    fmt = get_format(format)
+    for name in params:
+        if name not in PARAMETERS:
+            raise UsageError(
+                f"unknown parameter {name!r}", hint=f"parameters are: {', '.join(PARAMETERS)}"
+            )
+        if name not in fmt.reads:
+            raise UsageError(
+                f"the {fmt.name} format has no parameter {name!r}",
+                hint=f"its parameters are: {', '.join(sorted(fmt.reads))}",
+            )
+    return settings(
+        motion=motion,
+        format=format,
+        models=(model,) if isinstance(model, str) else tuple(model or ()),
+        roles=dict(roles or {}),
+        temperatures=dict(temperatures or {}),
+        lang=lang or "auto",
+        seed=seed,
+        prompts=Path(prompts).expanduser() if prompts is not None else None,
+        params=params,
+        run=run if run is not None else RunSettings(),
+    )
+
+
+def debate(
+    motion: str,
+    *,
+    format: str = "oxford",
+    model: Models = None,
+    roles: Mapping[str, str] | None = None,
+    temperatures: Mapping[str, float] | None = None,
+    lang: str | None = None,
+    seed: int | None = None,
+    out: str | Path | None = None,
+    on_event: Listener | None = None,
+    save: bool = True,
+    prompts: str | Path | None = None,
+    run: RunSettings | Mapping[str, Any] | None = None,
+    pool: ModelSource | None = None,
+    **params: Any,
+) -> Result:
+    """Run one debate on MOTION to its end and return its result.
+
+    The defaults are `moot run`'s: the Oxford format on the default model, the language
+    of the motion, a fresh seed, saved in a folder of moot's data directory (`out` names
+    another; `save=False` writes nothing). `model` is one reference or several (the
+    formats with one seat per model); `roles` binds a role to a model; `temperatures`
+    overrides a role's. Format parameters are keywords: `min_score`, `max_rounds`
+    (oxford), `rounds`, `preset`, `positions`, `out_of_scope` (decision), `effort`
+    (challenge), `continue_from` (adversarial). `run` holds the context size, GPU
+    layers, token cap, call time limit and `dry_run` (scripted models, nothing loads).
+    """
+    return Debate(
+        motion,
+        format=format,
+        model=model,
+        roles=roles,
+        temperatures=temperatures,
+        lang=lang,
+        seed=seed,
+        out=out,
+        save=save,
+        prompts=prompts,
+        run=run,
+        pool=pool,
+        **params,
+    ).run(on_event)
+
+
+@dataclass(frozen=True)
+class TournamentResult:
+    """A finished tournament: its ratings report, its folder, the debates that failed."""
+
+    report: Report
+    folder: Path
+    failed: list[DebateFailed]  # retried by `moot.tournament(resume=folder)`
+
+
+def tournament(
+    models: Sequence[str] = (),
+    motions: Sequence[str] | str | Path = (),
+    *,
+    format: str = "oxford",
+    judges: Sequence[str] = (),
+    lang: str | None = None,
+    seed: int | None = None,
+    swaps: int = 1,
+    out: str | Path | None = None,
+    resume: str | Path | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
+    run: RunSettings | Mapping[str, Any] | None = None,
+    bootstrap: int = 1000,
+    on_event: Callable[[TournamentEvent], None] | None = None,
+    **params: Any,
+) -> TournamentResult:
+    """Every pair of MODELS debates every motion (a list, or a file of one a line) twice,
+    sides swapped; judges who took no part decide each debate; the models are rated.
+
+    The defaults are `moot tournament`'s. `resume` finishes the tournament in that folder
+    as it was planned (give nothing else then). The report is written into the folder.
+    """
+    from moot.tournaments.plan import read_motions, word_motions
+    from moot.tournaments.report import build, write
+    from moot.tournaments.run import LocalExecutor, Tournament, new_tournament
+
+    if executor not in ("local", "ray"):
+        raise UsageError(f"unknown executor {executor!r}", hint="use executor='local' or 'ray'")
+    if not 0 <= bootstrap <= 100_000:
+        raise UsageError(f"bootstrap {bootstrap} is not from 0 to 100000", hint="e.g. 1000")
+    if resume is not None:
+        if models or motions or judges or out:
+            raise UsageError(
+                "resume continues a tournament as it was planned",
+                hint="give resume=FOLDER without models, motions, judges or out",
+            )
+        t = Tournament.open(Path(resume).expanduser())
+    else:
+        chosen = debate_settings("-", format=format, lang=lang, run=run, **params)
+        fmt = get_format(format)
+        if isinstance(motions, str | Path):
+            worded = read_motions(Path(motions).expanduser(), fmt, chosen.lang)
+        else:
+            worded = word_motions(motions, fmt, chosen.lang)
+        t = new_tournament(
+            fmt,
+            models,
+            worded,
+            given=chosen.params,
+            run=chosen.run,
+            seed=seed,
+            judges=judges,
+            swaps=swaps,
+            resolve=not (chosen.run.dry_run or (executor == "ray" and bool(ray_address))),
+            out=Path(out).expanduser() if out is not None else None,
+        )
+    if executor == "ray":
+        from moot.tournaments.ray import RayExecutor
+
+        runner: Executor = RayExecutor(address=ray_address)
+    else:
+        runner = LocalExecutor()
+    failed = t.run(runner, on_event or (lambda event: None))
+    verdicts = t.verdicts()
+    if not verdicts:
+        raise MootError(
+            "no debate of the tournament finished",
+            hint=f"retry with moot.tournament(resume={str(t.folder)!r})",
+        )
+    report = build(t.plan, verdicts, samples=bootstrap)
+    write(report, t.folder)
+    return TournamentResult(report, t.folder, failed)

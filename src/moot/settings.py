@@ -1,0 +1,140 @@
+"""What one debate is asked to be: a validated settings model, checked before anything loads,
+and the setup the runner runs. `moot run`, `moot.debate` and tournaments all come through here."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from moot.config import RunSettings
+from moot.errors import UsageError
+from moot.formats import get_format
+from moot.formats.base import Format, RunOptions
+from moot.prompts import Language, resolve_language
+
+Temperature = Annotated[float, Field(ge=0.0, le=2.0)]
+
+
+class FormatParams(BaseModel):
+    """The format parameters a caller may set; which ones a format reads is in its description."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    min_score: float = 7.5  # oxford
+    max_rounds: int = 5  # oxford
+    rounds: int | None = None  # decision, challenge, adversarial
+    preset: str | None = None  # decision
+    positions: tuple[str, ...] = ()  # decision
+    out_of_scope: tuple[str, ...] = ()  # decision
+    effort: str | None = None  # challenge
+    continue_from: Path | None = None  # adversarial
+
+
+class DebateSettings(BaseModel):
+    """Everything a caller chooses for one debate. Unknown fields are refused."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    motion: str
+    format: str = "oxford"
+    models: tuple[str, ...] = ()  # the first is every role's model; some formats take more
+    roles: dict[str, str] = Field(default_factory=dict)  # role -> model reference
+    temperatures: dict[str, Temperature] = Field(default_factory=dict)
+    lang: Literal["auto", "en", "zh"] = "auto"
+    seed: int | None = None  # None: a fresh random seed, recorded in the transcript
+    prompts: Path | None = None  # a prompt pack of one's own: <dir>/<lang>/<format>/<step>.j2
+    params: FormatParams = Field(default_factory=FormatParams)
+    run: RunSettings = Field(default_factory=RunSettings)
+
+
+def settings(*, hint: str = "see help(moot.debate)", **values: Any) -> DebateSettings:
+    """DebateSettings from keyword values, or a one-line UsageError naming the field."""
+    try:
+        return DebateSettings.model_validate(values)
+    except ValidationError as exc:
+        raise settings_error(exc, hint=hint) from None
+
+
+_BOUNDS = {"ge": "at least", "gt": "above", "le": "at most", "lt": "below"}
+
+
+def settings_error(exc: ValidationError, *, hint: str) -> UsageError:
+    """The first problem of a validation error, as the field it concerns and what is wrong."""
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "settings"
+    if first["type"] == "extra_forbidden":
+        return UsageError(f"unknown setting {where!r}", hint=hint)
+    bounds = [f"{_BOUNDS[k]} {v}" for k, v in first.get("ctx", {}).items() if k in _BOUNDS]
+    return UsageError(
+        f"{where} {first.get('input')!r} is not allowed: {first['msg'].lower()}",
+        hint=f"use a value {' and '.join(bounds)}" if bounds else hint,
+    )
+
+
+@dataclass
+class DebateSetup:
+    """A debate ready to run: its format and validated params, its seats, where it is saved."""
+
+    format: Format
+    motion: str
+    language: Language
+    seed: int
+    params: BaseModel
+    out_dir: Path | None  # None: nothing is written anywhere
+    default_model: str | None = None
+    role_models: dict[str, str] = field(default_factory=dict)
+    temperatures: dict[str, float] = field(default_factory=dict)
+    prompts_root: Path | None = None
+    run: RunSettings = field(default_factory=RunSettings)
+
+
+def installed_models() -> tuple[tuple[str, int], ...]:
+    """(model id, size in bytes) of every model installed here, for formats that pick one."""
+    from moot.models import store
+
+    return tuple((m.id, m.size or 0) for m in store.list_models() if m.installed)
+
+
+def format_params(fmt: Format, given: FormatParams, models: tuple[str, ...] = ()) -> BaseModel:
+    """The format's own params from what the caller gave, validated by the format."""
+    # Only challenge picks a model itself (--effort); listing the store costs a little.
+    installed = installed_models() if "effort" in fmt.reads else ()
+    return fmt.params(RunOptions(**given.model_dump(), models=models, installed=installed))
+
+
+def prepare(chosen: DebateSettings, *, out_dir: Path | None = None) -> DebateSetup:
+    """Check what only the format can check (its params, its roles), before any model loads."""
+    fmt = get_format(chosen.format)
+    if not chosen.motion.strip():
+        raise UsageError("the motion is empty", hint="give a motion or a topic")
+    language = resolve_language(chosen.lang, chosen.motion)
+    params = format_params(fmt, chosen.params, chosen.models)
+    cast = fmt.cast(params)
+    if len(chosen.models) > 1 and not cast.models:
+        raise UsageError(
+            f"the {fmt.name} format takes one model", hint="bind roles with --role ROLE=REF"
+        )
+    for what, given in (("roles", chosen.roles), ("temperatures", chosen.temperatures)):
+        unknown = sorted(set(given) - set(cast.roles))
+        if unknown:
+            raise UsageError(
+                f"{what}: unknown role {unknown[0]!r} in the {fmt.name} format",
+                hint=f"its roles are: {', '.join(cast.roles)}",
+            )
+    return DebateSetup(
+        format=fmt,
+        motion=fmt.motion(chosen.motion, language),
+        language=language,
+        seed=chosen.seed if chosen.seed is not None else random.SystemRandom().randrange(2**31),
+        params=params,
+        out_dir=out_dir,
+        default_model=chosen.models[0] if chosen.models else None,
+        role_models=dict(chosen.roles),
+        temperatures=dict(chosen.temperatures),
+        prompts_root=chosen.prompts,
+        run=chosen.run,
+    )
