@@ -5,6 +5,8 @@ BIN    := $(VENV)/bin
 MOOT   := $(BIN)/moot
 STAMP  := $(VENV)/.installed-stamp
 MODELS := $(VENV)/.models-stamp
+PUBLIC := src/moot/__init__.py src/moot/api src/moot/models/__init__.py src/moot/events.py \
+          src/moot/settings.py src/moot/config.py src/moot/errors.py
 
 .PHONY: install models test lint demo bench clean
 
@@ -29,6 +31,8 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy
+	@# The public surface: strict mode on what `import moot` offers.
+	$(BIN)/mypy --strict --follow-imports=silent $(PUBLIC)
 	$(BIN)/lint-imports --no-cache
 
 test: install

@@ -1,4 +1,4 @@
-"""moot as a library: debates and tournaments from Python, with `moot run`'s defaults and checks.
+"""Debates from Python, with `moot run`'s defaults and checks.
 
 Everything a caller passes is validated before any model loads; a mistake raises a
 `MootError` naming the setting. Models a debate loads for itself are released when it
@@ -12,12 +12,12 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from moot import history
 from moot.config import RunSettings
-from moot.engine import Event, Listener
 from moot.errors import MootError, UsageError
+from moot.events import Event, Listener
 from moot.formats import get_format
 from moot.formats.base import PARAMETERS
 from moot.inference import pool as _pool
@@ -27,10 +27,6 @@ from moot.runner import Debate as _Runner
 from moot.runner import resume_setup
 from moot.settings import DebateSettings, DebateSetup, prepare, settings
 from moot.transcript import Transcript, Turn
-
-if TYPE_CHECKING:
-    from moot.tournaments.report import Report
-    from moot.tournaments.run import DebateFailed, Executor, TournamentEvent
 
 Models = str | Sequence[str] | None
 
@@ -348,88 +344,3 @@ def debate(
         pool=pool,
         **params,
     ).run(on_event)
-
-
-@dataclass(frozen=True)
-class TournamentResult:
-    """A finished tournament: its ratings report, its folder, the debates that failed."""
-
-    report: Report
-    folder: Path
-    failed: list[DebateFailed]  # retried by `moot.tournament(resume=folder)`
-
-
-def tournament(
-    models: Sequence[str] = (),
-    motions: Sequence[str] | str | Path = (),
-    *,
-    format: str = "oxford",
-    judges: Sequence[str] = (),
-    lang: str | None = None,
-    seed: int | None = None,
-    swaps: int = 1,
-    out: str | Path | None = None,
-    resume: str | Path | None = None,
-    executor: str = "local",
-    ray_address: str | None = None,
-    run: RunSettings | Mapping[str, Any] | None = None,
-    bootstrap: int = 1000,
-    on_event: Callable[[TournamentEvent], None] | None = None,
-    **params: Any,
-) -> TournamentResult:
-    """Every pair of MODELS debates every motion (a list, or a file of one a line) twice,
-    sides swapped; judges who took no part decide each debate; the models are rated.
-
-    The defaults are `moot tournament`'s. `resume` finishes the tournament in that folder
-    as it was planned (give nothing else then). The report is written into the folder.
-    """
-    from moot.tournaments.plan import read_motions, word_motions
-    from moot.tournaments.report import build, write
-    from moot.tournaments.run import LocalExecutor, Tournament, new_tournament
-
-    if executor not in ("local", "ray"):
-        raise UsageError(f"unknown executor {executor!r}", hint="use executor='local' or 'ray'")
-    if not 0 <= bootstrap <= 100_000:
-        raise UsageError(f"bootstrap {bootstrap} is not from 0 to 100000", hint="e.g. 1000")
-    if resume is not None:
-        if models or motions or judges or out:
-            raise UsageError(
-                "resume continues a tournament as it was planned",
-                hint="give resume=FOLDER without models, motions, judges or out",
-            )
-        t = Tournament.open(Path(resume).expanduser())
-    else:
-        chosen = debate_settings("-", format=format, lang=lang, run=run, **params)
-        fmt = get_format(format)
-        if isinstance(motions, str | Path):
-            worded = read_motions(Path(motions).expanduser(), fmt, chosen.lang)
-        else:
-            worded = word_motions(motions, fmt, chosen.lang)
-        t = new_tournament(
-            fmt,
-            models,
-            worded,
-            given=chosen.params,
-            run=chosen.run,
-            seed=seed,
-            judges=judges,
-            swaps=swaps,
-            resolve=not (chosen.run.dry_run or (executor == "ray" and bool(ray_address))),
-            out=Path(out).expanduser() if out is not None else None,
-        )
-    if executor == "ray":
-        from moot.tournaments.ray import RayExecutor
-
-        runner: Executor = RayExecutor(address=ray_address)
-    else:
-        runner = LocalExecutor()
-    failed = t.run(runner, on_event or (lambda event: None))
-    verdicts = t.verdicts()
-    if not verdicts:
-        raise MootError(
-            "no debate of the tournament finished",
-            hint=f"retry with moot.tournament(resume={str(t.folder)!r})",
-        )
-    report = build(t.plan, verdicts, samples=bootstrap)
-    write(report, t.folder)
-    return TournamentResult(report, t.folder, failed)
