@@ -1,9 +1,16 @@
-"""Shared fixtures: a private moot home per test, and the real tiny models."""
+"""Shared fixtures: a private moot home per test, the real tiny models, and `moot` itself."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from subprocess import DEVNULL, PIPE, Popen
 
 import pytest
 
@@ -30,3 +37,110 @@ def real_model_path(model_id: str) -> Path:
     if not files:
         pytest.fail(f"model {model_id} is not installed in {folder}: run `make install`")
     return files[0]
+
+
+# -- running the command line ------------------------------------------------------------
+
+Env = Mapping[str, str | None]
+
+
+@dataclass(frozen=True)
+class Result:
+    """What one `moot` command did; named as subprocess.CompletedProcess names them."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class Cli:
+    """Runs `moot ARGS`: in this process by calling `moot.cli.main`, or as a process of its own.
+
+    The same arguments everywhere: `home` is the moot home for the command (MOOT_HOME, and
+    HOME too, so nothing of the user's own is used); `env` adds variables, None removes one.
+    """
+
+    def __call__(self, *args: str, home: Path | None = None, env: Env | None = None) -> Result:
+        """`moot ARGS` in this process: stdin is empty and not a terminal; main() exits, the
+        exit status is caught."""
+        out, err = io.StringIO(), io.StringIO()
+        code: int | str | None = 0
+        with pytest.MonkeyPatch.context() as mp:
+            # Plain text, as through a pipe, whatever the terminal that started pytest forces.
+            for forcing in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
+                mp.delenv(forcing, raising=False)
+            for key, value in _env(home, env).items():
+                if value is None:
+                    mp.delenv(key, raising=False)
+                else:
+                    mp.setenv(key, value)
+            from moot.cli import main  # first imported here: its consoles see this environment
+
+            mp.setattr(sys, "argv", ["moot", *args])
+            mp.setattr(sys, "stdin", io.StringIO(""))
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    main()
+                except SystemExit as done:
+                    code = done.code
+        if isinstance(code, str):  # sys.exit("message"), as Python reports it
+            err.write(code + "\n")
+            code = 1
+        return Result(code or 0, out.getvalue(), err.getvalue())
+
+    def subprocess(
+        self,
+        *args: str,
+        home: Path | None = None,
+        env: Env | None = None,
+        clean: bool = False,
+        cwd: Path | None = None,
+        timeout: float = 120,
+    ) -> Result:
+        """`python -m moot ARGS` as its own process, stdin from /dev/null. With `clean`, the
+        process has PATH=/usr/bin:/bin and HOME, and no other variable of this environment."""
+        proc = subprocess.run(
+            [sys.executable, "-m", "moot", *args],
+            env=_process_env(home, env, clean),
+            stdin=DEVNULL,
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            timeout=timeout,
+            check=False,
+        )
+        return Result(proc.returncode, proc.stdout, proc.stderr)
+
+    def popen(
+        self, *args: str, home: Path | None = None, env: Env | None = None, stdin: int | None = None
+    ) -> Popen[str]:
+        """`python -m moot ARGS` started and left running, for signals, kills and terminals;
+        stdin from /dev/null unless given, stdout and stderr piped."""
+        return Popen(
+            [sys.executable, "-m", "moot", *args],
+            env=_process_env(home, env, clean=False),
+            stdin=DEVNULL if stdin is None else stdin,
+            stdout=PIPE,
+            stderr=PIPE,
+            text=True,
+        )
+
+
+def _env(home: Path | None, env: Env | None) -> dict[str, str | None]:
+    changes: dict[str, str | None] = {}
+    if home is not None:
+        changes |= {"MOOT_HOME": str(home), "HOME": str(home)}
+    return changes | dict(env or {})
+
+
+def _process_env(home: Path | None, env: Env | None, clean: bool) -> dict[str, str]:
+    base = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/")} if clean else os.environ
+    merged: dict[str, str | None] = {**base, **_env(home, env)}
+    return {k: v for k, v in merged.items() if v is not None}
+
+
+@pytest.fixture
+def cli() -> Cli:
+    """`cli("run", "motion", "--dry-run", home=...)` in this process; `cli.subprocess(...)`
+    and `cli.popen(...)` where a test needs a real process."""
+    return Cli()

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import Cli
 from moot.errors import CallTimeoutError, UsageError
 from moot.formats.adversarial.flow import FORMAT, settle
 from moot.formats.adversarial.schemas import AdversarialParams, Earlier, judge_schema, read_vote
@@ -330,12 +329,9 @@ def test_the_document_leads_with_the_final_answer(tmp_path: Path) -> None:
     assert set(result.transcript.result) >= {"rounds", "final_answer", "winner", "stop_reason"}
 
 
-def test_fewer_than_two_models_exits_2_on_the_command_line(tmp_path: Path) -> None:
-    env = {"MOOT_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+def test_fewer_than_two_models_exits_2_on_the_command_line(tmp_path: Path, cli: Cli) -> None:
     args = ["run", QUESTION, "--format", "adversarial", "--model", "smollm2-135m"]
-    proc = subprocess.run(
-        [sys.executable, "-m", "moot", *args], capture_output=True, text=True, env=env, timeout=120
-    )
+    proc = cli(*args, home=tmp_path)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert "at least two participants" in lines[0] and lines[1].startswith("hint:")

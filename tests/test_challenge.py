@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import Cli
 from moot.engine import Notice, TurnStarted
 from moot.errors import CallTimeoutError, MootError, RemoteError, UsageError
 from moot.formats.base import RunOptions
@@ -477,13 +476,6 @@ def test_a_chinese_debate_uses_the_chinese_pack_and_labels(tmp_path: Path, moot_
 # -- the command line -------------------------------------------------------------------
 
 
-def moot(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {"MOOT_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home)}
-    return subprocess.run(
-        [sys.executable, "-m", "moot", *args], capture_output=True, text=True, env=env, timeout=120
-    )
-
-
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
@@ -493,18 +485,18 @@ def moot(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
         (["--model", "a", "--model", "b", "--model", "c"], "at most two --model"),
     ],
 )
-def test_bad_options_exit_2_with_one_line(tmp_path: Path, args: list[str], needle: str) -> None:
-    proc = moot("run", TOPIC, "--format", "challenge", *args, home=tmp_path)
+def test_bad_options_exit_2_with_one_line(
+    tmp_path: Path, args: list[str], needle: str, cli: Cli
+) -> None:
+    proc = cli("run", TOPIC, "--format", "challenge", *args, home=tmp_path)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert lines[0].startswith("error:") and needle in lines[0] and lines[1].startswith("hint:")
 
 
-def test_a_dry_run_writes_the_state_file(tmp_path: Path) -> None:
+def test_a_dry_run_writes_the_state_file(tmp_path: Path, cli: Cli) -> None:
     out = tmp_path / "out"
-    proc = moot(
-        "run", TOPIC, "--format", "challenge", "--dry-run", "--out", str(out), home=tmp_path
-    )
+    proc = cli("run", TOPIC, "--format", "challenge", "--dry-run", "--out", str(out), home=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "Debate Summary" in proc.stdout
     data = json.loads((tmp_path / "state" / "last-debate.json").read_text())

@@ -3,16 +3,13 @@ ever sees the file, refuses a broken or hostile one by name, and never runs it."
 
 from __future__ import annotations
 
-import os
 import struct
-import subprocess
-import sys
 from pathlib import Path
 
 import jinja2
 import pytest
 
-from conftest import real_model_path
+from conftest import Cli, Result, real_model_path
 from gguf_samples import ARRAY, STRING, UINT32, gguf_string, kv, make_gguf, write_gguf
 from moot.errors import ModelIntegrityError
 from moot.models import gguf_check, store
@@ -161,19 +158,7 @@ def test_a_broken_named_variant_is_refused_too(tmp_path: Path, moot_home: Path) 
 # -- through the command line ------------------------------------------------------------
 
 
-def moot(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MOOT_HOME": str(home), "HF_HOME": str(home / "hf")}
-    return subprocess.run(
-        [sys.executable, "-m", "moot", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
-def assert_one_line_error(proc: subprocess.CompletedProcess[str], *needles: str) -> None:
+def assert_one_line_error(proc: Result, *needles: str) -> None:
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr
     lines = proc.stderr.strip().splitlines()
@@ -183,29 +168,31 @@ def assert_one_line_error(proc: subprocess.CompletedProcess[str], *needles: str)
         assert needle in proc.stderr
 
 
-def test_the_cli_refuses_a_malicious_template_and_never_runs_it(tmp_path: Path) -> None:
+def test_the_cli_refuses_a_malicious_template_and_never_runs_it(tmp_path: Path, cli: Cli) -> None:
     home, marker = tmp_path / "home", tmp_path / "ran"
+    hub = {"HF_HOME": str(home / "hf")}
     evil = write_gguf(tmp_path / "evil.gguf", arch="qwen2", chat_template=payload(marker))
 
-    added = moot(home, "models", "add", "evil", str(evil))
+    added = cli("models", "add", "evil", str(evil), home=home, env=hub)
     assert_one_line_error(added, str(evil), "malicious", "--chat-format")
-    listed = moot(home, "models", "list", "--json")
+    listed = cli("models", "list", "--json", home=home, env=hub)
     assert '"evil"' not in listed.stdout  # nothing was registered
 
-    ran = moot(home, "run", "tea is better than coffee", "--model", str(evil), "--yes")
+    ran = cli("run", "tea is better than coffee", "--model", str(evil), "--yes", home=home, env=hub)
     assert_one_line_error(ran, str(evil), "malicious")
     assert not marker.exists()
 
     # Named explicitly, a chat format replaces the file's template, which is then never used.
-    trusted = moot(home, "models", "add", "evil", str(evil), "--chat-format", "chatml")
+    trusted = cli("models", "add", "evil", str(evil), "--chat-format", "chatml", home=home, env=hub)
     assert trusted.returncode == 0, trusted.stderr
-    info = moot(home, "models", "info", "evil", "--json")
+    info = cli("models", "info", "evil", "--json", home=home, env=hub)
     assert info.returncode == 0 and '"chat_format": "chatml"' in info.stdout
     assert not marker.exists()
 
 
-def test_the_cli_refuses_a_broken_template(tmp_path: Path) -> None:
+def test_the_cli_refuses_a_broken_template(tmp_path: Path, cli: Cli) -> None:
     home = tmp_path / "home"
+    hub = {"HF_HOME": str(home / "hf")}
     broken = write_gguf(tmp_path / "broken.gguf", arch="qwen2", chat_template=BROKEN)
     for args in (
         ("models", "add", "broken", str(broken)),
@@ -213,4 +200,5 @@ def test_the_cli_refuses_a_broken_template(tmp_path: Path) -> None:
         ("models", "add", "broken", str(broken), "--chat-format", "chatml"),
         ("run", "tea is better than coffee", "--model", str(broken), "--yes"),
     ):
-        assert_one_line_error(moot(home, *args), str(broken), "broken", "intact copy")
+        proc = cli(*args, home=home, env=hub)
+        assert_one_line_error(proc, str(broken), "broken", "intact copy")

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import real_model_path
+from conftest import Cli, real_model_path
 from gguf_samples import write_gguf
 
 
+@pytest.fixture(autouse=True)
+def environment(moot_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every command runs in a private moot home, with a private hub cache."""
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.setenv("COLUMNS", "200")  # rich wraps tables at 80 columns when not on a terminal
+
+
 @pytest.fixture
-def home(moot_home: Path, tmp_path: Path) -> Path:
+def home(moot_home: Path) -> Path:
     """A private moot home where the installed SmolLM2 is linked in (not copied)."""
     real = real_model_path("smollm2-135m")
     link = moot_home / "models" / "smollm2-135m" / real.name
@@ -24,87 +29,71 @@ def home(moot_home: Path, tmp_path: Path) -> Path:
     return moot_home
 
 
-def moot(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "MOOT_HOME": str(home),
-        "HF_HOME": str(home.parent / "hf-home"),
-        "COLUMNS": "200",  # rich wraps tables at 80 columns when not on a terminal
-    }
-    env.pop("HF_HUB_CACHE", None)
-    return subprocess.run(
-        [sys.executable, "-m", "moot", "models", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 @pytest.mark.real
-def test_list_verify_info(home: Path) -> None:
-    listed = moot(home, "list")
+@pytest.mark.usefixtures("home")
+def test_list_verify_info(cli: Cli) -> None:
+    listed = cli("models", "list")
     assert listed.returncode == 0, listed.stderr
     assert "smollm2-135m (default)" in listed.stdout and "not verified yet" in listed.stdout
 
-    verified = moot(home, "verify")
+    verified = cli("models", "verify")
     assert verified.returncode == 0, verified.stderr
     assert "smollm2-135m" in verified.stdout and "ok" in verified.stdout
 
-    rows = json.loads(moot(home, "list", "--json").stdout)
+    rows = json.loads(cli("models", "list", "--json").stdout)
     smol = next(r for r in rows if r["id"] == "smollm2-135m")
     assert smol["installed"] and smol["verified"] is True and smol["is_default"]
     gemma = next(r for r in rows if r["id"] == "gemma3-270m")
     assert not gemma["installed"]  # not linked into this home
-    assert "verified" in moot(home, "list").stdout
+    assert "verified" in cli("models", "list").stdout
 
-    info = moot(home, "info", "smollm2-135m")
+    info = cli("models", "info", "smollm2-135m")
     assert info.returncode == 0, info.stderr
     assert "llama" in info.stdout and "present" in info.stdout
-    details = json.loads(moot(home, "info", "smollm2-135m", "--json").stdout)
+    details = json.loads(cli("models", "info", "smollm2-135m", "--json").stdout)
     assert details["architecture"] == "llama" and details["chat_template"] is True
     assert details["chat_format"] == "template" and details["quantisation"] == "Q4_1"
 
 
 @pytest.mark.real
-def test_pull_of_an_installed_model_needs_no_network(home: Path) -> None:
-    pulled = moot(home, "pull", "smollm2-135m", "--endpoint", "http://127.0.0.1:9")
+@pytest.mark.usefixtures("home")
+def test_pull_of_an_installed_model_needs_no_network(cli: Cli) -> None:
+    pulled = cli("models", "pull", "smollm2-135m", "--endpoint", "http://127.0.0.1:9")
     assert pulled.returncode == 0, pulled.stderr
     assert "ready: smollm2-135m" in pulled.stdout
 
 
-def test_missing_model_exits_2_with_the_pull_command(moot_home: Path) -> None:
-    missing = moot(moot_home, "info", "qwen2.5-0.5b")
+def test_missing_model_exits_2_with_the_pull_command(cli: Cli) -> None:
+    missing = cli("models", "info", "qwen2.5-0.5b")
     assert missing.returncode == 2
     assert "not installed" in missing.stderr
     assert "moot models pull qwen2.5-0.5b" in missing.stderr
-    unknown = moot(moot_home, "info", "no-such-model")
+    unknown = cli("models", "info", "no-such-model")
     assert unknown.returncode == 2 and "moot models list" in unknown.stderr
 
 
 @pytest.mark.real
-def test_rm_deletes_the_home_copy_only(home: Path) -> None:
+def test_rm_deletes_the_home_copy_only(home: Path, cli: Cli) -> None:
     real = real_model_path("smollm2-135m")
-    removed = moot(home, "rm", "smollm2-135m", "--yes")
+    removed = cli("models", "rm", "smollm2-135m", "--yes")
     assert removed.returncode == 0, removed.stderr
     assert "deleted" in removed.stdout
     assert real.is_file()  # the link went, the installed model stays
     assert not (home / "models" / "smollm2-135m").exists()
-    rows = json.loads(moot(home, "list", "--json").stdout)
+    rows = json.loads(cli("models", "list", "--json").stdout)
     assert not next(r for r in rows if r["id"] == "smollm2-135m")["installed"]
 
 
-def test_add_a_local_file(moot_home: Path, tmp_path: Path) -> None:
+def test_add_a_local_file(tmp_path: Path, cli: Cli) -> None:
     path = write_gguf(tmp_path / "mine.gguf", arch="llama")  # no template, ambiguous arch
-    refused = moot(moot_home, "add", "mine", str(path))
+    refused = cli("models", "add", "mine", str(path))
     assert refused.returncode == 1
     assert "--chat-format" in refused.stderr
-    added = moot(moot_home, "add", "mine", str(path), "--chat-format", "chatml")
+    added = cli("models", "add", "mine", str(path), "--chat-format", "chatml")
     assert added.returncode == 0, added.stderr
-    details = json.loads(moot(moot_home, "info", "mine", "--json").stdout)
+    details = json.loads(cli("models", "info", "mine", "--json").stdout)
     assert details["chat_format"] == "chatml" and details["path"] == str(path)
-    assert moot(moot_home, "add", "smollm2-135m", str(path)).returncode == 2  # a catalog id
-    forgot = moot(moot_home, "rm", "mine", "--yes")
+    assert cli("models", "add", "smollm2-135m", str(path)).returncode == 2  # a catalog id
+    forgot = cli("models", "rm", "mine", "--yes")
     assert forgot.returncode == 0 and "forgot mine" in forgot.stdout
     assert path.is_file()

@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-
-def moot(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {"MOOT_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home)}
-    return subprocess.run(
-        [sys.executable, "-m", "moot", *args], capture_output=True, text=True, env=env, timeout=120
-    )
+from conftest import Cli
 
 
 @pytest.mark.parametrize(
@@ -32,9 +25,9 @@ def moot(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
     ],
 )
 def test_bad_input_is_one_line_with_a_hint_and_exit_2(
-    tmp_path: Path, args: list[str], needle: str
+    tmp_path: Path, args: list[str], needle: str, cli: Cli
 ) -> None:
-    proc = moot(*args, home=tmp_path)
+    proc = cli(*args, home=tmp_path)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     lines = proc.stderr.strip().splitlines()
@@ -42,9 +35,9 @@ def test_bad_input_is_one_line_with_a_hint_and_exit_2(
     assert lines[1].startswith("hint:")
 
 
-def test_dry_run_writes_transcript_and_brief(tmp_path: Path) -> None:
+def test_dry_run_writes_transcript_and_brief(tmp_path: Path, cli: Cli) -> None:
     out = tmp_path / "out"
-    proc = moot(
+    proc = cli(
         "run",
         "cats are better than dogs",
         "--dry-run",
@@ -63,10 +56,10 @@ def test_dry_run_writes_transcript_and_brief(tmp_path: Path) -> None:
     assert "🔵 Proposition" in proc.stdout and "📋 Debate Brief" in proc.stdout
 
 
-def test_an_unwritable_out_folder_is_reported_before_the_debate(tmp_path: Path) -> None:
+def test_an_unwritable_out_folder_is_reported_before_the_debate(tmp_path: Path, cli: Cli) -> None:
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
-    proc = moot(
+    proc = cli(
         "run",
         "cats are better than dogs",
         "--dry-run",
@@ -81,10 +74,10 @@ def test_an_unwritable_out_folder_is_reported_before_the_debate(tmp_path: Path) 
     assert "🔵" not in proc.stdout  # no turn was spoken
 
 
-def test_template_syntax_in_a_motion_is_only_text(tmp_path: Path) -> None:
+def test_template_syntax_in_a_motion_is_only_text(tmp_path: Path, cli: Cli) -> None:
     out = tmp_path / "out"
     motion = "{{ 7*7 }} {% for x in range(3) %}x{% endfor %} \u202eright-to-left\x07 🎉"
-    proc = moot("run", motion, "--dry-run", "--max-rounds", "3", "--out", str(out), home=tmp_path)
+    proc = cli("run", motion, "--dry-run", "--max-rounds", "3", "--out", str(out), home=tmp_path)
     assert proc.returncode == 0, proc.stderr
     data = json.loads((out / "transcript.json").read_text())
     assert "{{ 7*7 }}" in data["motion"]

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
+from conftest import Cli
 from moot import history
 from moot.errors import UsageError
 from moot.formats.challenge import schemas as challenge_schemas
@@ -26,20 +24,10 @@ def leftovers(root: Path) -> list[Path]:
     return [p for p in root.rglob(".*") if p.is_file()]
 
 
-def test_debates_started_together_each_get_their_own_files(moot_home: Path) -> None:
-    env = {**os.environ, "MOOT_HOME": str(moot_home)}
+def test_debates_started_together_each_get_their_own_files(moot_home: Path, cli: Cli) -> None:
     args = ["run", TOPIC, "--format", "challenge", "--rounds", "1", "--dry-run", "--quiet"]
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "moot", *args, "--seed", str(seed)],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for seed in range(4)
-    ]
+    # Four processes at once, as four terminals would start them.
+    procs = [cli.popen(*args, "--seed", str(seed), home=moot_home) for seed in range(4)]
     for proc in procs:
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err[-2000:]
@@ -109,21 +97,20 @@ def test_an_out_folder_that_holds_a_debate_is_refused(tmp_path: Path) -> None:
     assert (mine / "journal.jsonl").is_file()  # a journal with records is never given back
 
 
-def test_the_cli_refuses_to_mix_two_debates_in_one_folder(tmp_path: Path) -> None:
-    env = {**os.environ, "MOOT_HOME": str(tmp_path / "home")}
+def test_the_cli_refuses_to_mix_two_debates_in_one_folder(tmp_path: Path, cli: Cli) -> None:
+    home = tmp_path / "home"
     out = tmp_path / "out"
-    run = [sys.executable, "-m", "moot", "run", "tea is better than coffee", "--dry-run"]
+    run = ["run", "tea is better than coffee", "--dry-run"]
     run += ["--max-rounds", "3", "--quiet", "--out", str(out)]
-    kw = {"env": env, "capture_output": True, "text": True, "timeout": 120}
-    assert subprocess.run(run, **kw).returncode == 0  # type: ignore[call-overload]
+    assert cli(*run, home=home).returncode == 0
     journal = (out / "journal.jsonl").read_text()
-    again = subprocess.run(run, **kw)  # type: ignore[call-overload]
+    again = cli(*run, home=home)
     assert again.returncode == 2 and "already holds a debate" in again.stderr
     assert (out / "journal.jsonl").read_text() == journal
 
     # A debate that fails before its first record leaves no folder behind.
-    bad = [*run[:5], "--quiet", "--model", str(tmp_path / "missing.gguf")]
-    failed = subprocess.run(bad, **kw)  # type: ignore[call-overload]
+    bad = [*run[:2], "--quiet", "--model", str(tmp_path / "missing.gguf")]
+    failed = cli(*bad, home=home)
     assert failed.returncode == 2 and "missing.gguf" in failed.stderr
     assert list((tmp_path / "home" / "debates").iterdir()) == []
 

@@ -3,40 +3,26 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import REAL_HOME
+from conftest import REAL_HOME, Cli
 
 pytestmark = pytest.mark.real
 
 SHORT = ["--max-rounds", "3", "--max-tokens", "48", "--seed", "7"]
+REAL = {"MOOT_HOME": str(REAL_HOME)}  # where the real models are installed
 
 
-def moot(*args: str, **kw: Any) -> subprocess.Popen[str]:
-    env = {**os.environ, "MOOT_HOME": str(REAL_HOME)}
-    return subprocess.Popen(
-        [sys.executable, "-m", "moot", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        **kw,
-    )
-
-
-def run_ok(*args: str) -> str:
-    proc = moot(*args)
-    out, err = proc.communicate(timeout=900)
-    assert proc.returncode == 0, err[-3000:]
-    return out
+def run_ok(cli: Cli, *args: str) -> str:
+    """A real debate, in a process of its own as a user would run it; its output."""
+    proc = cli.subprocess(*args, env=REAL, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
 
 
 def check_outputs(out_dir: Path, language: str) -> dict[str, Any]:
@@ -63,8 +49,10 @@ def check_outputs(out_dir: Path, language: str) -> dict[str, Any]:
     return data
 
 
-def test_full_english_debate_on_smollm2(tmp_path: Path) -> None:
-    out = run_ok("run", "remote work is better than office work", "--out", str(tmp_path), *SHORT)
+def test_full_english_debate_on_smollm2(tmp_path: Path, cli: Cli) -> None:
+    out = run_ok(
+        cli, "run", "remote work is better than office work", "--out", str(tmp_path), *SHORT
+    )
     data = check_outputs(tmp_path, "en")
     assert data["motion"] == "This House Believes That remote work is better than office work"
     assert {m["id"] for m in data["models"].values()} == {"smollm2-135m"}
@@ -82,8 +70,9 @@ def test_full_english_debate_on_smollm2(tmp_path: Path) -> None:
     assert "🔵 Proposition" in out and "🟡 Devil's Advocate" in out and "/ 10" in out
 
 
-def test_full_chinese_debate_on_gemma(tmp_path: Path) -> None:
+def test_full_chinese_debate_on_gemma(tmp_path: Path, cli: Cli) -> None:
     out = run_ok(
+        cli,
         "run",
         "本院认为人工智能将是人类最后一项伟大发明",
         "--model",
@@ -98,8 +87,9 @@ def test_full_chinese_debate_on_gemma(tmp_path: Path) -> None:
     assert "🔵 正方" in out and "🔴 反方" in out
 
 
-def test_proposition_and_opposition_on_different_models(tmp_path: Path) -> None:
+def test_proposition_and_opposition_on_different_models(tmp_path: Path, cli: Cli) -> None:
     run_ok(
+        cli,
         "run",
         "cities should ban cars",
         "--role",
@@ -115,8 +105,8 @@ def test_proposition_and_opposition_on_different_models(tmp_path: Path) -> None:
     assert data["models"]["opposition"]["sha256"].startswith("a5fd3b62")
 
 
-def test_ctrl_c_mid_debate_keeps_every_finished_turn(tmp_path: Path) -> None:
-    proc = moot("run", "cities should ban cars", "--out", str(tmp_path), *SHORT)
+def test_ctrl_c_mid_debate_keeps_every_finished_turn(tmp_path: Path, cli: Cli) -> None:
+    proc = cli.popen("run", "cities should ban cars", "--out", str(tmp_path), *SHORT, env=REAL)
     journal = tmp_path / "journal.jsonl"
     deadline = time.monotonic() + 300
     turns: list[dict[str, Any]] = []
@@ -174,11 +164,13 @@ def test_the_real_judge_scores_a_substantive_round_above_an_off_topic_one(seed: 
     assert scores["off_topic"] <= 3.5
 
 
-def test_a_motion_too_long_for_the_context_is_refused_with_the_numbers(tmp_path: Path) -> None:
+def test_a_motion_too_long_for_the_context_is_refused_with_the_numbers(
+    tmp_path: Path, cli: Cli
+) -> None:
     motion = "remote work is better than office work because " + "evidence " * 12_000
     assert len(motion.encode()) > 100_000
-    proc = moot("run", motion, "--out", str(tmp_path), *SHORT)
-    _, err = proc.communicate(timeout=300)
+    proc = cli.subprocess("run", motion, "--out", str(tmp_path), *SHORT, env=REAL, timeout=300)
+    err = proc.stderr
     assert proc.returncode != 0
     first = err.strip().splitlines()[0]
     assert first.startswith("error: prompt of") and "does not fit the context of 4096" in first

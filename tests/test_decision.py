@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from conftest import Cli
 from moot.engine import Notice, TurnFinished
 from moot.errors import CallTimeoutError, MootError, UsageError
 from moot.formats.base import RunOptions
@@ -582,15 +581,6 @@ def test_both_packs_have_the_same_steps() -> None:
 # -- the CLI ----------------------------------------------------------------------------
 
 
-def moot(*args: str, home: Path, tmp: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {"MOOT_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home)}
-    if tmp is not None:
-        env["TMPDIR"] = str(tmp)
-    return subprocess.run(
-        [sys.executable, "-m", "moot", *args], capture_output=True, text=True, env=env, timeout=120
-    )
-
-
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [
@@ -600,9 +590,9 @@ def moot(*args: str, home: Path, tmp: Path | None = None) -> subprocess.Complete
     ],
 )
 def test_cli_refuses_bad_positions_with_one_line_and_a_hint(
-    tmp_path: Path, extra: list[str], needle: str
+    tmp_path: Path, extra: list[str], needle: str, cli: Cli
 ) -> None:
-    proc = moot("run", TOPIC, "--format", "decision", *extra, home=tmp_path)
+    proc = cli("run", TOPIC, "--format", "decision", *extra, home=tmp_path)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     lines = proc.stderr.strip().splitlines()
@@ -612,7 +602,7 @@ def test_cli_refuses_bad_positions_with_one_line_and_a_hint(
     )
 
 
-def test_cli_dry_run_is_ephemeral(tmp_path: Path) -> None:
+def test_cli_dry_run_is_ephemeral(tmp_path: Path, cli: Cli) -> None:
     home, tmp, cwd = tmp_path / "home", tmp_path / "tmp", tmp_path / "cwd"
     for d in (home, tmp, cwd):
         d.mkdir()
@@ -621,25 +611,18 @@ def test_cli_dry_run_is_ephemeral(tmp_path: Path) -> None:
         return sorted(str(p) for d in (home, tmp, cwd) for p in d.rglob("*"))
 
     before = listing()
-    env = {"MOOT_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "moot", "run", TOPIC, "--format", "decision", "--dry-run"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=120,
-        check=False,
-    )
+    # A process of its own, so that its temporary folder and working directory are these.
+    run = ["run", TOPIC, "--format", "decision", "--dry-run"]
+    proc = cli.subprocess(*run, home=home, env={"TMPDIR": str(tmp)}, clean=True, cwd=cwd)
     assert proc.returncode == 0, proc.stderr
     assert listing() == before
     assert "recommendation: Postgres" in proc.stdout and "Key reasoning" in proc.stdout
     assert "saved:" not in proc.stdout
 
 
-def test_cli_dry_run_saves_only_with_out(tmp_path: Path) -> None:
+def test_cli_dry_run_saves_only_with_out(tmp_path: Path, cli: Cli) -> None:
     out = tmp_path / "out"
-    proc = moot(
+    proc = cli(
         "run",
         "monorepo vs polyrepo",
         "--format",

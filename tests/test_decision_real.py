@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from conftest import REAL_HOME
+from conftest import REAL_HOME, Cli
 
 pytestmark = pytest.mark.real
+
+REAL = {"MOOT_HOME": str(REAL_HOME)}  # where the real models are installed
 
 TOPIC = "Postgres vs MySQL vs SQLite for a small analytics app"
 SHORT = ["--format", "decision", "--yes", "--max-tokens", "48", "--seed", "3"]
@@ -49,17 +48,9 @@ HEADINGS = {
 }
 
 
-def run_ok(*args: str, cwd: Path | None = None) -> str:
-    env = {**os.environ, "MOOT_HOME": str(REAL_HOME)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "moot", "run", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=900,
-        check=False,
-    )
+def run_ok(cli: Cli, *args: str, cwd: Path | None = None) -> str:
+    """`moot run ARGS` on the real models, in a process of its own as a user would run it."""
+    proc = cli.subprocess("run", *args, env=REAL, cwd=cwd, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout
 
@@ -91,10 +82,12 @@ def check_saved(out_dir: Path, language: str) -> dict[str, Any]:
     return data
 
 
-def test_the_example_quick_on_smollm2_is_printed_and_nothing_is_saved(tmp_path: Path) -> None:
+def test_the_example_quick_on_smollm2_is_printed_and_nothing_is_saved(
+    tmp_path: Path, cli: Cli
+) -> None:
     debates = REAL_HOME / "debates"
     before = sorted(debates.rglob("*")) if debates.is_dir() else []
-    out = run_ok(TOPIC, "--preset", "quick", *SHORT, cwd=tmp_path)
+    out = run_ok(cli, TOPIC, "--preset", "quick", *SHORT, cwd=tmp_path)
     fm = front_matter(out)
     assert fm["positions"] == ["Postgres", "MySQL", "SQLite"]
     assert (fm["preset"], fm["rounds"]) == ("quick", 0)
@@ -104,8 +97,8 @@ def test_the_example_quick_on_smollm2_is_printed_and_nothing_is_saved(tmp_path: 
     assert list(tmp_path.iterdir()) == []
 
 
-def test_standard_on_smollm2_saved_with_out(tmp_path: Path) -> None:
-    run_ok(TOPIC, *SHORT, "--preset", "standard", "--out", str(tmp_path))
+def test_standard_on_smollm2_saved_with_out(tmp_path: Path, cli: Cli) -> None:
+    run_ok(cli, TOPIC, *SHORT, "--preset", "standard", "--out", str(tmp_path))
     data = check_saved(tmp_path, "en")
     steps = [t["step"] for t in data["turns"]]
     assert steps == ["opening"] * 3 + ["rebut"] * 3 + ["steelman"] * 3 + [
@@ -116,8 +109,9 @@ def test_standard_on_smollm2_saved_with_out(tmp_path: Path) -> None:
     assert data["result"]["frontmatter"]["preset"] == "standard"
 
 
-def test_two_models_as_opponents(tmp_path: Path) -> None:
+def test_two_models_as_opponents(tmp_path: Path, cli: Cli) -> None:
     run_ok(
+        cli,
         TOPIC,
         *SHORT,
         "--preset",
@@ -134,9 +128,11 @@ def test_two_models_as_opponents(tmp_path: Path) -> None:
     assert models["debater_b"] != models["debater_a"]
 
 
-def test_chinese_on_gemma(tmp_path: Path) -> None:
+def test_chinese_on_gemma(tmp_path: Path, cli: Cli) -> None:
     topic = "PostgreSQL 还是 MySQL 适合小型分析应用？"
-    run_ok(topic, *SHORT, "--preset", "quick", "--model", "gemma3-270m", "--out", str(tmp_path))
+    run_ok(
+        cli, topic, *SHORT, "--preset", "quick", "--model", "gemma3-270m", "--out", str(tmp_path)
+    )
     data = check_saved(tmp_path, "zh")
     fm = data["result"]["frontmatter"]
     assert fm["topic"] == topic and fm["positions"] == ["PostgreSQL", "MySQL"]

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import REAL_HOME
+from conftest import REAL_HOME, Cli
 
 pytestmark = pytest.mark.real
+
+REAL = {"MOOT_HOME": str(REAL_HOME)}  # where the real models are installed
 
 SHORT = ["--max-tokens", "48", "--seed", "3"]
 STATE = REAL_HOME / "state"
@@ -24,15 +23,9 @@ STATE = REAL_HOME / "state"
 FAST_JUDGE = ["--role", "judge=smollm2-135m"]
 
 
-def run_ok(*args: str) -> str:
-    env = {**os.environ, "MOOT_HOME": str(REAL_HOME)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "moot", "run", *args, *SHORT],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
+def run_ok(cli: Cli, *args: str) -> str:
+    """`moot run ARGS` on the real models, in a process of its own as a user would run it."""
+    proc = cli.subprocess("run", *args, *SHORT, env=REAL, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout
 
@@ -80,9 +73,9 @@ def check_challenge(out: Path, state_dir: Path, language: str, rounds: int) -> d
     return data
 
 
-def test_challenge_in_english_on_smollm2(tmp_path: Path, state_dir: Path) -> None:
+def test_challenge_in_english_on_smollm2(tmp_path: Path, state_dir: Path, cli: Cli) -> None:
     topic = "Should we rewrite the billing service in Rust?"
-    out = run_ok(topic, "--format", "challenge", "--rounds", "2", "--out", str(tmp_path))
+    out = run_ok(cli, topic, "--format", "challenge", "--rounds", "2", "--out", str(tmp_path))
     data = check_challenge(tmp_path, state_dir, "en", 2)
     assert data["motion"] == topic
     assert {m["id"] for m in data["models"].values()} == {"smollm2-135m"}
@@ -106,8 +99,9 @@ def test_challenge_in_english_on_smollm2(tmp_path: Path, state_dir: Path) -> Non
     assert "no deterministic verification" in md and "Round 2 - Challenger (smollm2-135m):" in md
 
 
-def test_challenge_in_chinese_on_gemma(tmp_path: Path, state_dir: Path) -> None:
+def test_challenge_in_chinese_on_gemma(tmp_path: Path, state_dir: Path, cli: Cli) -> None:
     out = run_ok(
+        cli,
         "我们应该用 Rust 重写计费服务吗？",
         "--format",
         "challenge",
@@ -145,9 +139,10 @@ def check_adversarial(out: Path, language: str, names: set[str]) -> dict[str, An
     return data
 
 
-def test_adversarial_with_two_models(tmp_path: Path) -> None:
+def test_adversarial_with_two_models(tmp_path: Path, cli: Cli) -> None:
     question = "Is nuclear power safer per TWh than wind?"
     run_ok(
+        cli,
         question,
         "--format",
         "adversarial",
@@ -176,8 +171,9 @@ def test_adversarial_with_two_models(tmp_path: Path) -> None:
     assert synthesis["cached_tokens"] > sum(t["completion_tokens"] for t in last)
 
 
-def test_adversarial_in_chinese_on_gemma(tmp_path: Path) -> None:
+def test_adversarial_in_chinese_on_gemma(tmp_path: Path, cli: Cli) -> None:
     run_ok(
+        cli,
         "每太瓦时核电比风电更安全吗？",
         "--format",
         "adversarial",

@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REAL_HOME
+from conftest import REAL_HOME, Cli
 from moot.engine import Event, TurnFinished
 from moot.formats.base import RunOptions
 from moot.formats.decision.flow import FORMAT as DECISION
@@ -25,26 +24,15 @@ from moot.runner import Debate, DebateSetup, resume_setup
 from moot.transcript import read_journal
 
 ARGS = ["--max-rounds", "3", "--min-score", "10", "--max-tokens", "24", "--seed", "11", "--quiet"]
-
-
-def moot(*args: str, stdin: int = subprocess.DEVNULL) -> subprocess.Popen[str]:
-    env = {**os.environ, "MOOT_HOME": str(REAL_HOME)}
-    return subprocess.Popen(
-        [sys.executable, "-m", "moot", *args],
-        stdin=stdin,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
+REAL = {"MOOT_HOME": str(REAL_HOME)}  # where the real models are installed
 
 
 @contextmanager
-def at_a_terminal(*args: str, typed: str) -> Iterator[subprocess.Popen[str]]:
+def at_a_terminal(cli: Cli, *args: str, typed: str) -> Iterator[subprocess.Popen[str]]:
     """`moot ARGS` with a terminal as stdin, where a user has typed TYPED."""
     terminal, keyboard = os.openpty()
     try:
-        proc = moot(*args, stdin=keyboard)
+        proc = cli.popen(*args, env=REAL, stdin=keyboard)
     finally:
         os.close(keyboard)
     try:
@@ -72,13 +60,15 @@ def journaled(folder: Path) -> int:
 # snapshots, a path of its own.
 @pytest.mark.real
 @pytest.mark.parametrize("model", ["smollm2-135m", "gemma3-270m"])
-def test_sigkill_then_resume_gives_the_uninterrupted_transcript(tmp_path: Path, model: str) -> None:
+def test_sigkill_then_resume_gives_the_uninterrupted_transcript(
+    tmp_path: Path, model: str, cli: Cli
+) -> None:
     whole, cut = tmp_path / "whole", tmp_path / "cut"
     args = [*ARGS, "--model", model]
-    first = moot("run", "cities should ban cars", "--out", str(whole), *args)
+    first = cli.popen("run", "cities should ban cars", "--out", str(whole), *args, env=REAL)
     assert first.wait(timeout=600) == 0, first.stderr.read() if first.stderr else ""
 
-    killed = moot("run", "cities should ban cars", "--out", str(cut), *args)
+    killed = cli.popen("run", "cities should ban cars", "--out", str(cut), *args, env=REAL)
     deadline = time.monotonic() + 300
     while journaled(cut) < 6 and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -88,7 +78,7 @@ def test_sigkill_then_resume_gives_the_uninterrupted_transcript(tmp_path: Path, 
     assert 6 <= done_before < len(turns(whole))
     assert not (cut / "transcript.json").exists()
 
-    resumed = moot("resume", str(cut), "--quiet")
+    resumed = cli.popen("resume", str(cut), "--quiet", env=REAL)
     _, err = resumed.communicate(timeout=600)
     assert resumed.returncode == 0, err[-2000:]
     a, b = turns(whole), turns(cut)
@@ -101,14 +91,15 @@ def test_sigkill_then_resume_gives_the_uninterrupted_transcript(tmp_path: Path, 
     assert sum('"type": "debate"' in line for line in lines) == 1
 
     # `moot replay` re-runs the saved transcript and finds every turn the same.
-    replayed = moot("replay", str(whole / "transcript.json"))
+    replayed = cli.popen("replay", str(whole / "transcript.json"), env=REAL)
     out, err = replayed.communicate(timeout=600)
     assert replayed.returncode == 0, err[-2000:]
     assert f"all {len(a)} turns match" in out
 
 
-def test_resume_refuses_a_finished_debate(tmp_path: Path) -> None:
-    proc = moot(
+def test_resume_refuses_a_finished_debate(tmp_path: Path, cli: Cli) -> None:
+    home = tmp_path / "home"
+    proc = cli(
         "run",
         "tea is better than coffee",
         "--dry-run",
@@ -117,15 +108,16 @@ def test_resume_refuses_a_finished_debate(tmp_path: Path) -> None:
         "--out",
         str(tmp_path / "d"),
         "--quiet",
+        home=home,
     )
-    assert proc.wait(timeout=120) == 0
-    again = moot("resume", str(tmp_path / "d"))
-    _, err = again.communicate(timeout=60)
-    assert again.returncode == 2 and "already finished" in err
+    assert proc.returncode == 0
+    again = cli("resume", str(tmp_path / "d"), home=home)
+    assert again.returncode == 2 and "already finished" in again.stderr
 
 
-def test_replay_names_the_first_turn_that_differs(tmp_path: Path) -> None:
-    proc = moot(
+def test_replay_names_the_first_turn_that_differs(tmp_path: Path, cli: Cli) -> None:
+    home = tmp_path / "home"
+    proc = cli(
         "run",
         "tea is better than coffee",
         "--dry-run",
@@ -136,19 +128,18 @@ def test_replay_names_the_first_turn_that_differs(tmp_path: Path) -> None:
         "--out",
         str(tmp_path / "d"),
         "--quiet",
+        home=home,
     )
-    assert proc.wait(timeout=120) == 0
+    assert proc.returncode == 0
     data = json.loads((tmp_path / "d" / "transcript.json").read_text())
     data["turns"][3]["text"] = "a different speech"
     tampered = tmp_path / "tampered.json"
     tampered.write_text(json.dumps(data))
-    again = moot("replay", str(tampered))
-    out, _ = again.communicate(timeout=120)
+    again = cli("replay", str(tampered), home=home)
     assert again.returncode == 1
-    assert "turn 3 differs" in out and "a different speech" in out
-    bad = moot("replay", str(tmp_path / "nope.json"))
-    _, err = bad.communicate(timeout=60)
-    assert bad.returncode == 2 and err.startswith("error:")
+    assert "turn 3 differs" in again.stdout and "a different speech" in again.stdout
+    bad = cli("replay", str(tmp_path / "nope.json"), home=home)
+    assert bad.returncode == 2 and bad.stderr.startswith("error:")
 
 
 # -- the decision format: the plan a user corrected survives the kill --------------------
@@ -161,15 +152,17 @@ CORRECTED = {"A": "Postgres", "B": "MySQL", "C": "SQLite"}
 
 
 @pytest.mark.real
-def test_a_decision_killed_and_resumed_keeps_the_plan_the_user_corrected(tmp_path: Path) -> None:
+def test_a_decision_killed_and_resumed_keeps_the_plan_the_user_corrected(
+    tmp_path: Path, cli: Cli
+) -> None:
     whole, cut = tmp_path / "whole", tmp_path / "cut"
     run = ["run", TOPIC, *DECISION_ARGS, "--quiet", "--out"]
-    with at_a_terminal(*run, str(whole), typed=CORRECTION) as first:
+    with at_a_terminal(cli, *run, str(whole), typed=CORRECTION) as first:
         _, err = first.communicate(timeout=600)
         assert first.returncode == 0, err[-2000:]
     assert json.loads((whole / "transcript.json").read_text())["result"]["seats"] == CORRECTED
 
-    with at_a_terminal(*run, str(cut), typed=CORRECTION) as killed:
+    with at_a_terminal(cli, *run, str(cut), typed=CORRECTION) as killed:
         deadline = time.monotonic() + 300
         while journaled(cut) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -177,7 +170,7 @@ def test_a_decision_killed_and_resumed_keeps_the_plan_the_user_corrected(tmp_pat
         killed.wait(timeout=60)
     assert 2 <= journaled(cut) < len(turns(whole))
 
-    resumed = moot("resume", str(cut), "--quiet")  # no terminal: nothing is asked again
+    resumed = cli.popen("resume", str(cut), "--quiet", env=REAL)  # no terminal: nothing asked
     _, err = resumed.communicate(timeout=600)
     assert resumed.returncode == 0, err[-2000:]
     a, b = turns(whole), turns(cut)
