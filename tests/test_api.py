@@ -171,6 +171,7 @@ def test_a_tournament_from_python(home: Path) -> None:
         moot.tournament(["alpha"], ["x"], run=DRY)
 
 
+@pytest.mark.real
 def test_models_lists_and_resolves_offline(home: Path) -> None:
     listed = {m.id: m for m in moot.models.list()}
     assert listed["smollm2-135m"].installed
