@@ -32,6 +32,7 @@ def test_wheel_ships_catalog_and_every_prompt(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "moot/_data/catalog.toml" in names
     assert "moot/models/store.py" in names and "moot/models/gguf_check.py" in names
+    assert "moot/py.typed" in names  # type checkers read the hints of an installed moot
     prompts = [
         p.relative_to(REPO / "prompts") for p in (REPO / "prompts").rglob("*") if p.is_file()
     ]
