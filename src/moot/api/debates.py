@@ -245,7 +245,8 @@ class Debate:
                     raise item.error
                 yield item  # type: ignore[misc]
         finally:
-            self.stop()
+            if worker.is_alive():  # the caller left the loop early
+                self.stop()
             worker.join()
 
     def _check_stop(self, event: Event) -> None:
