@@ -149,6 +149,7 @@ def test_every_format_runs_from_python(home: Path) -> None:
         result = moot.debate("cars in cities", format=name, run=DRY, save=False, **params)
         assert result.transcript.format == name
         assert result.turns and result.markdown.strip()
+    assert sorted(p.name for p in home.iterdir()) == ["models"]  # nothing saved, not even state
 
 
 def test_a_tournament_from_python(home: Path) -> None:

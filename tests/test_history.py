@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from conftest import Cli
 
 
@@ -57,3 +59,19 @@ def test_no_save_leaves_no_file_anywhere(tmp_path: Path, cli: Cli) -> None:
     assert "Debate Brief" in proc.stdout and "saved:" not in proc.stdout
     assert tree(home) == set()
     assert tree(tmp) == set()
+
+
+@pytest.mark.parametrize("fmt", ["challenge", "decision", "adversarial"])
+def test_no_save_leaves_no_file_in_any_format(tmp_path: Path, cli: Cli, fmt: str) -> None:
+    """The challenge format's state file included: --no-save writes nothing at all."""
+    home = tmp_path / "home"
+    home.mkdir()
+    args = {
+        "challenge": ["--rounds", "1"],
+        "decision": ["--positions", "ban cars", "--positions", "keep cars", "--yes"],
+        "adversarial": ["--model", "a.gguf", "--model", "b.gguf", "--rounds", "1"],
+    }[fmt]
+    done = cli("run", "cars in cities", "--format", fmt, "--dry-run", "--no-save", *args, home=home)
+    assert done.returncode == 0, done.stderr
+    assert "saved:" not in done.stdout
+    assert tree(home) == set()

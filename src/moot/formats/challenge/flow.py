@@ -192,7 +192,15 @@ class _Debate:
             return
         self.summary, self.summary_upto = turn.text, upto
 
+    @property
+    def saved(self) -> bool:
+        """Whether this debate is kept on disk: with nothing saved (`--no-save`,
+        `save=False`), no state file is written either."""
+        return self.engine.journal is not None
+
     def save(self) -> None:
+        if not self.saved:
+            return
         self.state.exchanges = list(self.exchanges)
         spoke = [{x.round for x in self.exchanges if x.role == side} for side in SIDES]
         both = spoke[0] & spoke[1]
@@ -300,7 +308,7 @@ def _result(debate: _Debate, verdict: dict[str, Any] | None, completed: int) -> 
     incomplete = completed + 1 if completed < debate.params.rounds else None
     return {
         "id": state.id,
-        "state_file": str(state.path),
+        "state_file": str(state.path) if debate.saved else None,
         "topic": debate.topic,
         "status": state.status,
         "effort": state.effort,
