@@ -1,10 +1,15 @@
-"""Files written safely: atomic replace, create-only, private folders."""
+"""Files written safely (atomic replace, create-only, private folders) and read safely
+(regular files only, under a size limit)."""
 
 from __future__ import annotations
 
+import json
 import os
+import stat
 import tempfile
 from pathlib import Path
+
+from moot.errors import UsageError
 
 
 def _fsync_dir(path: Path) -> None:
@@ -64,3 +69,85 @@ def create_atomic(path: Path, data: str) -> bool:
         Path(tmp).unlink(missing_ok=True)
     _fsync_dir(path.parent)
     return True
+
+
+# -- reading files a user names ------------------------------------------------------------
+
+KIB = 1024
+MIB = 1024 * KIB
+
+# Size limits of the files moot reads; each far above what moot itself writes.
+TEXT_LIMIT = 1 * MIB  # a motions file, a prompt template
+RECORD_LIMIT = 64 * MIB  # a transcript, a journal, a saved debate's document
+
+
+def read_bytes(path: Path, *, what: str, limit: int, follow_symlinks: bool = True) -> bytes:
+    """The bytes of PATH if it is a regular file of at most LIMIT bytes, else a UsageError
+    naming WHAT. A FIFO or a device is refused without blocking on it; with
+    follow_symlinks=False, neither is a symlink."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | (0 if follow_symlinks else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise UsageError(f"{what} {path} does not exist", hint="check the path") from None
+    except IsADirectoryError:
+        raise UsageError(f"{what} {path} is a folder, not a file", hint="name a file") from None
+    except OSError as exc:
+        if not follow_symlinks and os.path.islink(path):
+            raise UsageError(
+                f"{what} {path} is a symlink; moot does not follow it", hint="use the file itself"
+            ) from None
+        raise UsageError(
+            f"{what} {path} cannot be read: {exc.strerror or exc}",
+            hint="check its permissions",
+        ) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+            raise UsageError(f"{what} {path} is {kind}", hint="name a regular file")
+        if info.st_size > limit:
+            raise UsageError(
+                f"{what} {path} is {info.st_size:,} bytes, over moot's limit of {limit:,}",
+                hint="is it the right file?",
+            )
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        raise UsageError(
+            f"{what} {path} cannot be read: {exc.strerror or exc}", hint="check the file"
+        ) from None
+    finally:
+        os.close(fd)
+    if len(data) > limit:  # it grew while being read
+        raise UsageError(
+            f"{what} {path} is over moot's limit of {limit:,} bytes", hint="is it the right file?"
+        )
+    return data
+
+
+def read_text(path: Path, *, what: str, limit: int, follow_symlinks: bool = True) -> str:
+    """read_bytes, decoded as UTF-8 (a BOM is dropped); invalid UTF-8 is a UsageError."""
+    data = read_bytes(path, what=what, limit=limit, follow_symlinks=follow_symlinks)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"{what} {path} is not UTF-8 text (byte {exc.start})", hint="save it as UTF-8"
+        ) from None
+
+
+def read_json(path: Path, *, what: str, limit: int = RECORD_LIMIT) -> object:
+    """read_text, parsed as JSON; malformed or absurdly nested JSON is a UsageError."""
+    text = read_text(path, what=what, limit=limit)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"{what} {path} is not valid JSON: {exc.msg} (line {exc.lineno})",
+            hint="is it the right file?",
+        ) from None
+    except RecursionError:
+        raise UsageError(
+            f"{what} {path} is nested too deeply to be moot's", hint="is it the right file?"
+        ) from None

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.markup import escape
 
 from moot.engine import Event, Notice, Scored, Stopped, Token, TurnFinished, TurnStarted
 
@@ -37,7 +40,7 @@ class LiveView:
         elif isinstance(event, TurnStarted):
             self._started(event)
         elif isinstance(event, Token):
-            self.console.file.write(event.text)
+            self.console.file.write(printable(event.text))
             self.console.file.flush()
         elif isinstance(event, TurnFinished):
             self._finished(event)
@@ -55,7 +58,7 @@ class LiveView:
             self._round = event.round
             self.console.rule(f"[bold]{self.round_label.format(n=event.round)}[/]")
         style = _STYLES.get(event.role, "bold")
-        self.console.print(f"\n[{style}]{event.label}[/]", highlight=False)
+        self.console.print(f"\n[{style}]{safe(event.label)}[/]", highlight=False)
         self._streaming = event.streams
         if not event.streams:
             self.console.print("[dim]…[/]")
@@ -76,19 +79,41 @@ class LiveView:
             highlight=False,
         )
         if event.reasoning:
-            self.console.print(f"[dim]{event.reasoning}[/]", highlight=False)
+            self.console.print(f"[dim]{safe(event.reasoning)}[/]", highlight=False)
 
     def _notice(self, event: Notice) -> None:
         style = {"warn": "yellow", "error": "bold red"}.get(event.level, "dim")
-        self.console.print(f"[{style}]{event.message}[/]", highlight=False)
+        self.console.print(f"[{style}]{safe(event.message)}[/]", highlight=False)
 
 
 def show_document(console: Console, markdown: str) -> None:
+    """A finished debate's document, rendered as markdown: its text is shown, never obeyed
+    (no control characters, no hyperlinks)."""
     console.print()
+    markdown = printable(markdown)
     if markdown.startswith("---\n"):
         # YAML front matter (the decision document's) is data: show it as written.
         head, sep, body = markdown[4:].partition("\n---\n")
         if sep:
             console.print(f"---\n{head}\n---", markup=False, highlight=False, soft_wrap=True)
             markdown = body
-    console.print(Markdown(markdown))
+    console.print(Markdown(markdown, hyperlinks=False))
+
+
+# -- untrusted text ------------------------------------------------------------------------
+# Model output, motions, GGUF metadata and saved files may hold terminal escape sequences
+# (ESC[2J clears the screen, OSC 0 sets the window title) and rich markup ([link=…]). On the
+# terminal they are shown as text; the files on disk keep the exact text.
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """TEXT with every C0/C1 control character but newline and tab shown escaped (`\\x1b`)."""
+    text = text.replace("\r\n", "\n")
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def safe(text: object) -> str:
+    """Untrusted text for a rich markup string: printable, with its markup escaped."""
+    return escape(printable(str(text)))
