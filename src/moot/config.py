@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -67,6 +67,10 @@ def physical_cores() -> int:
 
 
 # -- settings of one run -----------------------------------------------------------------
+
+# Seeds are what llama.cpp takes: an unsigned 32-bit number. One rule for debates and tournaments.
+MAX_SEED = 2**32 - 1
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
 
 
 class RunSettings(BaseModel):

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from moot.config import RunSettings
+from moot.config import RunSettings, Seed
 from moot.errors import UsageError
 from moot.formats import get_format
 from moot.formats.base import Format, RunOptions
@@ -24,8 +24,8 @@ class FormatParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    min_score: float = 7.5  # oxford
-    max_rounds: int = 5  # oxford
+    min_score: float | None = None  # oxford (None: the format's default)
+    max_rounds: int | None = None  # oxford
     rounds: int | None = None  # decision, challenge, adversarial
     preset: str | None = None  # decision
     positions: tuple[str, ...] = ()  # decision
@@ -45,7 +45,7 @@ class DebateSettings(BaseModel):
     roles: dict[str, str] = Field(default_factory=dict)  # role -> model reference
     temperatures: dict[str, Temperature] = Field(default_factory=dict)
     lang: Literal["auto", "en", "zh"] = "auto"
-    seed: int | None = None  # None: a fresh random seed, recorded in the transcript
+    seed: Seed | None = None  # None: a fresh random seed, recorded in the transcript
     prompts: Path | None = None  # a prompt pack of one's own: <dir>/<lang>/<format>/<step>.j2
     params: FormatParams = Field(default_factory=FormatParams)
     run: RunSettings = Field(default_factory=RunSettings)
@@ -100,7 +100,16 @@ def installed_models() -> tuple[tuple[str, int], ...]:
 
 
 def format_params(fmt: Format, given: FormatParams, models: tuple[str, ...] = ()) -> BaseModel:
-    """The format's own params from what the caller gave, validated by the format."""
+    """The format's own params from what the caller gave, validated by the format. A parameter
+    the format does not read is refused, not ignored."""
+    for name, value in given:
+        if value not in (None, ()) and name not in fmt.reads:
+            option = "--" + name.replace("_", "-").replace("continue-from", "continue")
+            reads = sorted(fmt.reads)
+            raise UsageError(
+                f"{option} does not apply to the {fmt.name} format",
+                hint=f"its parameters are: {', '.join(reads)}" if reads else "drop it",
+            )
     # Only challenge picks a model itself (--effort); listing the store costs a little.
     installed = installed_models() if "effort" in fmt.reads else ()
     return fmt.params(RunOptions(**given.model_dump(), models=models, installed=installed))

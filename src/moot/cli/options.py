@@ -14,9 +14,10 @@ Many = list[str] | None
 FormatName = Annotated[str, typer.Option("--format", help=f"Format: {', '.join(NAMES)}.")]
 Lang = Annotated[str, typer.Option(help="Prompt pack: auto (by the motion), en or zh.")]
 MinScore = Annotated[
-    float, typer.Option(help="oxford: completeness score that ends the rounds early (5–10).")
+    float | None,
+    typer.Option(help="oxford: completeness score that ends the rounds early (5–10; 7.5)."),
 ]
-MaxRounds = Annotated[int, typer.Option(help="oxford: hard cap on rounds (3–8).")]
+MaxRounds = Annotated[int | None, typer.Option(help="oxford: hard cap on rounds (3–8; 5).")]
 Seed = Annotated[int | None, typer.Option(help="Seed for every draw and sample.")]
 GpuLayers = Annotated[int, typer.Option(help="Layers to offload to the GPU (0 = CPU, -1 = all).")]
 NCtx = Annotated[int, typer.Option(help="Context window per loaded model.")]

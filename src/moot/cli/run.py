@@ -54,8 +54,8 @@ def run(
     temperature: Annotated[
         Many, typer.Option(help="Override a role's temperature (repeatable).", metavar="ROLE=T")
     ] = None,
-    min_score: MinScore = 7.5,
-    max_rounds: MaxRounds = 5,
+    min_score: MinScore = None,
+    max_rounds: MaxRounds = None,
     seed: Seed = None,
     out: Annotated[
         Path | None,

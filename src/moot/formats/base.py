@@ -17,8 +17,8 @@ from moot.transcript import Transcript
 class RunOptions:
     """The format parameters a front end collects; each format reads and validates its own."""
 
-    min_score: float = 7.5
-    max_rounds: int = 5
+    min_score: float | None = None  # None: the format's default
+    max_rounds: int | None = None
     rounds: int | None = None
     preset: str | None = None
     positions: tuple[str, ...] = ()

@@ -382,7 +382,8 @@ def sample_variables() -> dict[str, dict[str, Any]]:
 
 
 def make_params(options: RunOptions) -> OxfordParams:
-    return validate_params(OxfordParams, min_score=options.min_score, max_rounds=options.max_rounds)
+    given = {"min_score": options.min_score, "max_rounds": options.max_rounds}
+    return validate_params(OxfordParams, **{k: v for k, v in given.items() if v is not None})
 
 
 def render(transcript: Transcript) -> str:
