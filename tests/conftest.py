@@ -144,3 +144,15 @@ def cli() -> Cli:
     """`cli("run", "motion", "--dry-run", home=...)` in this process; `cli.subprocess(...)`
     and `cli.popen(...)` where a test needs a real process."""
     return Cli()
+
+
+@pytest.fixture
+def dry_models(tmp_path: Path) -> tuple[str, str]:
+    """Two small valid GGUF files, no weights: what a dry run that names models can resolve."""
+    from gguf_samples import write_gguf
+
+    template = "{% for m in messages %}{{ m.content }}{% endfor %}"
+    return tuple(  # type: ignore[return-value]
+        str(write_gguf(tmp_path / "models" / f"{n}.gguf", name=n, chat_template=template))
+        for n in ("a", "b")
+    )

@@ -139,11 +139,11 @@ def test_stop_from_a_listener_raises_debate_stopped(home: Path, tmp_path: Path) 
     assert "Debate.resume" in caught.value.hint
 
 
-def test_every_format_runs_from_python(home: Path) -> None:
+def test_every_format_runs_from_python(home: Path, dry_models: tuple[str, str]) -> None:
     runs = {
         "decision": {"positions": ["ban cars", "keep cars"], "rounds": 0},
         "challenge": {"rounds": 1},
-        "adversarial": {"model": ["a.gguf", "b.gguf"], "rounds": 1},
+        "adversarial": {"model": list(dry_models), "rounds": 1},
     }
     for name, params in runs.items():
         result = moot.debate("cars in cities", format=name, run=DRY, save=False, **params)

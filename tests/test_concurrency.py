@@ -112,7 +112,8 @@ def test_the_cli_refuses_to_mix_two_debates_in_one_folder(tmp_path: Path, cli: C
     bad = [*run[:2], "--quiet", "--model", str(tmp_path / "missing.gguf")]
     failed = cli(*bad, home=home)
     assert failed.returncode == 2 and "missing.gguf" in failed.stderr
-    assert list((tmp_path / "home" / "debates").iterdir()) == []
+    debates = tmp_path / "home" / "debates"
+    assert not debates.exists() or list(debates.iterdir()) == []
 
 
 def test_state_ids_drawn_twice_still_name_two_files(

@@ -62,14 +62,16 @@ def test_no_save_leaves_no_file_anywhere(tmp_path: Path, cli: Cli) -> None:
 
 
 @pytest.mark.parametrize("fmt", ["challenge", "decision", "adversarial"])
-def test_no_save_leaves_no_file_in_any_format(tmp_path: Path, cli: Cli, fmt: str) -> None:
+def test_no_save_leaves_no_file_in_any_format(
+    tmp_path: Path, cli: Cli, fmt: str, dry_models: tuple[str, str]
+) -> None:
     """The challenge format's state file included: --no-save writes nothing at all."""
     home = tmp_path / "home"
     home.mkdir()
     args = {
         "challenge": ["--rounds", "1"],
         "decision": ["--positions", "ban cars", "--positions", "keep cars", "--yes"],
-        "adversarial": ["--model", "a.gguf", "--model", "b.gguf", "--rounds", "1"],
+        "adversarial": ["--model", dry_models[0], "--model", dry_models[1], "--rounds", "1"],
     }[fmt]
     done = cli("run", "cars in cities", "--format", fmt, "--dry-run", "--no-save", *args, home=home)
     assert done.returncode == 0, done.stderr

@@ -79,9 +79,10 @@ class RunSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     n_ctx: int = Field(default=4096, ge=256, le=262_144)  # context window per loaded model
-    gpu_layers: int = Field(default=0, ge=-1)  # layers offloaded to the GPU; -1: all
+    gpu_layers: int = Field(default=0, ge=-1, le=10_000)  # layers offloaded to the GPU; -1: all
     max_tokens: int | None = Field(default=None, ge=1, le=32_768)  # cap on tokens a speech
-    call_timeout_s: float | None = Field(default=240.0, gt=0)  # seconds one model call may take
+    # Seconds one model call may take: at most a day.
+    call_timeout_s: float | None = Field(default=240.0, gt=0, le=86_400, allow_inf_nan=False)
     dry_run: bool = False  # scripted models: checks the set-up and the prompts, loads nothing
 
 

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from moot.config import RunSettings, Seed
+from moot.config import OPTION_NAMES, RunSettings, Seed
 from moot.errors import UsageError
 from moot.formats import get_format
 from moot.formats.base import Format, RunOptions
@@ -51,28 +51,48 @@ class DebateSettings(BaseModel):
     run: RunSettings = Field(default_factory=RunSettings)
 
 
-def settings(*, hint: str = "see help(moot.debate)", **values: Any) -> DebateSettings:
-    """DebateSettings from keyword values, or a one-line UsageError naming the field."""
+def settings(
+    *, hint: str = "see help(moot.debate)", options: bool = False, **values: Any
+) -> DebateSettings:
+    """DebateSettings from keyword values, or a one-line UsageError naming the field (as its
+    command-line option, with `options`)."""
     try:
         return DebateSettings.model_validate(values)
     except ValidationError as exc:
-        raise settings_error(exc, hint=hint) from None
+        raise settings_error(exc, hint=hint, options=options) from None
 
 
 _BOUNDS = {"ge": "at least", "gt": "above", "le": "at most", "lt": "below"}
 
 
-def settings_error(exc: ValidationError, *, hint: str) -> UsageError:
+def settings_error(exc: ValidationError, *, hint: str, options: bool = False) -> UsageError:
     """The first problem of a validation error, as the field it concerns and what is wrong."""
     first = exc.errors()[0]
-    where = ".".join(str(part) for part in first["loc"]) or "settings"
+    loc = [str(part) for part in first["loc"]]
+    where = _option(loc) if options and loc else ".".join(loc) or "settings"
     if first["type"] == "extra_forbidden":
         return UsageError(f"unknown setting {where!r}", hint=hint)
     bounds = [f"{_BOUNDS[k]} {v}" for k, v in first.get("ctx", {}).items() if k in _BOUNDS]
     return UsageError(
-        f"{where} {first.get('input')!r} is not allowed: {first['msg'].lower()}",
+        f"{where}{'' if where.endswith('=') else ' '}{first.get('input')!r} is not allowed: "
+        f"{first['msg'].lower()}",
         hint=f"use a value {' and '.join(bounds)}" if bounds else hint,
     )
+
+
+_OPTIONS = {"models": "--model", "roles": "--role", "temperatures": "--temperature"}
+
+
+def _option(loc: list[str]) -> str:
+    """The command-line option a settings field comes from."""
+    head = loc[0]
+    if head == "motion":
+        return "the motion"
+    if head == "temperatures" and len(loc) > 1:
+        return f"--temperature {loc[1]}="
+    if head in ("params", "run") and len(loc) > 1:
+        return OPTION_NAMES.get(loc[1], option_name(loc[1]))
+    return _OPTIONS.get(head, "--" + head.replace("_", "-"))
 
 
 @dataclass
@@ -99,27 +119,75 @@ def installed_models() -> tuple[tuple[str, int], ...]:
     return tuple((m.id, m.size or 0) for m in store.list_models() if m.installed)
 
 
+def option_name(param: str) -> str:
+    """The command-line option of a format parameter."""
+    return "--continue" if param == "continue_from" else "--" + param.replace("_", "-")
+
+
 def format_params(fmt: Format, given: FormatParams, models: tuple[str, ...] = ()) -> BaseModel:
     """The format's own params from what the caller gave, validated by the format. A parameter
     the format does not read is refused, not ignored."""
     for name, value in given:
         if value not in (None, ()) and name not in fmt.reads:
-            option = "--" + name.replace("_", "-").replace("continue-from", "continue")
-            reads = sorted(fmt.reads)
+            reads = ", ".join(sorted(option_name(r) for r in fmt.reads))
             raise UsageError(
-                f"{option} does not apply to the {fmt.name} format",
-                hint=f"its parameters are: {', '.join(reads)}" if reads else "drop it",
+                f"{option_name(name)} does not apply to the {fmt.name} format",
+                hint=f"its options are: {reads}" if reads else "drop it",
             )
     # Only challenge picks a model itself (--effort); listing the store costs a little.
     installed = installed_models() if "effort" in fmt.reads else ()
     return fmt.params(RunOptions(**given.model_dump(), models=models, installed=installed))
 
 
+MAX_MOTION = 4000  # characters: a motion, or a decision's topic with its context
+
+
+def check_motion(motion: str) -> None:
+    """A motion says something: a letter or a digit (not `-`, not zero-width spaces), and
+    no more than a few paragraphs."""
+    if not motion.strip():
+        raise UsageError("the motion is empty", hint="give a motion or a topic")
+    if not any(ch.isalnum() for ch in motion):
+        raise UsageError(
+            f"the motion {motion!r} has no words", hint='give a motion, e.g. moot run "…"'
+        )
+    if len(motion) > MAX_MOTION:
+        raise UsageError(
+            f"the motion is {len(motion):,} characters, over the limit of {MAX_MOTION:,}",
+            hint="state the motion in a sentence; put the background in --positions",
+        )
+
+
+def check_model_ref(ref: str) -> None:
+    """A model reference names a model that is here (its header checked, no weights loaded)
+    or a well-formed server URL (no connection is opened)."""
+    from moot.inference.remote import is_remote_ref
+    from moot.models import store
+
+    if not ref.strip():
+        raise UsageError("a model reference is empty", hint="see `moot models list`")
+    if is_remote_ref(ref):
+        check_server_url(ref)
+        return
+    store.resolve(ref)
+
+
+def check_server_url(ref: str) -> None:
+    from urllib.parse import urlsplit
+
+    url = urlsplit(ref.partition("#")[0])
+    try:
+        port = url.port
+    except ValueError:
+        port = -1
+    if not url.hostname or port == -1 or url.query:
+        raise UsageError(f"{ref!r} is not a server URL", hint="e.g. http://127.0.0.1:8080/v1#MODEL")
+
+
 def prepare(chosen: DebateSettings, *, out_dir: Path | None = None) -> DebateSetup:
     """Check what only the format can check (its params, its roles), before any model loads."""
     fmt = get_format(chosen.format)
-    if not chosen.motion.strip():
-        raise UsageError("the motion is empty", hint="give a motion or a topic")
+    check_motion(chosen.motion)
     language = resolve_language(chosen.lang, chosen.motion)
     params = format_params(fmt, chosen.params, chosen.models)
     cast = fmt.cast(params)
@@ -134,6 +202,8 @@ def prepare(chosen: DebateSettings, *, out_dir: Path | None = None) -> DebateSet
                 f"{what}: unknown role {unknown[0]!r} in the {fmt.name} format",
                 hint=f"its roles are: {', '.join(cast.roles)}",
             )
+    for ref in (*chosen.models, *chosen.roles.values()):  # last: it reads model headers
+        check_model_ref(ref)
     return DebateSetup(
         format=fmt,
         motion=fmt.motion(chosen.motion, language),

@@ -10,12 +10,20 @@ from rich.console import Console
 from moot import __version__
 from moot.errors import MootError
 
+EXIT_CODES = (
+    "Exit status: 0 done; 1 the debate or a check failed (a model error, a replay that "
+    "differs, a model that fails verification); 2 the input was wrong (usage, a value out of "
+    "range, a file that is not what it should be); 130 interrupted."
+)
+
+
 app = typer.Typer(
     name="moot",
     help="Structured debates between local language models, fully offline.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    epilog=EXIT_CODES,
 )
 
 err = Console(stderr=True, soft_wrap=True)
@@ -43,39 +51,104 @@ def _register() -> None:
 def main() -> None:
     """Entry point: run the app; known errors become one line plus a hint."""
     _register()
-    debug = "--debug" in sys.argv
+    argv = sys.argv[1:]
+    debug = "--debug" in argv
     if debug:
-        sys.argv.remove("--debug")
+        argv.remove("--debug")
     try:
+        check_arguments(argv)
         # Without standalone mode click returns typer.Exit's code instead of exiting.
-        code = app(standalone_mode=False)
+        code = app(args=argv, prog_name="moot", standalone_mode=False)
         if isinstance(code, int) and code:
             sys.exit(code)
     except MootError as exc:
         if debug:
             raise
-        err.print(f"[bold red]error:[/] {exc.message}", highlight=False)
-        if exc.hint:
-            err.print(f"[dim]hint:[/] {exc.hint}", highlight=False)
+        _error(exc.message, exc.hint)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]")
         sys.exit(130)
-    except Exception as exc:  # click's own usage errors and aborts
-        import click
-
-        if isinstance(exc, click.exceptions.Exit):
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Abort):
-            err.print("[yellow]aborted[/]")
-            sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        err.print("[yellow]aborted[/]")
+        sys.exit(130)
+    except typer.TyperException as exc:  # click's usage errors: a bad option, a bad value
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            sys.exit(0)  # the help is printed already: that is what a bare command asks for
         if debug:
             raise
-        err.print(f"[bold red]error:[/] unexpected {type(exc).__name__}: {exc}", highlight=False)
+        ctx = getattr(exc, "ctx", None)
+        command = ctx.command_path if ctx is not None else "moot"
+        message = exc.format_message()
+        _error(message[:1].lower() + message[1:], f"see {command} --help")
+        sys.exit(exc.exit_code)
+    except Exception as exc:
+        if debug:
+            raise
+        _error(f"unexpected {type(exc).__name__}: {exc}", "")
         err.print(
             "[dim]hint:[/] rerun with --debug for the traceback, and report it", highlight=False
         )
         sys.exit(1)
+
+
+def _error(message: str, hint: str) -> None:
+    from moot.render import safe
+
+    err.print(f"[bold red]error:[/] {safe(message)}", highlight=False)
+    if hint:
+        err.print(f"[dim]hint:[/] {safe(hint)}", highlight=False)
+
+
+def check_arguments(argv: list[str]) -> None:
+    """Refuse what click would take silently: arguments that are not valid UTF-8, and an
+    option given twice (the last would win)."""
+    from moot.errors import UsageError
+
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UsageError(
+                f"argument {arg.encode('utf-8', 'surrogateescape')!r} is not valid UTF-8",
+                hint="check the terminal's encoding, or pass the text in a file",
+            ) from None
+    command, rest = _command(argv)
+    seen: dict[str, str] = {}
+    for token in rest:
+        if token == "--":
+            break
+        name = token.partition("=")[0] if token.startswith("--") else token
+        param = _single_options(command).get(name)
+        if param is None:
+            continue
+        if param in seen:
+            given = (
+                f"{name} is given twice"
+                if seen[param] == name
+                else f"{seen[param]} and {name} are both given"
+            )
+            raise UsageError(given, hint="give each option once")
+        seen[param] = name
+
+
+def _command(argv: list[str]) -> tuple[object, list[str]]:
+    """The click command ARGV runs, and the arguments after its name."""
+    command: object = typer.main.get_command(app)
+    rest = list(argv)
+    while rest and hasattr(command, "commands") and rest[0] in command.commands:
+        command = command.commands[rest.pop(0)]
+    return command, rest
+
+
+def _single_options(command: object) -> dict[str, str]:
+    """Each name of an option that takes one value (or is one flag) -> the option's name."""
+    names: dict[str, str] = {}
+    for param in getattr(command, "params", []):
+        if getattr(param, "param_type_name", "") != "option" or getattr(param, "multiple", True):
+            continue
+        for opt in (*param.opts, *param.secondary_opts):
+            names[opt] = param.name
+    return names

@@ -104,6 +104,7 @@ def run(
     text = _motion(motion, lang, yes=yes)
     chosen = settings(
         hint="see moot run --help",
+        options=True,
         motion=text,
         format=fmt,
         models=tuple(model or ()),
