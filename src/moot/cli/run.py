@@ -32,7 +32,7 @@ from moot.cli.options import (
 from moot.errors import UsageError
 from moot.formats import get_format
 from moot.formats.oxford.flow import EXAMPLE_MOTIONS, label
-from moot.render import LiveView, show_document
+from moot.render import LiveView, safe, show_document
 from moot.settings import FormatParams, prepare, settings
 
 
@@ -184,7 +184,7 @@ def replay(
     if report.first_difference is None:
         console.print(f"all {report.turns} turns match", highlight=False)
         return
-    console.print(f"turn {report.first_difference} differs ({report.where})", highlight=False)
+    console.print(f"turn {report.first_difference} differs ({safe(report.where)})", highlight=False)
     console.print(f"  saved:    {report.saved[:200]!r}", highlight=False, markup=False)
     console.print(f"  replayed: {report.replayed[:200]!r}", highlight=False, markup=False)
     raise typer.Exit(1)
@@ -197,14 +197,16 @@ def _run(debate: Debate, console: Console, *, quiet: bool) -> None:
         result = debate.run(on_event=view)
     except KeyboardInterrupt:
         where = (
-            f": finished turns are in {setup.out_dir / 'journal.jsonl'}" if setup.out_dir else ""
+            f": finished turns are in {safe(setup.out_dir / 'journal.jsonl')}"
+            if setup.out_dir
+            else ""
         )
         console.print(f"\n[yellow]interrupted[/]{where}", highlight=False)
         raise typer.Exit(130) from None
     show_document(console, result.markdown)
     if result.folder is not None:
         for name in ("transcript.json", setup.format.document):
-            console.print(f"[dim]saved:[/] {result.folder / name}", highlight=False)
+            console.print(f"[dim]saved:[/] {safe(result.folder / name)}", highlight=False)
 
 
 def _motion(motion: str | None, lang: str, *, yes: bool) -> str:
@@ -213,7 +215,7 @@ def _motion(motion: str | None, lang: str, *, yes: bool) -> str:
     examples = EXAMPLE_MOTIONS["zh" if lang == "zh" else "en"]
     if motion is None and sys.stdin.isatty() and not yes:
         for i, example in enumerate(examples, 1):
-            print(f"  {i}. {example}")
+            print(f"  {i}. {example}")  # moot's own examples
         choice = typer.prompt("No motion given; pick one", default="1")
         if choice.isdigit() and 1 <= int(choice) <= len(examples):
             return examples[int(choice) - 1]

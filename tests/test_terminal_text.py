@@ -1,0 +1,43 @@
+"""Untrusted text reaches the terminal as text: escape sequences and rich markup in a motion,
+in model output or in a saved file are shown, never obeyed; the files keep the exact text."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import Cli
+
+HOSTILE = "\x1b]0;owned\x07\x1b[2J\x9b1m[link=file:///etc/passwd]x[/link][blink]b[/blink]"
+FORMATS = {
+    "oxford": ["--max-rounds", "3"],
+    "decision": ["--positions", "tea", "--positions", "coffee", "--yes", "--rounds", "1"],
+    "challenge": ["--rounds", "1"],
+    "adversarial": ["--rounds", "1"],
+}
+
+
+def assert_inert(output: str) -> None:
+    for char in ("\x1b", "\x07", "\x9b"):
+        assert char not in output, f"{char!r} reached the terminal"
+    assert "\\x1b" in output  # shown, escaped
+    assert "[blink]b[/blink]" in "".join(output.split())  # markup shown, not obeyed
+
+
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_the_live_view_shows_a_hostile_motion_as_text(
+    tmp_path: Path, cli: Cli, fmt: str, dry_models: tuple[str, str]
+) -> None:
+    motion = f"tea {HOSTILE} is good"
+    models = ["--model", dry_models[0], "--model", dry_models[1]] if fmt == "adversarial" else []
+    out = tmp_path / "out"
+    proc = cli(
+        "run", motion, "--format", fmt, "--dry-run", "--out", str(out), *FORMATS[fmt], *models,
+        home=tmp_path / "home",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert_inert(proc.stdout + proc.stderr)
+    saved = json.loads((out / "transcript.json").read_text(encoding="utf-8"))
+    assert HOSTILE in saved["motion"]  # the file keeps the exact text
