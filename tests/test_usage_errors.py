@@ -142,3 +142,11 @@ def test_an_error_line_shows_untrusted_text_as_text(tmp_path: Path, cli: Cli) ->
     assert proc.returncode == 2
     assert "\x1b" not in proc.stderr and "\x07" not in proc.stderr
     assert "[link=file:/etc/passwd]x[/link]" in proc.stderr  # shown (as a path), not obeyed
+
+
+def test_repeatable_options_have_a_bound(tmp_path: Path, cli: Cli) -> None:
+    scope = [arg for i in range(40) for arg in ("--out-of-scope", f"topic {i}")]
+    args = ["--format", "decision", "--positions", "tea", "--positions", "coffee", *scope]
+    refused(cli("run", "tea or coffee", "--dry-run", *args, home=tmp_path), "at most 32 items")
+    long = ["--format", "decision", "--positions", "tea", "--positions", "x" * 501]
+    refused(cli("run", "tea or coffee", "--dry-run", *long, home=tmp_path), "--positions")

@@ -17,6 +17,7 @@ from moot.formats.base import Format, RunOptions
 from moot.prompts import Language, resolve_language
 
 Temperature = Annotated[float, Field(ge=0.0, le=2.0)]
+Short = Annotated[str, Field(max_length=500)]  # a position, a topic to stay out of
 
 
 class FormatParams(BaseModel):
@@ -28,8 +29,8 @@ class FormatParams(BaseModel):
     max_rounds: int | None = None  # oxford
     rounds: int | None = None  # decision, challenge, adversarial
     preset: str | None = None  # decision
-    positions: tuple[str, ...] = ()  # decision
-    out_of_scope: tuple[str, ...] = ()  # decision
+    positions: tuple[Short, ...] = Field(default=(), max_length=16)  # decision (takes 2–4)
+    out_of_scope: tuple[Short, ...] = Field(default=(), max_length=32)  # decision
     effort: str | None = None  # challenge
     continue_from: Path | None = None  # adversarial
 
@@ -74,10 +75,15 @@ def settings_error(exc: ValidationError, *, hint: str, options: bool = False) ->
         return UsageError(f"unknown setting {where!r}", hint=hint)
     bounds = [f"{_BOUNDS[k]} {v}" for k, v in first.get("ctx", {}).items() if k in _BOUNDS]
     return UsageError(
-        f"{where}{'' if where.endswith('=') else ' '}{first.get('input')!r} is not allowed: "
+        f"{where}{'' if where.endswith('=') else ' '}{_shown(first.get('input'))} is not allowed: "
         f"{first['msg'].lower()}",
         hint=f"use a value {' and '.join(bounds)}" if bounds else hint,
     )
+
+
+def _shown(value: object, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 _OPTIONS = {"models": "--model", "roles": "--role", "temperatures": "--temperature"}

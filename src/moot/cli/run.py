@@ -33,7 +33,7 @@ from moot.errors import UsageError
 from moot.formats import get_format
 from moot.formats.oxford.flow import EXAMPLE_MOTIONS, label
 from moot.render import LiveView, safe, show_document
-from moot.settings import FormatParams, prepare, settings
+from moot.settings import prepare, settings
 
 
 @app.command()
@@ -115,7 +115,7 @@ def run(
         lang=lang,
         seed=seed,
         prompts=prompts,
-        params=FormatParams(
+        params=dict(
             min_score=min_score,
             max_rounds=max_rounds,
             rounds=rounds,
