@@ -419,3 +419,10 @@ def test_the_document_says_why_the_review_stopped(
     )
     md = render(transcript)
     assert said in md and not_said not in md
+
+
+def test_a_reply_of_brackets_nested_past_the_parser_is_a_parse_error_not_a_crash() -> None:
+    from moot.formats.failures import parse_error
+
+    code = parse_error(ValueError("bad"), "[" * 100_000, judge_schema(("alpha", "beta"), "en"))
+    assert code == "PARSE_ERROR:ValueError:json"

@@ -58,4 +58,6 @@ def parse_error(exc: Exception, raw: str, schema: type[BaseModel]) -> str:
             code = str(err.errors()[0]["type"])
         else:
             code = "json"
+    except RecursionError:  # brackets nested past what the parser takes
+        code = "json"
     return sanitize(f"PARSE_ERROR:{type(exc).__name__}:{code}")
