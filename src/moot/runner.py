@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from moot.config import RunSettings
+from pydantic import BaseModel, ConfigDict, Field
+
+from moot.config import RunSettings, Seed
 from moot.engine import Engine, Listener, Role
 from moot.errors import MootError, UsageError
 from moot.formats.base import Cast
@@ -16,14 +19,15 @@ from moot.inference.protocol import ChatModel
 from moot.inference.scripted import EchoModel
 from moot.models import store
 from moot.models.catalog import default_model_id
-from moot.prompts import PromptPack, load_pack
-from moot.settings import DebateSetup
+from moot.prompts import Language, PromptPack, load_pack
+from moot.settings import DebateSetup, Temperature
 from moot.transcript import (
     Journal,
     ModelInfo,
     Transcript,
-    Turn,
+    check_version,
     make_private_dir,
+    validate,
     write_atomic,
 )
 
@@ -161,12 +165,10 @@ class Debate:
         )
         try:
             transcript.result = s.format.run(engine, s.motion, s.params)
+        except MootError:  # a call timeout is a TimeoutError, an OSError too: not a write
+            raise
         except OSError as exc:  # a full disk or a folder gone mid-debate
-            raise MootError(
-                f"could not write the debate to {s.out_dir}: {exc.strerror or exc}",
-                hint=f"the turns finished so far are in {s.out_dir}/journal.jsonl; free space "
-                "and continue with `moot resume`",
-            ) from exc
+            raise _write_error(exc, s.out_dir, journal) from exc
         finally:
             if journal:
                 journal.close()
@@ -180,47 +182,115 @@ class Debate:
         return DebateResult(transcript, s.out_dir, markdown)
 
 
+def _write_error(exc: OSError, out: Path | None, journal: Journal | None) -> MootError:
+    """What a failed write mid-debate means for the turns already finished."""
+    where = exc.filename or out
+    what = f"could not write {where}" if where else "could not write the debate"
+    if journal is not None:
+        hint = (
+            f"the turns finished so far are in {journal.path}; free some space and "
+            f"continue with `moot resume {out}`"
+        )
+    else:
+        hint = "nothing was saved, so it cannot be resumed; free some space and run it again"
+    return MootError(f"{what}: {exc.strerror or exc}", hint=hint)
+
+
 def resume_setup(folder: Path) -> tuple[DebateSetup, list[dict[str, Any]]]:
-    """Rebuild an interrupted debate's setup from its journal, with the records to reuse."""
+    """Rebuild an interrupted debate's setup from its journal, with the records to reuse.
+    Only the files moot wrote in FOLDER are read: a symlink in their place is refused."""
     from moot.transcript import read_journal
 
     journal = folder / "journal.jsonl"
-    if not journal.is_file():
+    if not os.path.lexists(journal):
         raise UsageError(f"{folder} holds no journal.jsonl", hint="see `moot history list`")
+    if (folder / "transcript.json").is_symlink():
+        raise UsageError(
+            f"{folder / 'transcript.json'} is a symlink; moot does not follow it",
+            hint="a debate moot saved holds files, not links: remove it",
+        )
     records = read_journal(journal)
     header = next((r for r in records if r.get("type") == "debate"), None)
     if header is None:
         raise UsageError(f"{journal} has no debate header", hint="it cannot be resumed")
-    return setup_from_record(header, out_dir=folder), records
+    hint = "the journal is damaged; start the debate again"
+    return setup_from_record(header, out_dir=folder, source=str(journal), hint=hint), records
 
 
-def setup_from_record(header: dict[str, Any], *, out_dir: Path | None) -> DebateSetup:
-    """The setup a journal header or a transcript records: format, motion, seed, params, models."""
-    from moot.formats import get_format
+class _SavedRun(BaseModel):
+    """How the recorded debate ran, as its params record it: JSON types exactly, no
+    conversion (a "yes" is not true). `dry_run` is required: a record without it must not
+    switch a scripted debate to real models."""
 
-    fmt = get_format(header["format"])
-    saved = dict(header.get("params", {}))
-    extra = {
-        k: saved.pop(k, None)
-        for k in ("max_tokens", "n_ctx", "gpu_layers", "prompts_root", "dry_run")
-    }
-    run = RunSettings(
-        n_ctx=extra["n_ctx"] or RunSettings().n_ctx,
-        gpu_layers=extra["gpu_layers"] or 0,
-        max_tokens=extra["max_tokens"],
-        call_timeout_s=None,
-        dry_run=bool(extra["dry_run"]),
+    model_config = ConfigDict(strict=True)
+
+    n_ctx: int | None = None
+    gpu_layers: int | None = None
+    max_tokens: int | None = None
+    prompts_root: str | None = None
+    dry_run: bool
+
+
+class _Header(BaseModel):
+    """The fields of a journal header or a transcript that rebuild a debate's setup."""
+
+    model_config = ConfigDict(strict=True)
+
+    format: str
+    motion: str
+    language: Language
+    seed: Seed
+    refs: dict[str, str] = Field(default_factory=dict)
+    sampling: dict[str, Temperature] = Field(default_factory=dict)
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+_RUN_FIELDS = tuple(_SavedRun.model_fields)
+
+
+def setup_from_record(
+    header: dict[str, Any],
+    *,
+    out_dir: Path | None,
+    source: str = "the record",
+    hint: str = "is it a file moot wrote?",
+) -> DebateSetup:
+    """The setup a journal header or a transcript records: format, motion, seed, params,
+    models. Checked strictly, as a file from anywhere: each mistake is one line naming
+    SOURCE and the field."""
+    from moot.formats import NAMES, get_format
+
+    check_version(header, name=source, hint=hint)
+    h = validate(_Header, header, name=source, hint=hint)
+    if h.format not in NAMES:
+        raise UsageError(f"{source}: format: unknown format {h.format!r}", hint=hint)
+    fmt = get_format(h.format)
+    saved = dict(h.params)
+    extra = {k: saved.pop(k) for k in _RUN_FIELDS if k in saved}
+    ran = validate(_SavedRun, extra, name=source, hint=hint, prefix="params")
+    run = validate(
+        RunSettings,
+        {
+            "n_ctx": ran.n_ctx or RunSettings().n_ctx,
+            "gpu_layers": ran.gpu_layers or 0,
+            "max_tokens": ran.max_tokens,
+            "call_timeout_s": None,
+            "dry_run": ran.dry_run,
+        },
+        name=source,
+        hint=hint,
+        prefix="params",
     )
     return DebateSetup(
         format=fmt,
-        motion=header["motion"],
-        language=header["language"],
-        seed=header["seed"],
-        params=fmt.params_type(**saved),
+        motion=h.motion,
+        language=h.language,
+        seed=h.seed,
+        params=validate(fmt.params_type, saved, name=source, hint=hint, prefix="params"),
         out_dir=out_dir,
-        role_models=dict(header.get("refs", {})),
-        temperatures=dict(header.get("sampling", {})),
-        prompts_root=Path(extra["prompts_root"]) if extra["prompts_root"] else None,
+        role_models=dict(h.refs),
+        temperatures=dict(h.sampling),
+        prompts_root=Path(ran.prompts_root) if ran.prompts_root else None,
         run=run,
     )
 
@@ -245,18 +315,16 @@ class _Diverged(Exception):
 def replay(path: Path, *, listeners: list[Listener] | None = None) -> ReplayReport:
     """Run a saved transcript's debate again, offline, writing nothing; stop at the first
     turn whose text differs from the saved one."""
-    import json
-
     from moot.engine import Event, TurnFinished
+    from moot.files import RECORD_LIMIT, read_json
 
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        saved = [Turn(**t) for t in data["turns"]]
-        setup = setup_from_record(data, out_dir=None)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(
-            f"{path} is not a moot transcript: {exc}", hint="pass a transcript.json"
-        ) from exc
+    data = read_json(path, what="transcript", limit=RECORD_LIMIT)
+    name, hint = str(path), "pass the transcript.json of a debate moot saved"
+    if not isinstance(data, dict):
+        raise UsageError(f"{name} is not a moot transcript: expected an object", hint=hint)
+    check_version(data, name=name, hint=hint)
+    saved = validate(Transcript, data, name=name, hint=hint).turns
+    setup = setup_from_record(data, out_dir=None, source=name, hint=hint)
 
     def compare(event: Event) -> None:
         if not isinstance(event, TurnFinished):

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import stat
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from moot import __version__
+from moot.errors import UsageError
+from moot.files import RECORD_LIMIT, read_bytes
 
 # The file helpers live in moot.files; the runner, history and tournament import them from here.
 from moot.files import create_atomic as create_atomic
@@ -72,7 +76,19 @@ class Journal:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        # Only a regular file of its own, never through a symlink; a FIFO fails at once.
+        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK
+        fd = os.open(path, flags, 0o600)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise UsageError(
+                    f"{path} is not a regular file", hint="moot keeps its journal there: remove it"
+                )
+            os.set_blocking(fd, True)
+            _mend_torn_end(fd)
+        except BaseException:
+            os.close(fd)
+            raise
         self._fh = os.fdopen(fd, "a", encoding="utf-8")
 
     def append(self, kind: str, payload: dict[str, Any]) -> None:
@@ -85,15 +101,157 @@ class Journal:
         self._fh.close()
 
 
-def read_journal(path: Path) -> list[dict[str, Any]]:
-    """Records of a journal; a torn last line (crash mid-write) is ignored."""
-    records = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
+def _mend_torn_end(fd: int) -> None:
+    """A journal whose last line a crash cut short: drop that line, so the next record starts
+    a line of its own (a whole record that only lacks its newline gets one)."""
+    size = end = os.fstat(fd).st_size
+    start = 0
+    while end > 0:  # where the last line starts
+        chunk = os.pread(fd, min(end, 65_536), max(0, end - 65_536))
+        cut = chunk.rfind(b"\n")
+        if cut >= 0:
+            start = end - len(chunk) + cut + 1
             break
+        end -= len(chunk)
+    if start == size:
+        return
+    if _whole_record(os.pread(fd, size - start, start)):
+        os.write(fd, b"\n")
+    else:
+        os.ftruncate(fd, start)
+    os.fsync(fd)
+
+
+def _whole_record(line: bytes) -> bool:
+    """What read_journal keeps of an unterminated last line: a record it accepts."""
+    try:
+        _journal_record(line, "", "")
+    except UsageError:
+        return False
+    return True
+
+
+# -- reading records back ------------------------------------------------------------------
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class _Score(BaseModel):
+    round: int
+
+
+class _Kept(BaseModel):
+    key: str
+    value: Any = None
+
+
+_RECORDS: dict[str, type[BaseModel]] = {"turn": Turn, "score": _Score, "kept": _Kept}
+
+
+def read_journal(path: Path) -> list[dict[str, Any]]:
+    """Records of a journal, each checked. A torn last line (a crash mid-write: no newline
+    after it) is ignored; any other line that is not a record is an error naming it. Only
+    the regular file moot wrote there is read, never a symlink."""
+    data = read_bytes(path, what="journal", limit=RECORD_LIMIT, follow_symlinks=False)
+    lines = data.split(b"\n")
+    torn = lines.pop()  # b"" when the journal ends with its newline
+    hint = "the journal is damaged; start the debate again"
+    records = [
+        _journal_record(line, f"{path}: line {number}", hint)
+        for number, line in enumerate(lines, start=1)
+    ]
+    if torn.strip():
+        try:
+            records.append(_journal_record(torn, "", hint))
+        except UsageError:
+            pass  # cut short by a crash: the turn it held is run again
     return records
+
+
+def _journal_record(line: bytes, where: str, hint: str) -> dict[str, Any]:
+    try:
+        record = json.loads(line.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{where} is not UTF-8 text (byte {exc.start})", hint=hint) from None
+    except ValueError:
+        raise UsageError(f"{where} is not JSON", hint=hint) from None
+    except RecursionError:
+        raise UsageError(f"{where} is nested too deeply to be moot's", hint=hint) from None
+    if not isinstance(record, dict):
+        raise UsageError(f"{where}: expected an object", hint=hint)
+    kind = record.get("type")
+    if not isinstance(kind, str):
+        raise UsageError(f"{where}: type: expected a string", hint=hint)
+    schema = _RECORDS.get(kind)
+    if schema is not None:
+        validate(schema, record, name=where, hint=hint)
+    return record
+
+
+def check_version(record: dict[str, Any], *, name: str, hint: str) -> None:
+    """A record says which moot wrote it; one written by a newer moot is refused (its
+    fields may mean something this moot does not know)."""
+    version = record.get("moot_version")
+    if version is None:
+        raise UsageError(f"{name}: moot_version: missing", hint=hint)
+    parsed = _version(version)
+    if parsed is None:
+        raise UsageError(f"{name}: moot_version: {version!r} is not a version", hint=hint)
+    if parsed > (_version(__version__) or ()):
+        raise UsageError(
+            f"{name} was written by moot {version}, newer than this moot ({__version__})",
+            hint="upgrade moot to read it: pip install --upgrade moot",
+        )
+
+
+_VERSION = re.compile(r"(\d+(?:\.\d+)*)(?:[.+-]?[A-Za-z][\w.+-]*)?")
+
+
+def _version(value: object) -> tuple[int, ...] | None:
+    """(0, 2) of "0.2.0" or "0.2.0rc1"; None if VALUE is not a version."""
+    found = _VERSION.fullmatch(value) if isinstance(value, str) else None
+    if found is None:
+        return None
+    parts = [int(p) for p in found.group(1).split(".")]
+    while len(parts) > 1 and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)
+
+
+def validate(model: type[M], data: object, *, name: str, hint: str, prefix: str = "") -> M:
+    """DATA (parsed JSON) as MODEL, strictly: a JSON type that is not the field's is refused,
+    never converted. One line naming NAME and the field, else a UsageError."""
+    try:
+        return model.model_validate_json(json.dumps(data), strict=True)
+    except ValidationError as exc:
+        if exc.errors()[0]["type"] == "json_invalid":  # valid JSON, past the parser's depth
+            raise UsageError(f"{name} is nested too deeply to be moot's", hint=hint) from None
+        raise UsageError(f"{name}: {field_error(exc, prefix=prefix)}", hint=hint) from None
+
+
+_EXPECTED = {
+    "string_type": "expected a string",
+    "int_type": "expected an integer",
+    "int_from_float": "expected an integer",
+    "float_type": "expected a number",
+    "bool_type": "expected true or false",
+    "dict_type": "expected an object",
+    "model_type": "expected an object",
+    "model_attributes_type": "expected an object",
+    "list_type": "expected a list",
+    "tuple_type": "expected a list",
+    "missing": "missing",
+    "extra_forbidden": "not a field moot knows",
+    "none_required": "expected null",
+}
+
+
+def field_error(exc: ValidationError, *, prefix: str = "") -> str:
+    """`turns.3.text: expected a string`: the first problem, where it is and what it needs."""
+    first = exc.errors()[0]
+    where = ".".join([*([prefix] if prefix else []), *(str(part) for part in first["loc"])])
+    what = _EXPECTED.get(first["type"]) or first["msg"][0].lower() + first["msg"][1:]
+    return f"{where or 'the record'}: {what}"
 
 
 def render_markdown(title: str, sections: list[tuple[str, str]], footer: str = "") -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -13,7 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from moot.config import validate_params
 from moot.errors import UsageError
+from moot.files import RECORD_LIMIT, read_json
 from moot.formats.base import RunOptions
+from moot.transcript import check_version, validate
 
 # Earlier questions of a session that a follow-up carries; older ones fall away so the
 # first round's prompt stays small.
@@ -55,25 +56,33 @@ def make_params(options: RunOptions) -> AdversarialParams:
     )
 
 
+class _SavedResult(BaseModel):
+    final_answer: str | None = None
+    session: list[Earlier] = Field(default_factory=list)
+
+
+class _Saved(BaseModel):
+    """What --continue reads of a saved adversarial transcript."""
+
+    motion: str
+    result: _SavedResult | None = None
+
+
 def load_session(path: Path) -> list[Earlier]:
     """The earlier questions and final answers of a saved adversarial transcript."""
     hint = "give the transcript.json of an earlier `moot run --format adversarial`"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"--continue {path}: {exc.strerror or exc}", hint=hint) from None
-    except ValueError:
-        raise UsageError(f"--continue {path} is not a JSON transcript", hint=hint) from None
+    data = read_json(path, what="--continue", limit=RECORD_LIMIT)
     if not isinstance(data, dict) or data.get("format") != "adversarial":
         raise UsageError(
             f"--continue {path} is not a transcript of an adversarial debate", hint=hint
         )
-    result = data.get("result") or {}
-    answer = result.get("final_answer")
-    if not answer:
+    name = f"--continue {path}"
+    check_version(data, name=name, hint=hint)
+    saved = validate(_Saved, data, name=name, hint=hint)
+    result = saved.result or _SavedResult()
+    if not result.final_answer:
         raise UsageError(f"--continue {path}: that debate has no final answer", hint=hint)
-    earlier = [Earlier.model_validate(e) for e in result.get("session", [])]
-    earlier.append(Earlier(question=str(data.get("motion", "")), answer=str(answer)))
+    earlier = [*result.session, Earlier(question=saved.motion, answer=result.final_answer)]
     return earlier[-SESSION_KEEP:]
 
 
