@@ -52,3 +52,10 @@ def test_structured_reply_is_re_asked_once_then_fails_with_the_raw_text() -> Non
         chat_structured(model, req, Score)
     assert info.value.raw == "{bad"
     assert all(r.reply_schema is Score for r in model.requests)
+
+
+def test_a_reply_nested_too_deeply_is_an_invalid_reply_not_a_crash() -> None:
+    deep = "[" * 100_000 + "]" * 100_000  # what a hostile server could send
+    model = ScriptedModel([deep, '{"score": 6}'])
+    parsed, _ = chat_structured(model, ChatRequest(messages=messages(("user", "x"))), Score)
+    assert parsed.score == 6

@@ -149,8 +149,13 @@ def check_not_degenerate(completion: Completion) -> None:
 
 
 def parse_structured(text: str, schema: type[T]) -> T:
-    """Validate a JSON reply against `schema`; raises ValidationError or ValueError."""
-    return schema.model_validate(json.loads(text))
+    """Validate a JSON reply against `schema`; raises ValidationError or ValueError (also for
+    JSON nested too deeply to parse)."""
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise ValueError("the reply is nested too deeply") from None
+    return schema.model_validate(data)
 
 
 def chat_structured(
