@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 from collections import Counter
 from pathlib import Path
@@ -450,7 +451,11 @@ def test_the_ray_executor_starts_a_quiet_loopback_ray_or_joins_the_given_cluster
     assert fake.shut
     assert os.environ["RAY_USAGE_STATS_ENABLED"] == "0"  # no usage report leaves
     assert os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] == "0"  # loopback only
-    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.5:6379")
-    with pytest.raises(UsageError):
-        RayExecutor().run(t, t.pending(), lambda e: None)
-    assert fake.inits[1]["address"] == "10.0.0.5:6379"
+    with socket.socket() as cluster:  # where the cluster's address answers
+        cluster.bind(("127.0.0.1", 0))
+        cluster.listen()
+        address = f"127.0.0.1:{cluster.getsockname()[1]}"
+        monkeypatch.setenv("RAY_ADDRESS", address)
+        with pytest.raises(UsageError):
+            RayExecutor().run(t, t.pending(), lambda e: None)
+    assert fake.inits[1]["address"] == address

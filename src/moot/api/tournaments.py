@@ -48,30 +48,54 @@ def tournament(
     sides swapped; judges who took no part decide each debate; the models are rated.
 
     The defaults are `moot tournament`'s. `resume` finishes the tournament in that folder
-    as it was planned (give nothing else then). The report is written into the folder.
+    as it was planned: its plan fixes everything but `executor`, `ray_address`, `bootstrap`
+    and `on_event`, so give nothing else then. The report is written into the folder.
     """
-    from moot.tournaments.plan import read_motions, word_motions
+    from moot.tournaments.plan import check_counts, read_motions, word_motions
     from moot.tournaments.report import build, write
-    from moot.tournaments.run import LocalExecutor, Tournament, new_tournament
+    from moot.tournaments.run import Tournament, new_tournament
 
+    # Everything is checked before anything is written.
     if executor not in ("local", "ray"):
         raise UsageError(f"unknown executor {executor!r}", hint="use executor='local' or 'ray'")
-    if not 0 <= bootstrap <= 100_000:
-        raise UsageError(f"bootstrap {bootstrap} is not from 0 to 100000", hint="e.g. 1000")
+    if ray_address is not None and executor != "ray":
+        raise UsageError(
+            "ray_address applies only to executor='ray'",
+            hint="pass executor='ray', or drop ray_address",
+        )
+    check_counts(swaps=swaps, bootstrap=bootstrap, seed=seed)
+    for name, refs in (("models", models), ("judges", judges)):
+        if isinstance(refs, str):
+            raise UsageError(f"{name} is one string", hint=f"give {name} as a list: [{refs!r}, …]")
     if resume is not None:
-        if models or motions or judges or out:
+        planned = {
+            "models": bool(models),
+            "motions": bool(motions),
+            "judges": bool(judges),
+            "out": out is not None,
+            "format": format != "oxford",
+            "lang": lang is not None,
+            "seed": seed is not None,
+            "swaps": swaps != 1,
+            "run": run is not None,
+            **{name: True for name in params},
+        }
+        fixed = [name for name, given in planned.items() if given]
+        if fixed:
             raise UsageError(
-                "resume continues a tournament as it was planned",
-                hint="give resume=FOLDER without models, motions, judges or out",
+                f"resume continues a tournament as it was planned: its plan fixes {fixed[0]}",
+                hint="give resume=FOLDER with only executor, ray_address, bootstrap or on_event",
             )
         t = Tournament.open(Path(resume).expanduser())
+        runner = _executor(executor, ray_address)
     else:
         chosen = debate_settings("-", format=format, lang=lang, run=run, **params)
         fmt = get_format(format)
         if isinstance(motions, str | Path):
-            worded = read_motions(Path(motions).expanduser(), fmt, chosen.lang)
+            worded = read_motions(Path(motions).expanduser(), fmt, chosen.lang, what="motions file")
         else:
             worded = word_motions(motions, fmt, chosen.lang)
+        runner = _executor(executor, ray_address)
         t = new_tournament(
             fmt,
             models,
@@ -84,12 +108,6 @@ def tournament(
             resolve=not (chosen.run.dry_run or (executor == "ray" and bool(ray_address))),
             out=Path(out).expanduser() if out is not None else None,
         )
-    if executor == "ray":
-        from moot.tournaments.ray import RayExecutor
-
-        runner: Executor = RayExecutor(address=ray_address)
-    else:
-        runner = LocalExecutor()
     failed = t.run(runner, on_event or (lambda event: None))
     verdicts = t.verdicts()
     if not verdicts:
@@ -100,3 +118,16 @@ def tournament(
     report = build(t.plan, verdicts, samples=bootstrap)
     write(report, t.folder)
     return TournamentResult(report, t.folder, failed)
+
+
+def _executor(name: str, address: str | None) -> Executor:
+    """The executor, checked: for Ray, that it is installed and the cluster answers."""
+    from moot.tournaments.run import LocalExecutor
+
+    if name == "ray":
+        from moot.tournaments.ray import RayExecutor
+
+        ray = RayExecutor(address=address)
+        ray.check()
+        return ray
+    return LocalExecutor()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -37,8 +38,20 @@ from moot.cli.options import (
 from moot.engine import Notice, TurnStarted
 from moot.errors import MootError, UsageError
 from moot.formats import get_format
+from moot.render import safe
 from moot.settings import FormatParams
-from moot.tournaments.plan import read_motions
+from moot.tournaments.plan import (
+    MAX_BOOTSTRAP,
+    MAX_DEBATES,
+    MAX_MODELS,
+    MAX_MOTION_CHARS,
+    MAX_MOTIONS,
+    MAX_SWAPS,
+    check_counts,
+    check_size,
+    read_motions,
+    two_sided,
+)
 from moot.tournaments.run import (
     DebateBegun,
     DebateDone,
@@ -55,13 +68,44 @@ if TYPE_CHECKING:
     from moot.tournaments.report import Report
 
 
+# What a resumed tournament's plan fixes: given with --resume, each is refused.
+PLANNED = (
+    "model",
+    "motions",
+    "fmt",
+    "lang",
+    "judge",
+    "swaps",
+    "seed",
+    "out",
+    "min_score",
+    "max_rounds",
+    "rounds",
+    "effort",
+    "max_tokens",
+    "n_ctx",
+    "gpu_layers",
+    "call_timeout",
+    "dry_run",
+)
+
+
 @app.command()
 def tournament(
+    ctx: typer.Context,
     model: Annotated[
-        Many, typer.Option(help="A model to rank (repeatable; two or more).", metavar="REF")
+        Many,
+        typer.Option(
+            help=f"A model to rank (repeatable; two or more, at most {MAX_MODELS}).",
+            metavar="REF",
+        ),
     ] = None,
     motions: Annotated[
-        Path | None, typer.Option(help="A text file of motions, one a line (English or Chinese).")
+        Path | None,
+        typer.Option(
+            help=f"A text file of motions, one a line (English or Chinese; at most "
+            f"{MAX_MOTIONS}, each at most {MAX_MOTION_CHARS} characters)."
+        ),
     ] = None,
     fmt: Annotated[
         str, typer.Option("--format", help="Format: oxford or challenge (the two-sided ones).")
@@ -78,8 +122,9 @@ def tournament(
     swaps: Annotated[
         int,
         typer.Option(
-            help="Swap pairs per pair of models and motion: each is two debates, the same "
-            "seed, sides swapped."
+            help=f"Swap pairs per pair of models and motion (1-{MAX_SWAPS}): each is two "
+            f"debates, the same seed, sides swapped. A plan holds at most {MAX_DEBATES:,} "
+            "debates."
         ),
     ] = 1,
     seed: Seed = None,
@@ -92,11 +137,18 @@ def tournament(
     ] = "local",
     ray_address: Annotated[
         str | None,
-        typer.Option(help="An existing Ray cluster (default $RAY_ADDRESS, else a local Ray)."),
+        typer.Option(
+            help="With --executor ray: an existing Ray cluster, HOST:PORT (default "
+            "$RAY_ADDRESS, else a local Ray)."
+        ),
     ] = None,
     resume: Annotated[
         Path | None,
-        typer.Option(help="Finish the tournament in this folder; finished debates are kept."),
+        typer.Option(
+            help="Finish the tournament in this folder; finished debates are kept. Its plan "
+            "fixes the models, motions, judges, format and every debate's settings: only "
+            "--executor, --ray-address, --bootstrap and --quiet go with it."
+        ),
     ] = None,
     min_score: MinScore = None,
     max_rounds: MaxRounds = None,
@@ -107,25 +159,35 @@ def tournament(
     gpu_layers: GpuLayers = 0,
     call_timeout: CallTimeout = 240.0,
     bootstrap: Annotated[
-        int, typer.Option(help="Bootstrap samples for the rating intervals (0: none).")
+        int,
+        typer.Option(
+            help=f"Bootstrap samples for the rating intervals (0-{MAX_BOOTSTRAP}; 0: none)."
+        ),
     ] = 1000,
     quiet: Annotated[bool, typer.Option(help="No progress bar; only the report.")] = False,
     dry_run: DryRun = False,
 ) -> None:
     """Every pair of models debates every motion twice, sides swapped; judges decide each
     debate; the models are ranked by Bradley-Terry strength."""
+    # Everything is checked before anything is printed or written.
     if executor not in ("local", "ray"):
         raise UsageError(f"unknown executor {executor!r}", hint="use --executor local or ray")
-    if bootstrap < 0:
-        raise UsageError(f"--bootstrap {bootstrap} is negative", hint="e.g. 1000")
-    remote_cluster = executor == "ray" and bool(ray_address)
+    if ray_address is not None and executor != "ray":
+        raise UsageError(
+            "--ray-address applies only to --executor ray",
+            hint="add --executor ray, or drop --ray-address",
+        )
+    check_counts(swaps=swaps, bootstrap=bootstrap, seed=seed)
     if resume is not None:
-        if model or motions or judge or out or swaps != 1:
+        fixed = _given(ctx, PLANNED)
+        if fixed:
             raise UsageError(
-                "--resume continues a tournament as it was planned",
-                hint="give --resume DIR without --model, --motions, --judge, --swaps or --out",
+                f"--resume continues a tournament as it was planned: its plan fixes {fixed[0]}",
+                hint="give --resume DIR with only --executor, --ray-address, --bootstrap or "
+                "--quiet",
             )
         t = Tournament.open(resume)
+        runner = _executor(executor, ray_address)
     else:
         if motions is None:
             raise UsageError("no --motions file", hint="--motions FILE: one motion a line")
@@ -137,13 +199,19 @@ def tournament(
             dry_run=dry_run,
         )
         debate_format = get_format(fmt)
+        two_sided(debate_format)
+        check_size(list(model or ()), list(judge or ()), 0, swaps)
+        worded = read_motions(motions, debate_format, lang)
+        # Only what was given: format_params refuses a parameter the format does not read.
         given = FormatParams(
             min_score=min_score, max_rounds=max_rounds, rounds=rounds, effort=effort
         )
+        remote_cluster = executor == "ray" and bool(ray_address or os.environ.get("RAY_ADDRESS"))
+        runner = _executor(executor, ray_address)
         t = new_tournament(
             debate_format,
             list(model or ()),
-            read_motions(motions, debate_format, lang),
+            worded,
             given=given,
             run=run,
             seed=seed,
@@ -153,14 +221,27 @@ def tournament(
             resolve=not (dry_run or remote_cluster),
             out=out,
         )
-    _run(t, _executor(executor, ray_address), quiet=quiet, samples=bootstrap)
+    _run(t, runner, quiet=quiet, samples=bootstrap)
+
+
+def _given(ctx: typer.Context, names: tuple[str, ...]) -> list[str]:
+    """The options among NAMES given on the command line, as they are spelled there."""
+    found = []
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name) if param.name in names else None
+        if source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT"):
+            found.append(max(param.opts, key=len))
+    return found
 
 
 def _executor(name: str, address: str | None) -> Executor:
+    """The executor, checked: for Ray, that it is installed and the cluster answers."""
     if name == "ray":
         from moot.tournaments.ray import RayExecutor
 
-        return RayExecutor(address=address)
+        ray = RayExecutor(address=address)
+        ray.check()
+        return ray
     return LocalExecutor()
 
 
@@ -189,7 +270,7 @@ def _run(t: Tournament, executor: Executor, *, quiet: bool, samples: int) -> Non
             progress.stop()
             console.print(
                 f"\n[yellow]interrupted[/]: finished debates are kept; continue with "
-                f"moot tournament --resume {t.folder}",
+                f"moot tournament --resume {safe(t.folder)}",
                 highlight=False,
             )
             raise typer.Exit(130) from None
@@ -205,11 +286,11 @@ def _run(t: Tournament, executor: Executor, *, quiet: bool, samples: int) -> Non
     paths = write(report, t.folder)
     show_report(console, report)
     for path in paths:
-        console.print(f"[dim]saved:[/] {path}", highlight=False)
+        console.print(f"[dim]saved:[/] {safe(path)}", highlight=False)
     if failed:
         console.print(
             f"[yellow]{len(failed)} debate(s) failed[/]; retry them with "
-            f"moot tournament --resume {t.folder}",
+            f"moot tournament --resume {safe(t.folder)}",
             highlight=False,
         )
         raise typer.Exit(1)
@@ -225,29 +306,31 @@ class _Shower:
 
     def __call__(self, event: TournamentEvent) -> None:
         p = self.progress
+        # Every name and message comes from outside (a model, a file): shown as text.
         if isinstance(event, DebateBegun):
-            self.current = f"{event.pairing.proposition} vs {event.pairing.opposition}"
+            pair = event.pairing
+            self.current = f"{safe(pair.proposition)} vs {safe(pair.opposition)}"
             p.update(self.bar, description=self.current)
         elif isinstance(event, InDebate):
             if isinstance(event.event, TurnStarted):
-                where = f"{self.current} · {event.event.label}"
+                where = f"{self.current} · {safe(event.event.label)}"
                 p.update(self.bar, description=where)
             elif isinstance(event.event, Notice) and event.event.level != "info":
-                p.console.print(f"[yellow]{event.event.message}[/]", highlight=False)
+                p.console.print(f"[yellow]{safe(event.event.message)}[/]", highlight=False)
         elif isinstance(event, DebateDone):
             v, pair = event.verdict, event.pairing
             if v.winner == "draw":
                 outcome = "draw"
             else:
                 side = pair.proposition if v.winner == "proposition" else pair.opposition
-                outcome = f"{side} wins ({v.winner}, {v.margin})"
-            p.console.print(f"[green]✓[/] {pair.id}: {outcome}", highlight=False)
+                outcome = f"{safe(side)} wins ({v.winner}, {v.margin})"
+            p.console.print(f"[green]✓[/] {safe(pair.id)}: {outcome}", highlight=False)
             p.advance(self.bar)
         elif isinstance(event, DebateFailed):
+            hint = f" [dim]({safe(event.hint)})[/]" if event.hint else ""
             p.console.print(
-                f"[bold red]✗[/] {event.pairing.id}: {event.message}",
+                f"[bold red]✗[/] {safe(event.pairing.id)}: {safe(event.message)}{hint}",
                 highlight=False,
-                markup=True,
             )
             p.advance(self.bar)
 
@@ -258,7 +341,7 @@ def _pct(value: float | None) -> str:
 
 def show_report(console: Console, report: Report) -> None:
     """The ranking table, then the side-bias and judge-agreement figures."""
-    table = Table(title=f"Tournament ({report.format}, {report.debates_decided} debates)")
+    table = Table(title=f"Tournament ({safe(report.format)}, {report.debates_decided} debates)")
     table.add_column("#", justify="right")
     table.add_column("model")
     table.add_column("strength", justify="right")
@@ -268,7 +351,7 @@ def show_report(console: Console, report: Report) -> None:
     for r in report.models:
         table.add_row(
             str(r.rank),
-            r.model,
+            safe(r.model),
             f"{r.strength:+.2f}",
             f"[{r.ci_low:+.2f}, {r.ci_high:+.2f}]",
             str(r.wins),

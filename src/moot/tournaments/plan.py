@@ -5,49 +5,115 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from itertools import combinations
+from math import comb
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from moot import __version__
+from moot import __version__, files
+from moot.config import Seed, validate_params
 from moot.engine import derive_seed
 from moot.errors import UsageError
 from moot.formats.base import Format
 from moot.prompts import Language, load_pack, resolve_language
 from moot.tournaments.judge import SIDES
 
+# What one tournament may hold: far more than a person would plan, far less than a typo.
+MAX_MODELS = 100
+MAX_JUDGES = 20
+MAX_MOTIONS = 1000
+MAX_MOTION_CHARS = 1000  # one motion: one line, a sentence or two
+MAX_SWAPS = 50
+MAX_DEBATES = 10_000
+MAX_BOOTSTRAP = 100_000
+MAX_REF_CHARS = 1000  # a model reference: a path, a catalog id or a server URL
+
 
 class Motion(BaseModel):
-    text: str  # as the format words it ("This House Believes That …")
+    text: str = Field(max_length=2 * MAX_MOTION_CHARS)  # as the format words it
     language: Language
 
 
 class Pairing(BaseModel):
     """One scheduled debate: who sits where, on which motion, judged by whom."""
 
-    id: str  # its folder under debates/
-    motion: int  # index into the plan's motions
+    # Its folder under debates/: a plain name, never a path out of the tournament.
+    id: str = Field(pattern=r"^[0-9]+-[\w.-]+$", max_length=200)
+    motion: int = Field(ge=0)  # index into the plan's motions
     proposition: str  # model references
     opposition: str
     swap: str  # shared by the two debates of a swap pair
-    seed: int  # shared by a swap pair too: the pair differs only in who sits where
-    judges: list[str]
+    seed: Seed  # shared by a swap pair too: the pair differs only in who sits where
+    judges: list[str] = Field(min_length=1, max_length=MAX_JUDGES)
     self_judged: bool  # every judge debated in it: no other judge was available
 
 
 class TournamentPlan(BaseModel):
     moot_version: str = __version__
     format: str
-    models: list[str]
-    motions: list[Motion]
-    judges: list[str]
+    models: list[str] = Field(min_length=2, max_length=MAX_MODELS)
+    motions: list[Motion] = Field(min_length=1, max_length=MAX_MOTIONS)
+    judges: list[str] = Field(max_length=MAX_JUDGES)
     # What each reference named when planned: a model file's sha256, or a server URL.
     identities: dict[str, str] = Field(default_factory=dict)
-    seed: int
+    seed: Seed
     params: dict[str, Any]  # the format's validated parameters
     options: dict[str, Any] = Field(default_factory=dict)  # max_tokens, n_ctx, gpu_layers, …
-    debates: list[Pairing]
+    debates: list[Pairing] = Field(min_length=1, max_length=MAX_DEBATES)
+
+
+class _Counts(BaseModel):
+    """The counts a caller chooses, with their ranges (a bad one is named by its option)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    swaps: int = Field(default=1, ge=1, le=MAX_SWAPS)
+    bootstrap: int = Field(default=1000, ge=0, le=MAX_BOOTSTRAP)
+    seed: Seed = 0
+
+
+def check_counts(*, swaps: int = 1, bootstrap: int = 1000, seed: int | None = None) -> None:
+    """--swaps, --bootstrap and --seed in their ranges, or a one-line UsageError."""
+    given: dict[str, Any] = {"swaps": swaps, "bootstrap": bootstrap}
+    if seed is not None:
+        given["seed"] = seed
+    validate_params(_Counts, **given)
+
+
+def count_debates(models: int, motions: int, swaps: int) -> int:
+    """How many debates a plan of MODELS on MOTIONS with SWAPS swap pairs holds."""
+    return comb(models, 2) * motions * swaps * 2
+
+
+def check_size(models: Sequence[str], judges: Sequence[str], motions: int, swaps: int) -> None:
+    """A plan moot can run: bounded models, judges, motions and debates, before any is made."""
+    check_counts(swaps=swaps)
+    for option, refs, limit in (("--model", models, MAX_MODELS), ("--judge", judges, MAX_JUDGES)):
+        if len(refs) > limit:
+            raise UsageError(
+                f"{option} is given {len(refs):,} times, over the limit of {limit}",
+                hint="rank fewer models in one tournament",
+            )
+        for ref in refs:
+            if not ref.strip():
+                raise UsageError(f"{option} is empty", hint="name a model: see `moot models list`")
+            if len(ref) > MAX_REF_CHARS:
+                raise UsageError(
+                    f"{option} is {len(ref):,} characters long, over the limit of {MAX_REF_CHARS}",
+                    hint="name a model: see `moot models list`",
+                )
+    if motions > MAX_MOTIONS:
+        raise UsageError(
+            f"{motions:,} motions, over the limit of {MAX_MOTIONS:,}",
+            hint="split them across tournaments",
+        )
+    debates = count_debates(len(models), motions, swaps)
+    if debates > MAX_DEBATES:
+        raise UsageError(
+            f"the plan would be {debates:,} debates, over the limit of {MAX_DEBATES:,}",
+            hint="fewer models, motions or --swaps",
+        )
 
 
 def two_sided(fmt: Format) -> tuple[str, str]:
@@ -106,32 +172,54 @@ def schedule(
     return out
 
 
-def read_motions(path: Path, fmt: Format, lang: str = "auto") -> list[Motion]:
+def read_motions(
+    path: Path, fmt: Format, lang: str = "auto", *, what: str = "--motions file"
+) -> list[Motion]:
     """The motions of a file, one a line (blank lines and # comments skipped), each worded
     by the format in its own language (by its script, unless `lang` names one)."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
+    text = files.read_text(path, what=what, limit=files.TEXT_LIMIT)
+    lines = [
+        (f"line {number} of the {what} {path}", line)
+        for number, line in enumerate(text.split("\n"), start=1)
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    if not lines:
+        raise UsageError(f"the {what} {path} holds no motion", hint="write one motion a line")
+    if len(lines) > MAX_MOTIONS:
         raise UsageError(
-            f"cannot read the motions file {path}: {getattr(exc, 'strerror', None) or exc}",
-            hint="--motions FILE: a UTF-8 text file with one motion a line",
-        ) from None
-    texts = [t for t in lines if t.strip() and not t.lstrip().startswith("#")]
-    if not texts:
-        raise UsageError(f"{path} holds no motion", hint="write one motion a line")
-    return word_motions(texts, fmt, lang)
+            f"the {what} {path} holds {len(lines):,} motions, over the limit of {MAX_MOTIONS:,}",
+            hint="split them across tournaments",
+        )
+    return [_word(text, where, fmt, lang) for where, text in lines]
 
 
 def word_motions(texts: Sequence[str], fmt: Format, lang: str = "auto") -> list[Motion]:
     """Each motion worded by the format in its own language (by its script, unless `lang`
     names one)."""
-    motions = []
-    for text in (" ".join(t.split()) for t in texts):
-        if not text:
-            raise UsageError("a motion is empty", hint="give each motion some words")
-        language = resolve_language(lang, text)
-        motions.append(Motion(text=fmt.motion(text, language), language=language))
-    return motions
+    if len(texts) > MAX_MOTIONS:
+        raise UsageError(
+            f"{len(texts):,} motions, over the limit of {MAX_MOTIONS:,}",
+            hint="split them across tournaments",
+        )
+    return [_word(text, f"motion {i + 1}", fmt, lang) for i, text in enumerate(texts)]
+
+
+def _word(text: str, where: str, fmt: Format, lang: str) -> Motion:
+    """One motion, checked (some words, one line's length) and worded by the format."""
+    if not isinstance(text, str):
+        raise UsageError(f"{where} is not text", hint="give each motion as a string")
+    words = " ".join(text.split())
+    if not words:
+        raise UsageError(f"{where} is empty", hint="give each motion some words")
+    if len(words) > MAX_MOTION_CHARS:
+        raise UsageError(
+            f"{where} is {len(words):,} characters, over the limit of {MAX_MOTION_CHARS}",
+            hint="state each motion in a sentence",
+        )
+    if not any(ch.isalnum() for ch in words):
+        raise UsageError(f"{where} has no letters or digits", hint="write each motion in words")
+    language = resolve_language(lang, words)
+    return Motion(text=fmt.motion(words, language), language=language)
 
 
 def identity(ref: str) -> str:
@@ -157,21 +245,23 @@ def make_plan(
     identify: Callable[[str], str] = str,
     swaps: int = 1,
 ) -> TournamentPlan:
-    """The whole schedule; refuses fewer than two distinct models or a one-sided format."""
+    """The whole schedule; refuses fewer than two distinct models, a one-sided format, or a
+    plan larger than moot runs."""
     two_sided(fmt)
-    if swaps < 1:
-        raise UsageError(f"--swaps {swaps} is less than 1", hint="e.g. --swaps 2")
-    keys = {ref: identify(ref) for ref in dict.fromkeys([*models, *judges])}
+    check_size(models, judges, len(motions), swaps)
+    check_counts(seed=seed)
     if len(models) < 2:
         raise UsageError("a tournament needs two or more --model", hint="--model A --model B")
-    seen: dict[str, str] = {}
-    for ref in models:
-        if keys[ref] in seen:
-            raise UsageError(
-                f"--model {ref} names the same model as --model {seen[keys[ref]]}",
-                hint="give each model once",
-            )
-        seen[keys[ref]] = ref
+    keys = {ref: identify(ref) for ref in dict.fromkeys([*models, *judges])}
+    for option, refs in (("--model", models), ("--judge", judges)):
+        seen: dict[str, str] = {}
+        for ref in refs:
+            if keys[ref] in seen:
+                raise UsageError(
+                    f"{option} {ref} names the same model as {option} {seen[keys[ref]]}",
+                    hint="give each model once",
+                )
+            seen[keys[ref]] = ref
     for language in sorted({m.language for m in motions}):
         check_packs(fmt, language)
     return TournamentPlan(
@@ -195,3 +285,45 @@ def check_packs(fmt: Format, language: Language) -> None:
 
     load_pack(language, fmt.name).validate(fmt.steps, fmt.sample_variables())
     load_pack(language, "tournament").validate((STEP,), {STEP: sample_variables()})
+
+
+def check_plan(plan: TournamentPlan) -> None:
+    """A plan read back holds together: a two-sided format, its params and run settings
+    valid, every debate's motion, seats and judges among the plan's own, no id twice."""
+    from moot.config import RunSettings
+    from moot.formats import get_format
+
+    fmt = get_format(plan.format)
+    two_sided(fmt)
+    for name, schema, data in (
+        ("params", fmt.params_type, plan.params),
+        ("options", RunSettings, plan.options),
+    ):
+        try:
+            schema.model_validate(data)
+        except ValidationError as exc:
+            raise UsageError(problem(exc, prefix=name)) from None
+    models, refs = set(plan.models), {*plan.models, *plan.judges}
+    seen: set[str] = set()
+    for i, p in enumerate(plan.debates):
+        where = f"debates.{i}"
+        if p.id in seen:
+            raise UsageError(f"{where}.id: {p.id!r} is there twice")
+        seen.add(p.id)
+        if p.motion >= len(plan.motions):
+            raise UsageError(f"{where}.motion: there is no motion {p.motion}")
+        for seat in ("proposition", "opposition"):
+            if getattr(p, seat) not in models:
+                raise UsageError(f"{where}.{seat}: not one of the plan's models")
+        if p.proposition == p.opposition:
+            raise UsageError(f"{where}: a model debates itself")
+        if any(ref not in refs for ref in p.judges):
+            raise UsageError(f"{where}.judges: not one of the plan's models or judges")
+
+
+def problem(exc: ValidationError, *, prefix: str = "") -> str:
+    """`debates.3.seed: input should be …`: a validation error's first problem, in a line."""
+    first = exc.errors()[0]
+    where = ".".join(str(part)[:40] for part in (*([prefix] if prefix else []), *first["loc"]))
+    message = " ".join(first["msg"].split())[:200]
+    return f"{where or 'the file'}: {message[:1].lower()}{message[1:]}"

@@ -10,10 +10,12 @@ OpenAI-compatible endpoints their references name. Ray is imported only here.
 from __future__ import annotations
 
 import os
+import socket
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from moot import files
 from moot.errors import MootError, UsageError
 from moot.tournaments.judge import Verdict
 from moot.tournaments.run import (
@@ -37,6 +39,10 @@ FILES = ("journal.jsonl", "transcript.json", "debate.md", VERDICT)
 
 _POOL: Any = None  # per worker process: the ModelPool its debates share
 
+# Seconds to wait for a cluster's address to answer. Ray itself retries an address where
+# nothing listens for many minutes, so moot knocks first.
+CONNECT_TIMEOUT_S = 10.0
+
 
 class RayExecutor:
     """`address`: an existing cluster's (else $RAY_ADDRESS; else a local Ray is started)."""
@@ -45,8 +51,17 @@ class RayExecutor:
         self.address = address or os.environ.get("RAY_ADDRESS") or None
         self.cpus = cpus_per_debate
 
+    def check(self) -> None:
+        """Before a tournament is planned: Ray is installed, and the cluster's address, if
+        one is given, answers."""
+        _import_ray(self.address)
+        if self.address:
+            check_address(self.address)
+
     def run(self, tournament: Tournament, pending: list[Pairing], emit: Emit) -> None:
         ray = _import_ray(self.address)
+        if self.address:
+            check_address(self.address)
         _init(ray, self.address)
         try:
             gpus = 1 if run_settings(tournament.plan).gpu_layers else 0
@@ -60,7 +75,11 @@ class RayExecutor:
             running = {}
             for pairing in pending:
                 emit(DebateBegun(pairing, tournament.plan.motions[pairing.motion].text))
-                files = _read(tournament.debate_dir(pairing))
+                try:
+                    files = _read(tournament.debate_dir(pairing))
+                except MootError as exc:  # a file that is not moot's fails only its debate
+                    emit(DebateFailed(pairing, exc.message, exc.hint))
+                    continue
                 ref = task.remote(plan, pairing.model_dump(mode="json"), files, self.cpus)
                 running[ref] = pairing
             while running:
@@ -88,6 +107,31 @@ def _import_ray(address: str | None) -> Any:
     return ray
 
 
+def check_address(address: str, *, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """A cluster's address (HOST:PORT, or ray://HOST:PORT) where something listens, within
+    TIMEOUT seconds; a one-line UsageError naming it otherwise. `auto` and `local` are
+    Ray's own to find."""
+    if address in ("auto", "local"):
+        return
+    hint = "check --ray-address (or $RAY_ADDRESS): is the cluster up? Or use --executor local"
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UsageError(f"the Ray address {address!r} is not HOST:PORT", hint=hint)
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            pass
+    except TimeoutError:
+        raise UsageError(
+            f"the Ray cluster at {address} did not answer within {timeout:g} seconds", hint=hint
+        ) from None
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        raise UsageError(
+            f"cannot reach the Ray cluster at {address}: {reason.lower()}", hint=hint
+        ) from None
+
+
 def _init(ray: Any, address: str | None) -> None:
     quiet = {"log_to_driver": False, "logging_level": "ERROR", "configure_logging": True}
     try:
@@ -104,7 +148,14 @@ def _init(ray: Any, address: str | None) -> None:
 
 
 def _read(folder: Path) -> dict[str, str]:
-    return {n: (folder / n).read_text(encoding="utf-8") for n in FILES if (folder / n).is_file()}
+    """The debate's files there are, each only the regular file moot wrote (no symlink)."""
+    return {
+        name: files.read_text(
+            folder / name, what="debate file", limit=files.RECORD_LIMIT, follow_symlinks=False
+        )
+        for name in FILES
+        if os.path.lexists(folder / name)
+    }
 
 
 def _finish(tournament: Tournament, pairing: Pairing, result: dict[str, Any], emit: Emit) -> None:

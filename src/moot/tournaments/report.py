@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import csv
 import io
+import os
+import re
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -130,6 +133,16 @@ def to_csv(report: Report) -> str:
     return buffer.getvalue()
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def label(name: str) -> str:
+    """A model's name as the chart shows it: control characters escaped (`\\x1b`), a `$`
+    as itself, not the start of a formula (a stray one would stop the drawing)."""
+    shown = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", name)
+    return shown.replace("$", r"\$")
+
+
 def draw(report: Report, path: Path) -> None:
     """Each model's strength as a dot with its interval as a bar, strongest on top."""
     import matplotlib
@@ -138,7 +151,7 @@ def draw(report: Report, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     rows = list(reversed(report.models))
-    names = [r.model for r in rows]
+    names = [label(r.model) for r in rows]
     strength = [r.strength for r in rows]
     errors = [
         [r.strength - r.ci_low for r in rows],
@@ -158,6 +171,12 @@ def draw(report: Report, path: Path) -> None:
         fig.savefig(buffer, format="png", dpi=120)
     finally:
         plt.close(fig)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(buffer.getvalue())
-    tmp.replace(path)
+    # A fresh temp file (never one planted there, nor a symlink), then renamed into place.
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(buffer.getvalue())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -11,14 +11,17 @@ Layout of a tournament folder:
 
 from __future__ import annotations
 
-import json
+import os
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
+from pydantic import BaseModel, ValidationError
+
+from moot import files
 from moot.config import RunSettings, tournaments_dir
 from moot.engine import Event, Listener
 from moot.errors import MootError, UsageError
@@ -27,13 +30,39 @@ from moot.formats.base import Format
 from moot.inference.protocol import ChatModel
 from moot.runner import Debate
 from moot.settings import DebateSetup, FormatParams, format_params
-from moot.tournaments.judge import Verdict, judge_debate
-from moot.tournaments.plan import Motion, Pairing, TournamentPlan, identity, make_plan, two_sided
+from moot.tournaments.judge import SIDE_NAMES, Verdict, judge_debate
+from moot.tournaments.plan import (
+    Motion,
+    Pairing,
+    TournamentPlan,
+    check_plan,
+    identity,
+    make_plan,
+    problem,
+    two_sided,
+)
 from moot.transcript import Transcript, make_private_dir, read_journal, write_atomic
 
 PLAN = "tournament.json"
 VERDICT = "verdict.json"
 ModelFactory = Callable[[str], ChatModel]
+M = TypeVar("M", bound=BaseModel)
+
+
+def read_record(path: Path, model: type[M], *, what: str, hint: str) -> M:
+    """A file moot wrote in a tournament folder, read back as MODEL: only a regular file of
+    its own (no symlink, FIFO or folder), bounded, and valid, or a one-line UsageError."""
+    text = files.read_text(path, what=what, limit=files.RECORD_LIMIT, follow_symlinks=False)
+    try:
+        return model.model_validate_json(text, strict=True)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        if first["type"] == "json_invalid":
+            detail = str(first.get("ctx", {}).get("error", "")) or "malformed"
+            raise UsageError(f"{what} {path} is not valid JSON: {detail}", hint=hint) from None
+        raise UsageError(
+            f"{what} {path} is not one moot wrote: {problem(exc)}", hint=hint
+        ) from None
 
 
 # -- events -------------------------------------------------------------------------------
@@ -93,6 +122,15 @@ def setup_for(plan: TournamentPlan, pairing: Pairing, folder: Path | None) -> De
     )
 
 
+def check_debate_dir(folder: Path) -> None:
+    """A debate's folder is the tournament's own: never a symlink to elsewhere."""
+    if folder.is_symlink():
+        raise UsageError(
+            f"{folder} is a symlink; moot does not write through it",
+            hint="remove it, and --resume runs that debate again",
+        )
+
+
 def run_settings(plan: TournamentPlan) -> RunSettings:
     """How each of the plan's debates runs; a plan written before a setting existed gets
     that setting's default."""
@@ -108,13 +146,20 @@ def play(
     listeners: list[Listener] | None = None,
 ) -> Verdict:
     """Run (or finish) one debate in `folder`, have it judged, write its verdict last."""
+    check_debate_dir(folder)
     saved = folder / "transcript.json"
-    if saved.is_file():  # debated already; only the judging was missing
-        transcript = Transcript.model_validate_json(saved.read_text(encoding="utf-8"))
+    again = "remove it, and --resume runs that debate again"
+    if os.path.lexists(saved):  # debated already; only the judging was missing
+        transcript = read_record(saved, Transcript, what="transcript", hint=again)
+        if (transcript.format, transcript.language) not in SIDE_NAMES or (
+            transcript.format != plan.format
+        ):
+            raise UsageError(f"transcript {saved} is not of this tournament's debate", hint=again)
     else:
         journal = folder / "journal.jsonl"
-        records = read_journal(journal) if journal.is_file() else []
-        if journal.is_file() and not records:
+        there = os.path.lexists(journal)
+        records = read_journal(journal) if there else []
+        if there and not records:
             journal.unlink()  # torn before its header: start the debate afresh
         setup = setup_for(plan, pairing, folder)
         debate = Debate(setup, listeners=listeners, model_factory=model_for, replay=records or None)
@@ -166,26 +211,45 @@ class Tournament:
 
     @classmethod
     def open(cls, folder: Path) -> Tournament:
+        """The tournament in FOLDER, its plan checked; a one-line UsageError for anything
+        that is not a plan moot wrote."""
+        hint = "pass the folder a tournament was started in"
+        if folder.exists() and not folder.is_dir():
+            raise UsageError(f"{folder} is not a folder", hint=hint)
+        path = folder / PLAN
+        if not os.path.lexists(path):
+            raise UsageError(f"{folder} holds no {PLAN}", hint=hint)
+        plan = read_record(path, TournamentPlan, what="tournament plan", hint=hint)
         try:
-            data = json.loads((folder / PLAN).read_text(encoding="utf-8"))
-            return cls(TournamentPlan.model_validate(data), folder)
-        except FileNotFoundError:
+            check_plan(plan)
+        except UsageError as exc:
+            raise UsageError(f"tournament plan {path} does not hold together: {exc.message}",
+                             hint=hint) from None  # fmt: skip
+        if (folder / "debates").is_symlink():
             raise UsageError(
-                f"{folder} holds no {PLAN}", hint="pass the folder a tournament was started in"
-            ) from None
-        except ValueError as exc:
-            raise UsageError(f"{folder / PLAN} is not a tournament plan: {exc}") from exc
+                f"{folder / 'debates'} is a symlink; moot does not write through it",
+                hint="make it a folder of its own",
+            )
+        return cls(plan, folder)
 
     def debate_dir(self, pairing: Pairing) -> Path:
         return self.folder / "debates" / pairing.id
 
     def verdicts(self) -> dict[str, Verdict]:
-        """The finished debates' verdicts, by debate id."""
+        """The finished debates' verdicts, by debate id; a verdict that is not one moot
+        wrote is a UsageError naming it."""
         found = {}
         for p in self.plan.debates:
-            path = self.debate_dir(p) / VERDICT
-            if path.is_file():
-                found[p.id] = Verdict.model_validate_json(path.read_text(encoding="utf-8"))
+            folder = self.debate_dir(p)
+            check_debate_dir(folder)
+            path = folder / VERDICT
+            if not os.path.lexists(path):
+                continue
+            hint = "remove it, and --resume judges that debate again"
+            verdict = read_record(path, Verdict, what="verdict", hint=hint)
+            if verdict.debate != p.id:
+                raise UsageError(f"verdict {path} is the verdict of another debate", hint=hint)
+            found[p.id] = verdict
         return found
 
     def pending(self) -> list[Pairing]:
