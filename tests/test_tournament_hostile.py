@@ -507,3 +507,25 @@ def test_progress_lines_show_untrusted_text_as_text() -> None:
     no_control(out)
     assert f"odd {HOSTILE[2]}" in out and f"failed \\x1b[2J {HOSTILE[2]}" in out
     assert f"{HOSTILE[2]} vs \\x1b]0;t\\x07 · {HOSTILE[2]}" in out  # the bar's description
+
+
+def test_a_dollar_in_a_model_name_is_drawn_as_itself(tmp_path: Path, cli: Cli) -> None:
+    path = motions(tmp_path)
+    proc = tournament(cli, tmp_path / "home", "--motions", str(path), "--model", "$\\foo$",
+                      "--model", "b", "--out", str(tmp_path / "t"))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr  # no formula to parse: the chart is drawn
+    assert (tmp_path / "t" / "ratings.png").stat().st_size > 0
+    assert "$\\foo$" in proc.stdout
+
+
+def test_the_chart_is_not_written_through_a_file_planted_beside_it(
+    finished: Path, tmp_path: Path, cli: Cli
+) -> None:
+    folder = copy_of(finished, tmp_path)
+    victim = tmp_path / "victim"
+    victim.write_text("keep me")
+    (folder / ".ratings.png.tmp").symlink_to(victim)
+    proc = cli("tournament", "--resume", str(folder), home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    assert victim.read_text() == "keep me"
+    assert (folder / "ratings.png").read_bytes().startswith(b"\x89PNG")
