@@ -150,3 +150,19 @@ def test_repeatable_options_have_a_bound(tmp_path: Path, cli: Cli) -> None:
     refused(cli("run", "tea or coffee", "--dry-run", *args, home=tmp_path), "at most 32 items")
     long = ["--format", "decision", "--positions", "tea", "--positions", "x" * 501]
     refused(cli("run", "tea or coffee", "--dry-run", *long, home=tmp_path), "--positions")
+
+
+def test_the_data_folder_is_absolute_and_a_relative_xdg_home_is_ignored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from moot.config import data_dir
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MOOT_HOME", "rel")
+    assert data_dir() == tmp_path / "rel"
+    monkeypatch.delenv("MOOT_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_DATA_HOME", "relative/share")
+    assert data_dir() == tmp_path / "home" / ".local" / "share" / "moot"
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert data_dir() == tmp_path / "xdg" / "moot"

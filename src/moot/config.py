@@ -15,9 +15,10 @@ def data_dir() -> Path:
     """moot's data directory: $MOOT_HOME, else $XDG_DATA_HOME/moot, else ~/.local/share/moot."""
     home = os.environ.get("MOOT_HOME")
     if home:
-        return Path(home).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
+        return Path(home).expanduser().absolute()
+    xdg = Path(os.environ.get("XDG_DATA_HOME") or "").expanduser()
+    # The XDG spec: a relative XDG_DATA_HOME is invalid and ignored.
+    base = xdg if xdg.is_absolute() else Path.home() / ".local" / "share"
     return base / "moot"
 
 
