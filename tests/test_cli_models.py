@@ -87,7 +87,7 @@ def test_rm_deletes_the_home_copy_only(home: Path, cli: Cli) -> None:
 def test_add_a_local_file(tmp_path: Path, cli: Cli) -> None:
     path = write_gguf(tmp_path / "mine.gguf", arch="llama")  # no template, ambiguous arch
     refused = cli("models", "add", "mine", str(path))
-    assert refused.returncode == 1
+    assert refused.returncode == 2  # the file needs a --chat-format: bad input
     assert "--chat-format" in refused.stderr
     added = cli("models", "add", "mine", str(path), "--chat-format", "chatml")
     assert added.returncode == 0, added.stderr

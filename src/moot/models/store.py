@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from moot.config import models_dir
 from moot.errors import (
@@ -18,6 +19,7 @@ from moot.errors import (
     UsageError,
 )
 from moot.inference.protocol import ResolvedModel
+from moot.inference.remote import is_remote_ref
 from moot.models import gguf_check, hub_cache, integrity, locate, pypi, registry
 from moot.models.catalog import CHAT_FORMATS, HfSource, ModelCard, PypiSource, load_catalog
 from moot.models.hub_cache import HubFile
@@ -84,9 +86,64 @@ def resolve(ref: str) -> ResolvedModel:
 
 def _resolve(target: locate.Target) -> tuple[ResolvedModel, gguf_check.GGUFInfo]:
     files, expected = locate.find(target)
-    headers = [gguf_check.check(path) for path in files]
+    with _users_file(target):
+        headers = [gguf_check.check(path) for path in files]
     digests = [_verify(target, path, want) for path, want in zip(files, expected, strict=True)]
-    return _resolved(target, files, headers[0], digests[0]), headers[0]
+    with _users_file(target):
+        return _resolved(target, files, headers[0], digests[0]), headers[0]
+
+
+@contextmanager
+def _users_file(target: locate.Target) -> Iterator[None]:
+    """A header or template refused in a file the user named is bad input (exit 2); in a file
+    moot downloaded, a failed check (exit 1)."""
+    try:
+        yield
+    except ModelIntegrityError as exc:
+        if target.path is None or isinstance(exc, locate.ModelFileError):
+            raise
+        raise locate.ModelFileError(exc.message, hint=exc.hint) from None
+
+
+def check(ref: str) -> ResolvedModel | None:
+    """Check that REF names a usable model without loading it: a catalog id that is installed,
+    an hf: reference in the cache, a registered name or a .gguf path, each with its header and
+    chat templates checked (no weights are read: nothing is hashed, a stamp that disagrees
+    with the expected sha256 is refused); or a server URL, checked as text (no connection).
+
+    Returns what `resolve` would (sha256 from the stamp, None if never hashed), or None for a
+    server URL; raises ModelNotFoundError or UsageError (and ModelIntegrityError for a
+    downloaded file whose header is bad).
+    """
+    if is_remote_ref(ref.strip()):
+        check_server_url(ref.strip())
+        return None
+    target = locate.parse_ref(ref)
+    files, expected = locate.find(target)
+    with _users_file(target):
+        headers = [gguf_check.check(path) for path in files]
+    digests = [integrity.read_stamp(path) for path in files]
+    for path, got, want in zip(files, digests, expected, strict=True):
+        if got is not None and want is not None and got != want:
+            raise ModelIntegrityError(
+                f"{path} fails its checksum: sha256 {got}, expected {want}",
+                hint=_mismatch_hint(target),
+            )
+    with _users_file(target):
+        return _resolved(target, files, headers[0], digests[0])
+
+
+def check_server_url(ref: str) -> None:
+    """An OpenAI-compatible server's URL, `http(s)://HOST[:PORT]/…[#MODEL]`, checked as text."""
+    url = urlsplit(ref.partition("#")[0])
+    try:
+        port = url.port
+    except ValueError:
+        port = -1
+    if url.scheme not in ("http", "https") or not url.hostname or port == -1 or url.query:
+        raise UsageError(
+            f"{ref!r} is not a server URL", hint="write it as e.g. http://127.0.0.1:8080/v1#MODEL"
+        )
 
 
 def _verify(target: locate.Target, path: Path, expected: str | None) -> str | None:
@@ -98,7 +155,10 @@ def _verify(target: locate.Target, path: Path, expected: str | None) -> str | No
 
 def _mismatch_hint(target: locate.Target) -> str:
     if target.path is not None:
-        return "the file changed since it was registered: `moot models add` it again"
+        return (
+            "the file changed since it was registered: record it as it is now with "
+            f"`moot models add {target.id} {target.path} --force`"
+        )
     return f"`moot models pull {target.id}` replaces it with a fresh copy"
 
 
@@ -264,18 +324,30 @@ def _pull_hub_file(f: HubFile, expected: str | None, endpoint: str | None) -> Pa
 # ---------------------------------------------------------------- registering, listing, checking
 
 
-def add(name: str, path: str | Path, *, chat_format: str | None = None) -> ResolvedModel:
-    """Register the local GGUF at PATH as NAME, recording the sha256 it has now."""
+def add(
+    name: str, path: str | Path, *, chat_format: str | None = None, replace: bool = False
+) -> ResolvedModel:
+    """Register the local GGUF at PATH as NAME, recording the sha256 it has now. A name that
+    is registered already is refused unless REPLACE."""
     registry.check_name(name, taken=set(load_catalog().cards))
     if chat_format is not None and chat_format not in CHAT_FORMATS:
-        known = ", ".join(sorted(CHAT_FORMATS))
+        known = ", ".join(sorted(CHAT_FORMATS - {"template"}))
         raise UsageError(f"unknown chat format {chat_format!r}", hint=f"one of: {known}")
+    existing = registry.load().get(name)
+    if existing is not None and not replace:
+        raise UsageError(
+            f"{name!r} is registered already, for {existing['path']}",
+            hint=f"forget it first with `moot models rm {name}`, or add --force to replace it",
+        )
     file = Path(path).expanduser().absolute()
-    if not file.is_file():
-        raise ModelNotFoundError(f"no such file: {file}", hint="give the path to a .gguf file")
-    header = gguf_check.check(file)
-    entry = {"path": str(file), "chat_format": chat_format}
-    locate.chat_format(header, locate.Target(id=name, path=file, registered=entry), chat_format)
+    locate.check_file(
+        file,
+        lambda: ModelNotFoundError(f"no such file: {file}", hint="give the path to a .gguf file"),
+    )
+    with _users_file(locate.Target(id=name, path=file)):
+        header = gguf_check.check(file)
+        entry = {"path": str(file), "chat_format": chat_format}
+        locate.chat_format(header, locate.Target(id=name, path=file, registered=entry), chat_format)
     digest = integrity.verify_file(file, None, trust_stamp=False)
     registry.register(name, file, sha256=digest, chat_format=chat_format)
     return resolve(name)
@@ -283,6 +355,12 @@ def add(name: str, path: str | Path, *, chat_format: str | None = None) -> Resol
 
 def info(ref: str) -> ModelDetails:
     """Resolve REF and report what its header and catalog card say."""
+    if is_remote_ref(ref.strip()):
+        raise UsageError(
+            f"{ref} is a server URL: there is no local GGUF header to show",
+            hint="`moot models info` reads a model file; name a catalog id, a registered "
+            "name or a .gguf path",
+        )
     target = locate.parse_ref(ref)
     resolved, header = _resolve(target)
     size = sum(p.stat().st_size for p in resolved.files)
@@ -356,17 +434,26 @@ def _verify_all(target: locate.Target) -> Verification:
     return Verification(target.id, True, files, tuple(digests), note)
 
 
-def remove(ref: str) -> Removal:
-    """Delete what moot downloaded for REF, or forget a registered name (its file stays)."""
+def removable(ref: str) -> locate.Target:
+    """What `remove(REF)` would act on; refuses a path moot did not download."""
+    name = ref.strip()
+    if name not in load_catalog().cards and registry.recorded(name):
+        return locate.Target(id=name, registered={})  # forgotten even if its entry is malformed
     target = locate.parse_ref(ref)
-    if target.registered is not None:
-        registry.unregister(target.id)
-        return Removal(id=target.id, forgotten=True)
-    if target.path is not None:
+    if target.path is not None and target.registered is None:
         raise UsageError(
             f"{target.path} is not a file moot downloaded; moot leaves it alone",
             hint="delete it yourself if you mean to",
         )
+    return target
+
+
+def remove(ref: str) -> Removal:
+    """Delete what moot downloaded for REF, or forget a registered name (its file stays)."""
+    target = removable(ref)
+    if target.registered is not None:
+        registry.unregister(target.id)
+        return Removal(id=target.id, forgotten=True)
     removed = _discard(target)
     if not removed:
         raise ModelNotFoundError(f"{target.id} is not installed; nothing to remove")
