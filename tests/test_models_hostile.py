@@ -427,3 +427,13 @@ def test_ref_parsing_refuses_a_way_out_of_the_hub_cache() -> None:
             locate.parse_ref(ref)
     assert catalog.load_catalog().default  # the shipped catalog still loads
     assert store.check_server_url("https://example.org/v1#m") is None
+
+
+def test_info_on_a_chat_template_bomb_stops_at_the_limit(tmp_path: Path, cli: Cli) -> None:
+    bomb = (
+        "{% for i in range(100000) %}{% for j in range(100000) %}{{ messages[0].content }}"
+        "{% endfor %}{% endfor %}"
+    )
+    path = write_gguf(tmp_path / "bomb.gguf", arch="qwen2", chat_template=bomb)
+    proc = cli("models", "info", str(path))
+    one_line_error(proc, str(path), "rendered more than moot's limit")
