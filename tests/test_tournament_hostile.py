@@ -529,3 +529,35 @@ def test_the_chart_is_not_written_through_a_file_planted_beside_it(
     assert proc.returncode == 0, proc.stderr
     assert victim.read_text() == "keep me"
     assert (folder / "ratings.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_joining_an_address_that_is_no_ray_cluster_gives_up_after_one_try(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from moot.formats import get_format
+    from moot.tournaments.plan import make_plan, word_motions
+    from moot.tournaments.ray import RayExecutor
+    from moot.tournaments.run import Tournament
+
+    class NoCluster(Ray):
+        def init(self, **kw: object) -> None:
+            super().init(**kw)
+            raise ConnectionError("Failed to connect to Ray cluster\n  and more besides")
+
+    fake = NoCluster()
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setenv("RAY_gcs_server_port_wait_time_s", "")
+    monkeypatch.delenv("RAY_gcs_server_port_wait_time_s")
+    fmt = get_format("oxford")
+    plan = make_plan(fmt, ["a", "b"], word_motions(["cats win"], fmt), params=fmt.params_type(),
+                     seed=1)  # fmt: skip
+    t = Tournament.create(plan, tmp_path / "t")
+    with socket.socket() as server:  # something answers, and it is no Ray
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+        with pytest.raises(UsageError) as caught:
+            RayExecutor(address=address).run(t, t.pending(), lambda e: None)
+    assert caught.value.message.startswith(f"could not join the Ray cluster at {address}")
+    assert "\n" not in caught.value.message
+    assert fake.inits and os.environ["RAY_gcs_server_port_wait_time_s"] == "1"

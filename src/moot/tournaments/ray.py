@@ -136,15 +136,23 @@ def _init(ray: Any, address: str | None) -> None:
     quiet = {"log_to_driver": False, "logging_level": "ERROR", "configure_logging": True}
     try:
         if address:
+            # Joining a cluster, Ray tries its address twenty times, some 40 s each, when
+            # something answers there that is no Ray: once is enough to tell.
+            os.environ.setdefault("RAY_gcs_server_port_wait_time_s", "1")
             ray.init(address=address, **quiet)
         else:
             ray.init(address="local", include_dashboard=False, **quiet)
     except (ConnectionError, RuntimeError, ValueError) as exc:
-        where = address or "a local Ray instance"
+        lines = str(exc).strip().splitlines()
+        reason = (lines[0] if lines else type(exc).__name__)[:300]
+        if address:
+            raise UsageError(
+                f"could not join the Ray cluster at {address}: {reason}",
+                hint="check --ray-address (or $RAY_ADDRESS), or use --executor local",
+            ) from None
         raise MootError(
-            f"could not start Ray on {where}: {exc}",
-            hint="check --ray-address (or $RAY_ADDRESS), or use --executor local",
-        ) from exc
+            f"could not start a local Ray instance: {reason}", hint="use --executor local"
+        ) from None
 
 
 def _read(folder: Path) -> dict[str, str]:
