@@ -24,9 +24,25 @@ def _fsync_dir(path: Path) -> None:
 
 
 def make_private_dir(path: Path) -> Path:
-    """Create a directory readable only by its owner (debates can be sensitive)."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(path, 0o700)
+    """PATH as a folder: made, with any missing parent, readable only by its owner (debates
+    can be sensitive). A folder that exists is left as it is: moot sets the mode only of
+    the folders it makes, never of one it was given (a shared /tmp, a read-only folder, the
+    target of a symlink). A file in the way is a FileExistsError (NotADirectoryError when
+    it is a parent)."""
+    try:
+        path.mkdir(mode=0o700)
+    except FileNotFoundError:
+        if path.parent == path:
+            raise
+        make_private_dir(path.parent)
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            if not path.is_dir():  # made meanwhile by someone else: a folder is fine
+                raise
+    except FileExistsError:
+        if not path.is_dir():
+            raise
     return path
 
 
