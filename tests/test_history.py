@@ -32,9 +32,9 @@ def test_saved_debates_are_private_and_can_be_listed_shown_and_deleted(
     assert "cats are better" in listing.stdout and "tea is better" in listing.stdout
     shown = cli("history", "show", folders[0].name, home=home)
     assert shown.returncode == 0 and "Debate Brief" in shown.stdout
-    assert cli("history", "rm", folders[0].name, home=home).returncode == 0
+    assert cli("history", "rm", folders[0].name, "--yes", home=home).returncode == 0
     assert not folders[0].exists() and folders[1].exists()
-    assert cli("history", "rm", "--all", home=home).returncode == 0
+    assert cli("history", "rm", "--all", "--yes", home=home).returncode == 0
     assert list((home / "debates").iterdir()) == []
     missing = cli("history", "show", "nope", home=home)
     assert missing.returncode == 2 and missing.stderr.startswith("error:")

@@ -1,20 +1,34 @@
-"""Saved debates in moot's data directory: list, read and delete them."""
+"""Saved debates in moot's data directory: list, read and delete them.
+
+A debate folder holds moot's own files: `journal.jsonl` (from the first turn), and once it
+finished `transcript.json` and its format's document (`debate.md`, `decision.md`). Only
+these are read, only as regular files in the folder (never through a symlink), and each
+under a size limit: a folder is untrusted input like any other file.
+"""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
 import shutil
+import stat
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
-from moot.config import debates_dir
-from moot.errors import UsageError
-from moot.transcript import make_private_dir, read_journal
+from moot import files
+from moot.config import data_dir, debates_dir
+from moot.errors import MootError, UsageError
+from moot.transcript import make_private_dir
 
 JOURNAL = "journal.jsonl"
+TRANSCRIPT = "transcript.json"
+
+_SET_HOME = "set MOOT_HOME to a folder you can write to"
+_IS_IT_MOOTS = "is it a folder moot wrote? `moot history rm ID` deletes a saved one"
 
 
 @dataclass(frozen=True)
@@ -25,20 +39,96 @@ class SavedDebate:
     motion: str
     turns: int
     finished: bool  # transcript.json written: the debate ran to its end
+    problem: str | None = None  # why its files cannot be read; None when they can
+
+    @property
+    def status(self) -> str:
+        if self.problem is not None:
+            return "unreadable"
+        return "finished" if self.finished else "interrupted"
+
+
+# -- reading a debate folder -------------------------------------------------------------
+
+
+def _read_text(path: Path, what: str) -> str:
+    return files.read_text(path, what=what, limit=files.RECORD_LIMIT, follow_symlinks=False)
+
+
+def _read_transcript(path: Path) -> dict[str, Any]:
+    text = _read_text(path, "saved transcript")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"saved transcript {path} is not valid JSON: {exc.msg} (line {exc.lineno})",
+            hint=_IS_IT_MOOTS,
+        ) from None
+    except RecursionError:
+        raise UsageError(
+            f"saved transcript {path} is nested too deeply to be moot's", hint=_IS_IT_MOOTS
+        ) from None
+    if not isinstance(data, dict):
+        raise UsageError(f"saved transcript {path} is not moot's: not an object", hint=_IS_IT_MOOTS)
+    _check_record(path, "saved transcript", data)
+    turns = data.get("turns", [])
+    if not isinstance(turns, list) or not all(isinstance(t, dict) for t in turns):
+        raise UsageError(
+            f"saved transcript {path} is not moot's: 'turns' is not a list of turns",
+            hint=_IS_IT_MOOTS,
+        )
+    return data
+
+
+def _read_journal(path: Path) -> list[dict[str, Any]]:
+    """The journal's records. A line that is not JSON ends it (a crash mid-write tears the
+    last line), unless it is the first; a line of JSON that is not a record is refused."""
+    records: list[dict[str, Any]] = []
+    # Split on newlines only: a record's text may hold U+2028 or U+0085, which JSON leaves as is.
+    lines = _read_text(path, "journal").split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    for n, line in enumerate(lines, 1):
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, RecursionError):
+            if not records:
+                raise UsageError(
+                    f"journal {path} is not moot's: line 1 is not JSON", hint=_IS_IT_MOOTS
+                ) from None
+            break
+        if not isinstance(record, dict):
+            raise UsageError(
+                f"journal {path} is not moot's: line {n} is not a record", hint=_IS_IT_MOOTS
+            )
+        records.append(record)
+    if records:
+        _check_record(path, "journal", records[0])
+    return records
+
+
+def _check_record(path: Path, what: str, data: dict[str, Any]) -> None:
+    for key in ("format", "motion"):
+        if not isinstance(data.get(key, ""), str):
+            raise UsageError(f"{what} {path} is not moot's: {key!r} is not text", hint=_IS_IT_MOOTS)
 
 
 def _summary(folder: Path) -> SavedDebate | None:
-    transcript = folder / "transcript.json"
-    journal = folder / JOURNAL
-    if transcript.is_file():
-        data = json.loads(transcript.read_text(encoding="utf-8"))
-        turns, finished = len(data.get("turns", [])), True
-    elif journal.is_file():
-        records = read_journal(journal)
-        data = next((r for r in records if r.get("type") == "debate"), {})
-        turns, finished = sum(r.get("type") == "turn" for r in records), False
-    else:
-        return None
+    """The debate saved in FOLDER; None when it holds none of moot's files. A folder whose
+    files cannot be read is a debate all the same, with the problem named."""
+    transcript, journal = folder / TRANSCRIPT, folder / JOURNAL
+    try:
+        if os.path.lexists(transcript):
+            data = _read_transcript(transcript)
+            turns, finished = len(data.get("turns", [])), True
+        elif os.path.lexists(journal):
+            records = _read_journal(journal)
+            data = next((r for r in records if r.get("type") == "debate"), {})
+            turns, finished = sum(r.get("type") == "turn" for r in records), False
+        else:
+            return None
+    except UsageError as exc:
+        return SavedDebate(folder.name, folder, "?", "?", 0, False, problem=exc.message)
     return SavedDebate(
         folder.name,
         folder,
@@ -49,45 +139,139 @@ def _summary(folder: Path) -> SavedDebate | None:
     )
 
 
+def _data_error(exc: OSError, doing: str) -> UsageError:
+    """What is wrong with moot's data folder, named as the user can fix it: MOOT_HOME."""
+    home, root = data_dir(), debates_dir()
+    if isinstance(exc, (NotADirectoryError, FileExistsError)):
+        bad = next((p for p in (home, root) if os.path.lexists(p) and not p.is_dir()), root)
+        return UsageError(f"moot's data folder {bad} is not a folder", hint=_SET_HOME)
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return UsageError(
+            f"cannot {doing} moot's data folder {home}: {exc.strerror}",
+            hint="free some space, or save elsewhere with --out",
+        )
+    return UsageError(
+        f"cannot {doing} moot's data folder {home}: {exc.strerror or exc}", hint=_SET_HOME
+    )
+
+
 def list_debates() -> list[SavedDebate]:
+    """Every debate in moot's data directory, oldest first (their names start with the
+    time); a folder that is a symlink, or holds none of moot's files, is not one."""
     root = debates_dir()
-    if not root.is_dir():
-        return []
-    found = (_summary(p) for p in sorted(root.iterdir()) if p.is_dir())
-    return [d for d in found if d is not None]
+    try:
+        with os.scandir(root) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except FileNotFoundError:
+        return []  # nothing saved yet
+    except OSError as exc:
+        raise _data_error(exc, "read") from None
+    found = []
+    for entry in entries:
+        try:
+            real_folder = entry.is_dir(follow_symlinks=False)
+        except OSError:
+            continue
+        if real_folder and (debate := _summary(Path(entry.path))) is not None:
+            found.append(debate)
+    return found
 
 
-def find(ref: str) -> SavedDebate:
-    """A saved debate by folder name (or a unique prefix of it), or a folder path."""
-    path = Path(ref).expanduser()
+def find(ref: str, *, readable: bool = True) -> SavedDebate:
+    """A saved debate by folder name (or a unique prefix of it), or a folder path. With
+    READABLE, a debate whose files cannot be read is refused, naming the problem."""
+    if not ref.strip():
+        raise UsageError("name a saved debate", hint="see `moot history list`")
+    path = _expand(ref)
     if path.is_dir():
         found = _summary(path)
-        if found:
-            return found
+        if found is not None:
+            return _checked(found, readable)
     matches = [d for d in list_debates() if d.id == ref or d.id.startswith(ref)]
-    if len(matches) == 1:
-        return matches[0]
-    if not matches:
-        raise UsageError(f"no saved debate {ref!r}", hint="see `moot history list`")
-    raise UsageError(f"{ref!r} names {len(matches)} debates", hint="give more of the id")
+    exact = [d for d in matches if d.id == ref]
+    if len(exact) == 1 or len(matches) == 1:
+        return _checked((exact or matches)[0], readable)
+    if matches:
+        raise UsageError(f"{ref!r} names {len(matches)} debates", hint="give more of the id")
+    if path.is_dir():
+        raise UsageError(
+            f"{path} is not a saved debate: it holds no {JOURNAL} or {TRANSCRIPT}",
+            hint="name a debate folder moot wrote, or an id from `moot history list`",
+        )
+    raise UsageError(f"no saved debate {ref!r}", hint="see `moot history list`")
 
 
-def remove(ref: str) -> SavedDebate:
-    debate = find(ref)
-    if debate.path.resolve().parent != debates_dir().resolve():
+def _expand(ref: str) -> Path:
+    try:
+        return Path(ref).expanduser()
+    except RuntimeError:  # ~user of no such user
+        return Path(ref)
+
+
+def _checked(debate: SavedDebate, readable: bool) -> SavedDebate:
+    if readable and debate.problem is not None:
+        saved = debate.path.parent.resolve() == debates_dir().resolve()
+        hint = (
+            f"`moot history rm {debate.id}` deletes it" if saved else "is it a folder moot wrote?"
+        )
+        raise UsageError(debate.problem, hint=hint)
+    return debate
+
+
+def document(debate: SavedDebate) -> str | None:
+    """The debate's document as its format wrote it, or None when there is none (it did
+    not finish, or its format is not one moot knows)."""
+    from moot.formats import NAMES, get_format
+
+    if debate.format not in NAMES:
+        return None
+    path = debate.path / get_format(debate.format).document
+    if not os.path.lexists(path):
+        return None
+    return _read_text(path, "saved document")
+
+
+def turns(debate: SavedDebate) -> list[dict[str, Any]]:
+    """The debate's finished turns: from its transcript, or from its journal if it did
+    not finish."""
+    transcript, journal = debate.path / TRANSCRIPT, debate.path / JOURNAL
+    if os.path.lexists(transcript):
+        return list(_read_transcript(transcript).get("turns", []))
+    if os.path.lexists(journal):
+        return [r for r in _read_journal(journal) if r.get("type") == "turn"]
+    return []
+
+
+# -- deleting ----------------------------------------------------------------------------
+
+
+def remove(ref: str | SavedDebate) -> SavedDebate:
+    """Delete one debate moot saved in its data directory (never a folder elsewhere)."""
+    debate = ref if isinstance(ref, SavedDebate) else find(ref, readable=False)
+    if debate.path.is_symlink() or debate.path.parent.resolve() != debates_dir().resolve():
         raise UsageError(
             f"{debate.path} is not in moot's data directory",
             hint="moot only deletes debates it saved itself; remove other folders yourself",
         )
-    shutil.rmtree(debate.path)
+    _rmtree(debate.path)
     return debate
 
 
 def remove_all() -> list[SavedDebate]:
+    """Delete every debate `list_debates` lists, and nothing else in the data directory."""
     gone = list_debates()
     for debate in gone:
-        shutil.rmtree(debate.path)
+        _rmtree(debate.path)
     return gone
+
+
+def _rmtree(path: Path) -> None:
+    try:
+        shutil.rmtree(path)  # never follows a symlink inside the folder
+    except OSError as exc:
+        raise MootError(
+            f"could not delete {path}: {exc.strerror or exc}", hint="check its permissions"
+        ) from None
 
 
 # -- a folder for a new debate -----------------------------------------------------------
@@ -113,31 +297,75 @@ class Claim:
             pass
 
 
-def claim(out: Path | None, *, motion: str) -> Claim:
+def claim(out: Path | str | None, *, motion: str) -> Claim:
     """The folder a new debate writes to: OUT, or a fresh one in moot's data directory.
 
     Two debates never share one: a fresh folder is made with an exclusive mkdir (another
     debate on the same motion in the same second gets `…-2`), and the journal is created
-    exclusively, so a folder that holds a debate (or is being claimed) is refused.
+    exclusively, so a folder that holds a debate (or is being claimed) is refused. OUT may
+    exist (its other files are left alone, and so is its mode) or is made private.
     """
     if out is None:
         folder, created = _fresh_folder(motion), True
     else:
-        folder, created = out, not out.is_dir()
-        try:
-            make_private_dir(out)
-        except OSError as exc:
-            raise _unwritable(out, exc) from exc
+        folder = _out_path(out)
+        created = _out_folder(folder)
+    if os.path.lexists(folder / TRANSCRIPT):
+        raise _holds_a_debate(folder)
     try:
         os.close(os.open(folder / JOURNAL, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     except FileExistsError:
-        raise UsageError(
-            f"{folder} already holds a debate",
-            hint="choose an empty folder with --out (`moot resume` continues an interrupted one)",
-        ) from None
+        raise _holds_a_debate(folder) from None
     except OSError as exc:
         raise _unwritable(folder, exc) from exc
     return Claim(folder, created)
+
+
+def _holds_a_debate(folder: Path) -> UsageError:
+    return UsageError(
+        f"{folder} already holds a debate",
+        hint="choose an empty folder with --out (`moot resume` continues an interrupted one)",
+    )
+
+
+def _out_path(out: Path | str) -> Path:
+    if not str(out).strip() or Path(out) == Path("."):
+        raise UsageError(
+            "--out names no folder of its own (it is empty, or the working folder)",
+            hint="name the folder to write to, e.g. --out ./debate",
+        )
+    try:
+        return Path(out).expanduser()
+    except RuntimeError:
+        raise UsageError(f"--out {out}: no such user", hint="check the path after ~") from None
+
+
+def _out_folder(folder: Path) -> bool:
+    """Make FOLDER (True) or find it made (False); its mode is set only when made."""
+    try:
+        folder.mkdir(mode=0o700)
+        return True
+    except FileExistsError:
+        pass
+    except FileNotFoundError:  # its parents are missing: made private too
+        try:
+            make_private_dir(folder.parent)
+            folder.mkdir(mode=0o700)
+            return True
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise _unwritable(folder, exc) from exc
+    except OSError as exc:
+        raise _unwritable(folder, exc) from exc
+    try:
+        mode = folder.stat().st_mode  # a symlink to a folder is that folder
+    except OSError as exc:
+        raise _unwritable(folder, exc) from exc
+    if stat.S_ISDIR(mode):
+        return False
+    kind = "a file" if stat.S_ISREG(mode) else "not a folder"
+    raise UsageError(f"--out {folder} is {kind}, not a folder", hint="name a folder with --out")
 
 
 def _fresh_folder(motion: str) -> Path:
@@ -145,7 +373,7 @@ def _fresh_folder(motion: str) -> Path:
     try:
         make_private_dir(root)
     except OSError as exc:
-        raise _unwritable(root, exc) from exc
+        raise _data_error(exc, "write to") from exc
     slug = re.sub(r"[^\w]+", "-", motion.lower()).strip("-")[:40] or "debate"
     name = f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{slug}"
     for n in range(1, 1000):
@@ -155,13 +383,16 @@ def _fresh_folder(motion: str) -> Path:
         except FileExistsError:
             continue
         except OSError as exc:
-            raise _unwritable(root, exc) from exc
+            raise _data_error(exc, "write to") from exc
         return path
     raise UsageError(f"too many debates named {name} in {root}", hint="wait a second")
 
 
 def _unwritable(path: Path, exc: OSError) -> UsageError:
-    return UsageError(
-        f"cannot write to {path}: {exc.strerror or exc}",
-        hint="choose a folder you can write to with --out, or free some space",
-    )
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        hint = "free some space, or choose another folder with --out"
+    elif isinstance(exc, NotADirectoryError):
+        hint = "a folder on its path is a file; choose another folder with --out"
+    else:
+        hint = "choose a folder you can write to with --out"
+    return UsageError(f"cannot write to {path}: {exc.strerror or exc}", hint=hint)

@@ -1,30 +1,46 @@
-"""`moot history …`: see and delete saved debates and their journals."""
+"""`moot history …`: see and delete saved debates and their journals.
+
+Everything shown here comes from files on disk: motions, ids (folder names), turns and
+documents are printed as text, never obeyed (no escape sequences, markup or hyperlinks).
+"""
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.table import Table
 
 from moot import history
-from moot.cli import app
+from moot.cli import app, err
 from moot.errors import UsageError
+from moot.render import printable, safe, show_document
 
 history_app = typer.Typer(help="See and delete saved debates.", no_args_is_help=True)
 app.add_typer(history_app, name="history")
+
+Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 
 
 @history_app.command("list")
 def list_() -> None:
     """List saved debates, oldest first."""
-    table = Table("id", "format", "turns", "status", "motion")
+    table = Table()
+    table.add_column("id", overflow="fold")  # whole, to be typed back
+    for column in ("format", "turns", "status", "motion"):
+        table.add_column(column)
+    broken = []
     for d in history.list_debates():
-        status = "finished" if d.finished else "interrupted"
-        table.add_row(d.id, d.format, str(d.turns), status, d.motion)
+        table.add_row(safe(d.id), safe(d.format), str(d.turns), d.status, safe(d.motion))
+        if d.problem is not None:
+            broken.append(d)
     Console().print(table)
+    for d in broken:
+        err.print(f"[yellow]warning:[/] {safe(d.problem)}", highlight=False)
+    if broken:
+        err.print("[dim]hint:[/] `moot history rm ID` deletes a debate", highlight=False)
 
 
 @history_app.command()
@@ -32,29 +48,69 @@ def show(ref: Annotated[str, typer.Argument(help="A debate id (or prefix) or fol
     """Show a saved debate's document, or its journal if it did not finish."""
     d = history.find(ref)
     console = Console()
-    docs = sorted(d.path.glob("*.md"))
-    if docs:
-        console.print(Markdown(docs[0].read_text(encoding="utf-8")))
+    document = history.document(d)
+    if document is not None:
+        show_document(console, document)
         return
-    from moot.transcript import read_journal
-
-    for record in read_journal(d.path / "journal.jsonl"):
-        if record.get("type") == "turn":
-            console.print(f"[bold]{record['role']} · {record['step']}[/]", highlight=False)
-            console.print(record["text"], highlight=False, markup=False)
+    turns = history.turns(d)
+    if not turns:
+        console.print(f"{safe(d.id)}: no finished turns yet", highlight=False)
+    for turn in turns:
+        role, step = safe(turn.get("role", "?")), safe(turn.get("step", "?"))
+        console.print(f"[bold]{role} · {step}[/]", highlight=False)
+        console.print(printable(str(turn.get("text", ""))), highlight=False, markup=False)
 
 
 @history_app.command()
 def rm(
     ref: Annotated[str | None, typer.Argument(help="A debate id (or prefix).")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Delete every saved debate.")] = False,
+    yes: Yes = False,
 ) -> None:
     """Delete a saved debate (its transcript, document and journal), or all of them."""
     if all_:
+        if ref is not None:
+            raise UsageError(
+                "name one debate or give --all, not both",
+                hint="moot history rm ID, or moot history rm --all",
+            )
+        count = len(history.list_debates())
+        if not count:
+            print("no saved debates")
+            return
+        _confirm(f"Delete all {count} saved debate(s)?", yes=yes, what="every saved debate")
         gone = history.remove_all()
         print(f"deleted {len(gone)} debate(s)")
         return
     if not ref:
         raise UsageError("name a debate to delete", hint="moot history rm ID, or --all")
-    d = history.remove(ref)
-    print(f"deleted {d.id}")
+    d = history.find(ref, readable=False)
+    _confirm(f"Delete {printable(d.id)}?", yes=yes, what=f"debate {printable(d.id)}")
+    history.remove(d)
+    print(f"deleted {printable(d.id)}")
+
+
+def _can_ask() -> bool:
+    return sys.stdin.isatty()
+
+
+def _confirm(question: str, *, yes: bool, what: str) -> None:
+    """Go on if the user says so (or gave --yes); refuse when there is no one to ask."""
+    if yes:
+        return
+    refusal = UsageError(
+        f"not deleting {what} without confirmation",
+        hint="confirm with --yes (-y)",
+    )
+    if not _can_ask():
+        raise refusal
+    import click
+
+    try:
+        answer = typer.confirm(question)
+    except (typer.Abort, click.exceptions.Abort) as exc:
+        if isinstance(exc.__context__, KeyboardInterrupt):
+            raise KeyboardInterrupt from None
+        raise refusal from None  # the end of input: no answer
+    if not answer:
+        raise typer.Abort()
