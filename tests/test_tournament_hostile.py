@@ -74,6 +74,9 @@ def tournament(cli: Cli, home: Path, *args: str) -> Result:
         (["--seed", str(10**100)], ["--seed"]),
         ([f"--model=m{i}" for i in range(101)], ["--model", "100"]),
         (["--judge=j"] * 21, ["--judge", "20"]),
+        (["--model=a", "--model="], ["--model", "empty"]),
+        (["--model=a", "--model=" + "b" * 1001], ["--model", "1,001 characters"]),
+        (["--judge=j", "--judge=j"], ["--judge j", "same model"]),
     ],
 )
 def test_a_count_out_of_bounds_is_refused_before_anything_runs(
@@ -335,6 +338,7 @@ def crafted_plans() -> list[tuple[str, str | None, str]]:
         ("params", None, "max_rounds"),
         ("options", None, "n_ctx"),
         ("too many debates", None, "debates"),
+        ("huge name", None, "models.0"),
     ]
 
 
@@ -355,6 +359,8 @@ def craft(plan: dict[str, object], name: str) -> dict[str, object]:
         plan["params"] = {"max_rounds": 99}
     elif name == "options":
         plan["options"] = {"n_ctx": -5}
+    elif name == "huge name":
+        plan["models"] = ["a" * 100_000, "b"]
     elif name == "too many debates":
         plan["debates"] = [dict(debates[0], id=f"{i:05d}-x") for i in range(10_001)]
     return plan

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from itertools import combinations
 from math import comb
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -30,6 +30,9 @@ MAX_BOOTSTRAP = 100_000
 MAX_REF_CHARS = 1000  # a model reference: a path, a catalog id or a server URL
 
 
+Ref = Annotated[str, Field(min_length=1, max_length=MAX_REF_CHARS)]  # a model reference
+
+
 class Motion(BaseModel):
     text: str = Field(max_length=2 * MAX_MOTION_CHARS)  # as the format words it
     language: Language
@@ -41,20 +44,20 @@ class Pairing(BaseModel):
     # Its folder under debates/: a plain name, never a path out of the tournament.
     id: str = Field(pattern=r"^[0-9]+-[\w.-]+$", max_length=200)
     motion: int = Field(ge=0)  # index into the plan's motions
-    proposition: str  # model references
-    opposition: str
-    swap: str  # shared by the two debates of a swap pair
+    proposition: Ref
+    opposition: Ref
+    swap: str = Field(max_length=200)  # shared by the two debates of a swap pair
     seed: Seed  # shared by a swap pair too: the pair differs only in who sits where
-    judges: list[str] = Field(min_length=1, max_length=MAX_JUDGES)
+    judges: list[Ref] = Field(min_length=1, max_length=MAX_JUDGES)
     self_judged: bool  # every judge debated in it: no other judge was available
 
 
 class TournamentPlan(BaseModel):
     moot_version: str = __version__
     format: str
-    models: list[str] = Field(min_length=2, max_length=MAX_MODELS)
+    models: list[Ref] = Field(min_length=2, max_length=MAX_MODELS)
     motions: list[Motion] = Field(min_length=1, max_length=MAX_MOTIONS)
-    judges: list[str] = Field(max_length=MAX_JUDGES)
+    judges: list[Ref] = Field(max_length=MAX_JUDGES)
     # What each reference named when planned: a model file's sha256, or a server URL.
     identities: dict[str, str] = Field(default_factory=dict)
     seed: Seed
@@ -89,11 +92,13 @@ def count_debates(models: int, motions: int, swaps: int) -> int:
 def check_size(models: Sequence[str], judges: Sequence[str], motions: int, swaps: int) -> None:
     """A plan moot can run: bounded models, judges, motions and debates, before any is made."""
     check_counts(swaps=swaps)
-    for option, refs, limit in (("--model", models, MAX_MODELS), ("--judge", judges, MAX_JUDGES)):
+    for option, refs, limit, fewer in (
+        ("--model", models, MAX_MODELS, "rank fewer models in one tournament"),
+        ("--judge", judges, MAX_JUDGES, "a smaller panel judges as well"),
+    ):
         if len(refs) > limit:
             raise UsageError(
-                f"{option} is given {len(refs):,} times, over the limit of {limit}",
-                hint="rank fewer models in one tournament",
+                f"{option} is given {len(refs):,} times, over the limit of {limit}", hint=fewer
             )
         for ref in refs:
             if not ref.strip():
