@@ -198,6 +198,11 @@ def test_a_data_folder_that_is_a_file_is_named_with_the_fix(tmp_path: Path, cli:
         done = cli(*args, home=home)
         assert done.returncode == 2 and "MOOT_HOME" in done.stderr, done.stderr
         assert f"{home / 'debates'} is not a folder" in done.stderr
+    # A folder on the way to it a file: that one is named.
+    for args in (RUN, ("history", "list")):
+        done = cli(*args, env={"HOME": str(tmp_path), "MOOT_HOME": str(home / "debates" / "x")})
+        assert done.returncode == 2 and "MOOT_HOME" in done.stderr, done.stderr
+        assert f"{home / 'debates'} is not a folder" in done.stderr
 
 
 @pytest.mark.skipif(as_root, reason="root writes to any folder")
@@ -431,12 +436,20 @@ def test_rm_all_leaves_symlinks_and_what_they_point_to(tmp_path: Path, cli: Cli)
     assert gone.returncode == 2 and (elsewhere / "transcript.json").is_file()
 
 
-def test_rm_refuses_a_folder_outside_the_data_folder(tmp_path: Path, cli: Cli) -> None:
+def test_rm_refuses_a_folder_outside_the_data_folder_before_asking(
+    tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from moot.cli import history as cli_history
+
     home = tmp_path / "home"
     outside = save(tmp_path / "elsewhere", "20250101-000000-b")
-    done = cli("history", "rm", str(outside), "--yes", home=home)
-    assert done.returncode == 2 and outside.is_dir()
+    asked: list[str] = []
+    monkeypatch.setattr(cli_history, "_can_ask", lambda: True)
+    monkeypatch.setattr(cli_history.typer, "confirm", lambda q: asked.append(q) or True)
+    done = cli("history", "rm", str(outside), home=home)
+    assert done.returncode == 2 and outside.is_dir() and asked == []
     one_line_error(done)
+    assert "not in moot's data directory" in done.stderr
 
 
 # -- ids -----------------------------------------------------------------------------------

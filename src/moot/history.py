@@ -143,7 +143,8 @@ def _data_error(exc: OSError, doing: str) -> UsageError:
     """What is wrong with moot's data folder, named as the user can fix it: MOOT_HOME."""
     home, root = data_dir(), debates_dir()
     if isinstance(exc, (NotADirectoryError, FileExistsError)):
-        bad = next((p for p in (home, root) if os.path.lexists(p) and not p.is_dir()), root)
+        on_the_way = (root, *root.parents)
+        bad = next((p for p in on_the_way if os.path.lexists(p) and not p.is_dir()), root)
         return UsageError(f"moot's data folder {bad} is not a folder", hint=_SET_HOME)
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return UsageError(
@@ -245,14 +246,21 @@ def turns(debate: SavedDebate) -> list[dict[str, Any]]:
 # -- deleting ----------------------------------------------------------------------------
 
 
-def remove(ref: str | SavedDebate) -> SavedDebate:
-    """Delete one debate moot saved in its data directory (never a folder elsewhere)."""
+def deletable(ref: str | SavedDebate) -> SavedDebate:
+    """The debate REF names, if moot may delete it: one it saved in its data directory
+    (a folder there, not a symlink to one elsewhere), readable or not."""
     debate = ref if isinstance(ref, SavedDebate) else find(ref, readable=False)
     if debate.path.is_symlink() or debate.path.parent.resolve() != debates_dir().resolve():
         raise UsageError(
             f"{debate.path} is not in moot's data directory",
             hint="moot only deletes debates it saved itself; remove other folders yourself",
         )
+    return debate
+
+
+def remove(ref: str | SavedDebate) -> SavedDebate:
+    """Delete one debate moot saved in its data directory (never a folder elsewhere)."""
+    debate = deletable(ref)
     _rmtree(debate.path)
     return debate
 

@@ -84,7 +84,7 @@ def rm(
         return
     if not ref:
         raise UsageError("name a debate to delete", hint="moot history rm ID, or --all")
-    d = history.find(ref, readable=False)
+    d = history.deletable(ref)
     _confirm(f"Delete {printable(d.id)}?", yes=yes, what=f"debate {printable(d.id)}")
     history.remove(d)
     print(f"deleted {printable(d.id)}")
