@@ -567,3 +567,18 @@ def test_joining_an_address_that_is_no_ray_cluster_gives_up_after_one_try(
     assert caught.value.message.startswith(f"could not join the Ray cluster at {address}")
     assert "\n" not in caught.value.message
     assert fake.inits and os.environ["RAY_gcs_server_port_wait_time_s"] == "1"
+
+
+def test_the_library_resumes_only_as_planned_and_takes_lists_of_models(
+    finished: Path, tmp_path: Path
+) -> None:
+    folder = copy_of(finished, tmp_path)
+    with pytest.raises(UsageError, match="fixes seed"):
+        moot.tournament(resume=folder, seed=3)
+    with pytest.raises(UsageError, match="fixes max_rounds"):
+        moot.tournament(resume=folder, max_rounds=4)
+    done = moot.tournament(resume=folder, bootstrap=20)
+    assert done.report.bootstrap_samples == 20 and done.failed == []
+    with pytest.raises(UsageError, match="models is one string"):
+        moot.tournament("ab", ["cats are better"], run={"dry_run": True}, out=tmp_path / "x")
+    assert not (tmp_path / "x").exists()
