@@ -165,29 +165,13 @@ def check_motion(motion: str) -> None:
 
 
 def check_model_ref(ref: str) -> None:
-    """A model reference names a model that is here (its header checked, no weights loaded)
-    or a well-formed server URL (no connection is opened)."""
-    from moot.inference.remote import is_remote_ref
-    from moot.models import store
+    """A model reference names a model that is here (its header checked; no weights loaded
+    or hashed) or a well-formed server URL (no connection is opened)."""
+    from moot import models
 
     if not ref.strip():
         raise UsageError("a model reference is empty", hint="see `moot models list`")
-    if is_remote_ref(ref):
-        check_server_url(ref)
-        return
-    store.resolve(ref)
-
-
-def check_server_url(ref: str) -> None:
-    from urllib.parse import urlsplit
-
-    url = urlsplit(ref.partition("#")[0])
-    try:
-        port = url.port
-    except ValueError:
-        port = -1
-    if not url.hostname or port == -1 or url.query:
-        raise UsageError(f"{ref!r} is not a server URL", hint="e.g. http://127.0.0.1:8080/v1#MODEL")
+    models.check(ref)
 
 
 def prepare(chosen: DebateSettings, *, out_dir: Path | None = None) -> DebateSetup:

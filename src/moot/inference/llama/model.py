@@ -7,6 +7,7 @@ import inspect
 import logging
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from moot import config
@@ -22,6 +23,7 @@ from moot.inference.protocol import (
     ResolvedModel,
     check_not_degenerate,
 )
+from moot.prompts import render_chat_template
 
 log = logging.getLogger("moot.inference.llama")
 
@@ -167,11 +169,35 @@ class LlamaCppModel:
 def _render(formatter: Any, msgs: list[dict[str, str]]) -> Any:
     try:
         return formatter(messages=msgs)
+    except MootError:
+        raise
     except Exception as exc:  # a template's raise_exception(), or a jinja2 error
         raise MootError(
             f"the chat template could not format this conversation: {exc}",
             hint="check the model's chat format in the catalog",
         ) from exc
+
+
+@dataclass(frozen=True)
+class _Formatted:
+    prompt: str
+    stop: list[str]
+    added_special: bool = True
+
+
+@dataclass(frozen=True)
+class _TemplateFormatter:
+    """A GGUF file's chat template, applied by `prompts.render_chat_template`."""
+
+    template: str
+    eos_token: str
+    bos_token: str
+
+    def __call__(self, *, messages: list[dict[str, str]]) -> _Formatted:
+        prompt = render_chat_template(
+            self.template, messages, eos_token=self.eos_token, bos_token=self.bos_token
+        )
+        return _Formatted(prompt=prompt, stop=[self.eos_token])
 
 
 def _make_formatter(llm: Any, model: ResolvedModel) -> Any:
@@ -191,12 +217,12 @@ def _make_formatter(llm: Any, model: ResolvedModel) -> Any:
                 hint=f"check the file with `moot models verify {model.id}`",
             )
         eos, bos = llm.token_eos(), llm.token_bos()
-        # The template is code from the internet: Jinja2ChatFormatter renders it sandboxed.
-        return lcf.Jinja2ChatFormatter(
-            template=template,
+        # The template is code from the internet: rendered in moot's sandbox, bounded in time,
+        # work and output (as llama-cpp-python's Jinja2ChatFormatter would render it).
+        return _TemplateFormatter(
+            template,
             eos_token=llm._model.token_get_text(eos) if eos != -1 else "",
             bos_token=llm._model.token_get_text(bos) if bos != -1 else "",
-            stop_token_ids=[eos],
         )
     try:
         handler = lcf.get_chat_completion_handler(model.chat_format)
