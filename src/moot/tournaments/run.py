@@ -223,8 +223,8 @@ class Tournament:
         try:
             check_plan(plan)
         except UsageError as exc:
-            raise UsageError(f"tournament plan {path} does not hold together: {exc.message}",
-                             hint=hint) from None  # fmt: skip
+            message = f"tournament plan {path} does not hold together: {exc.message}"
+            raise UsageError(message, hint=hint) from None
         if (folder / "debates").is_symlink():
             raise UsageError(
                 f"{folder / 'debates'} is a symlink; moot does not write through it",
