@@ -153,9 +153,11 @@ def read_text(path: Path, *, what: str, limit: int, follow_symlinks: bool = True
         ) from None
 
 
-def read_json(path: Path, *, what: str, limit: int = RECORD_LIMIT) -> object:
+def read_json(
+    path: Path, *, what: str, limit: int = RECORD_LIMIT, follow_symlinks: bool = True
+) -> object:
     """read_text, parsed as JSON; malformed or absurdly nested JSON is a UsageError."""
-    text = read_text(path, what=what, limit=limit)
+    text = read_text(path, what=what, limit=limit, follow_symlinks=follow_symlinks)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

@@ -56,18 +56,9 @@ def _read_text(path: Path, what: str) -> str:
 
 
 def _read_transcript(path: Path) -> dict[str, Any]:
-    text = _read_text(path, "saved transcript")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(
-            f"saved transcript {path} is not valid JSON: {exc.msg} (line {exc.lineno})",
-            hint=_IS_IT_MOOTS,
-        ) from None
-    except RecursionError:
-        raise UsageError(
-            f"saved transcript {path} is nested too deeply to be moot's", hint=_IS_IT_MOOTS
-        ) from None
+    data = files.read_json(
+        path, what="saved transcript", limit=files.RECORD_LIMIT, follow_symlinks=False
+    )
     if not isinstance(data, dict):
         raise UsageError(f"saved transcript {path} is not moot's: not an object", hint=_IS_IT_MOOTS)
     _check_record(path, "saved transcript", data)
