@@ -167,13 +167,15 @@ def test_the_real_judge_scores_a_substantive_round_above_an_off_topic_one(seed: 
 def test_a_motion_too_long_for_the_context_is_refused_with_the_numbers(
     tmp_path: Path, cli: Cli
 ) -> None:
-    motion = "remote work is better than office work because " + "evidence " * 12_000
-    assert len(motion.encode()) > 100_000
-    proc = cli.subprocess("run", motion, "--out", str(tmp_path), *SHORT, env=REAL, timeout=300)
+    # Within the motion's own limit (4,000 characters), far past a 512-token context.
+    motion = "remote work is better than office work because " + "evidence " * 430
+    assert 3_500 < len(motion) <= 4_000
+    args = ["run", motion, "--out", str(tmp_path), "--n-ctx", "512", *SHORT]
+    proc = cli.subprocess(*args, env=REAL, timeout=300)
     err = proc.stderr
     assert proc.returncode != 0
     first = err.strip().splitlines()[0]
-    assert first.startswith("error: prompt of") and "does not fit the context of 4096" in first
+    assert first.startswith("error: prompt of") and "does not fit the context of 512" in first
     assert "Traceback" not in err
     turns = [
         line
