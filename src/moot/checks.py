@@ -7,8 +7,10 @@ the motion, or one phrase repeated can be told apart for sure in code.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from moot.inference.protocol import degeneracy
+from moot.transcript import Transcript
 
 _EN_STOP = frozenset(
     """a an the this that these those house believes believe will would should be is are was
@@ -29,9 +31,67 @@ def content_terms(text: str) -> set[str]:
     return terms
 
 
+# A unit of length as the rulebooks count it: a word (letters or digits, with inner
+# apostrophes or hyphens) or one Chinese character (字).
+_UNIT = re.compile(r"[\u4e00-\u9fff]|[^\W_\u4e00-\u9fff]+(?:['’-][^\W_\u4e00-\u9fff]+)*")
+# Where a sentence ends: . ! ? … followed by space or the end (closing quotes allowed), or
+# a Chinese full stop, exclamation or question mark.
+_SENTENCE_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s|$)|[。！？]+[”’」』）]*")
+ELLIPSIS = "…"
+
+
 def length_units(text: str) -> int:
     """Words in English, characters (字) in Chinese, as the rulebooks count them."""
-    return len(_WORD.findall(text)) + len(_HAN.findall(text))
+    return len(_UNIT.findall(text))
+
+
+def ends_sentence(text: str) -> bool:
+    """Does TEXT end with a complete sentence?"""
+    return any(m.end() == len(text.rstrip()) for m in _SENTENCE_END.finditer(text.rstrip()))
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A turn's text fitted to its limit: what is shown, its length, whether it was cut."""
+
+    text: str
+    length: int
+    cut: bool = False
+    flag: str | None = None  # why the cut is not a clean one
+
+
+def complete_prefix(text: str, limit: int) -> int:
+    """The end of the longest run of complete sentences of TEXT within LIMIT units; 0 if
+    the first sentence is already longer."""
+    units = list(_UNIT.finditer(text))
+    bound = units[limit].start() if len(units) > limit else len(text)
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, bound + 1) if m.end() <= bound]
+    return ends[-1] if ends else 0
+
+
+def fit(text: str, limit: int, *, ended: bool) -> Fitted:
+    """TEXT within LIMIT units, ending on a complete sentence. ENDED: the speaker finished
+    the reply itself (its last sentence may then lack a full stop); otherwise it was stopped
+    (by the limit or the token budget) and a half-said sentence is dropped. A first sentence
+    longer than the limit is cut at the limit, marked with an ellipsis, and flagged."""
+    text = text.strip()
+    units = list(_UNIT.finditer(text))
+    if len(units) <= limit and (ended or ends_sentence(text)):
+        return Fitted(text, len(units))
+    end = complete_prefix(text, limit)
+    if end:
+        kept = text[:end].rstrip()
+        return Fitted(kept, length_units(kept), cut=True)
+    if not units:
+        return Fitted(text, 0)
+    stop = units[min(limit, len(units)) - 1].end()
+    kept = text[:stop].rstrip(" ,;:—-") + ELLIPSIS
+    reason = (
+        f"one sentence longer than the limit of {limit}: cut at the limit"
+        if len(units) > limit
+        else "stopped in the middle of its first sentence"
+    )
+    return Fitted(kept, length_units(kept), cut=True, flag=reason)
 
 
 def speech_checks(text: str, motion: str, *, min_units: int = 25) -> dict[str, bool]:
@@ -41,3 +101,61 @@ def speech_checks(text: str, motion: str, *, min_units: int = 25) -> dict[str, b
         "on_topic": bool(content_terms(text) & content_terms(motion)),
         "not_repetitive": bool(text.strip()) and degeneracy(text) is None,
     }
+
+
+# -- checking a saved debate -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TurnCheck:
+    """One limited turn of a saved debate against its limit."""
+
+    index: int
+    role: str
+    step: str
+    length: int
+    limit: int
+    status: str  # "ok", "cut" (the engine cut it to fit) or "over" (a broken rule)
+    flags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DebateCheck:
+    turns: tuple[TurnCheck, ...]
+    unlimited: int  # turns with no limit recorded: structured replies, older transcripts
+
+    @property
+    def over(self) -> int:
+        return sum(t.status == "over" for t in self.turns)
+
+    @property
+    def broken(self) -> bool:
+        return self.over > 0
+
+    def summary(self) -> dict[str, int]:
+        return {
+            "limited_turns": len(self.turns),
+            "within_limit": len(self.turns) - self.over,
+            "cut_to_fit": sum(t.status == "cut" for t in self.turns),
+            "over_limit": self.over,
+            "flagged": sum(bool(t.flags) for t in self.turns),
+            "no_limit_recorded": self.unlimited,
+        }
+
+
+def check_debate(transcript: Transcript) -> DebateCheck:
+    """Every turn that records a limit, measured again from its text (what the file holds
+    now, not what the turn says of itself)."""
+    checked, unlimited = [], 0
+    for turn in transcript.turns:
+        if turn.limit is None:
+            unlimited += 1
+            continue
+        length = length_units(turn.text)
+        status = "over" if length > turn.limit else "cut" if turn.cut else "ok"
+        checked.append(
+            TurnCheck(
+                turn.index, turn.role, turn.step, length, turn.limit, status, tuple(turn.flags)
+            )
+        )
+    return DebateCheck(tuple(checked), unlimited)

@@ -8,6 +8,7 @@ Library code never prints: it emits events that the live view and tests consume.
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from moot.checks import Fitted, complete_prefix, fit, length_units
 from moot.errors import DegenerateReplyError, MootError
 from moot.events import Event, Listener, Notice, Scored, Stopped, Token, TurnFinished, TurnStarted
 from moot.inference.protocol import (
@@ -49,6 +51,62 @@ class Role:
     model: ChatModel
     temperature: float
     persona: str | None = None  # the step rendered as its system prompt; None: no system prompt
+
+
+# Text whose tokens per word (per 字) tell how a model's tokenizer counts a language.
+_SAMPLES = {
+    "en": "We hold that cities should ban private cars from their centres. Streets would be "
+    "safer, the air cleaner, and buses faster; shops gain when people walk past them.",
+    "zh": "我们认为城市中心应当禁止私家车。街道会更安全，空气更干净，公交更快；"
+    "行人经过时，商店也会受益。",
+}
+_DEFAULT_TOKENS_PER_UNIT = {"en": 1.5, "zh": 2.0}
+
+
+def token_budget(model: ChatModel, limit: int, language: str) -> int:
+    """Tokens enough for LIMIT words (字) in LANGUAGE with MODEL's tokenizer, with room to
+    finish the sentence; generation stops at the limit anyway, so room costs nothing."""
+    count = getattr(model, "text_tokens", None)
+    sample = _SAMPLES.get(language, _SAMPLES["en"])
+    if callable(count):
+        per_unit = max(1.0, count(sample) / length_units(sample))
+    else:
+        per_unit = _DEFAULT_TOKENS_PER_UNIT.get(language, 1.5)
+    return math.ceil(limit * per_unit * 1.3) + 16
+
+
+class _Stream:
+    """A speech's text on its way to the live view. Without a limit it passes through; with
+    one it is held back to whole sentences within the limit, so nothing shown is ever cut
+    back later, and it tells the model to stop once the limit is passed."""
+
+    def __init__(self, show: Callable[[str], None], limit: int | None) -> None:
+        self._show = show
+        self._limit = limit
+        self._text = ""
+        self._shown = 0
+
+    def __call__(self, piece: str) -> bool:
+        if self._limit is None:
+            self._show(piece)
+            return False
+        self._text += piece
+        end = complete_prefix(self._text, self._limit)
+        if end > self._shown:
+            self._show(self._text[self._shown : end])
+            self._shown = end
+        return length_units(self._text) > self._limit
+
+    def finish(self, completion: Completion) -> Fitted:
+        """The turn's text fitted to the limit; what was held back of it is shown now."""
+        if self._limit is None:
+            return Fitted(completion.text.strip(), length_units(completion.text))
+        ended = completion.finish_reason == "stop" and length_units(completion.text) <= self._limit
+        fitted = fit(completion.text, self._limit, ended=ended)
+        shown = self._text[: self._shown].lstrip()
+        if fitted.text.startswith(shown) and len(fitted.text) > len(shown):
+            self._show(fitted.text[len(shown) :])
+        return fitted
 
 
 def derive_seed(seed: int, *parts: object) -> int:
@@ -183,11 +241,16 @@ class Engine:
         round: int,
         label: str,
         max_tokens: int,
+        limit: int | None = None,
         accepted: bool | None = None,
         **variables: Any,
     ) -> Turn:
-        """One free-text turn: streamed as tokens, journaled before returning."""
+        """One free-text turn: streamed, journaled before returning. With a LIMIT (words, or
+        字 in Chinese) the turn is never longer: generation stops once it is passed, the text
+        ends on the last complete sentence within it, and the token budget comes from it."""
         role = self.roles[role_name]
+        if limit is not None:
+            max_tokens = token_budget(role.model, limit, self.language)
         if self.max_tokens_cap:
             max_tokens = min(max_tokens, self.max_tokens_cap)
         index = len(self.transcript.turns)
@@ -200,20 +263,32 @@ class Engine:
         note = None
         for attempt in range(2):
             request = self._request(role, step, variables, max_tokens, attempt)
-            completion, note = self._call_free(role, request)
+            stream = _Stream(lambda text: self.emit(Token(role.name, text)), limit)
+            completion, note = self._call_free(role, request, stream)
             if note is None:
                 break
             self.notice(f"{label}: {note}; asking again", "warn")
         if note:
             self.notice(f"{label}: {note}; kept as it is", "warn")
-        return self._record(
-            self._turn(index, round, role, step, request, completion, accepted, note), label
-        )
+        turn = self._turn(index, round, role, step, request, completion, accepted, note)
+        if limit is not None:
+            fitted = stream.finish(completion)
+            turn.text, turn.limit, turn.length, turn.cut = (
+                fitted.text,
+                limit,
+                fitted.length,
+                fitted.cut,
+            )
+            if fitted.flag:
+                turn.flags.append(fitted.flag)
+                self.notice(f"{label}: {fitted.flag}", "warn")
+        else:
+            stream.finish(completion)
+        return self._record(turn, label)
 
-    def _call_free(self, role: Role, request: ChatRequest) -> tuple[Completion, str | None]:
-        def on_text(piece: str) -> None:
-            self.emit(Token(role.name, piece))
-
+    def _call_free(
+        self, role: Role, request: ChatRequest, on_text: Callable[[str], bool]
+    ) -> tuple[Completion, str | None]:
         try:
             completion = role.model.chat(request, on_text=on_text)
         except DegenerateReplyError as exc:

@@ -25,10 +25,18 @@ _CLOSING = ("rebuttal", "verdict", "brief")
 class LiveView:
     """Prints each step as it happens: a labelled header, the streamed speech, the score bar."""
 
-    def __init__(self, console: Console, *, quiet: bool = False, round_label: str = "Round {n}"):
+    def __init__(
+        self,
+        console: Console,
+        *,
+        quiet: bool = False,
+        round_label: str = "Round {n}",
+        units: str = "words",
+    ):
         self.console = console
         self.quiet = quiet
         self.round_label = round_label
+        self.units = units  # what a length limit counts: words, or 字
         self._round = 0
         self._streaming = False
 
@@ -68,6 +76,10 @@ class LiveView:
         if self._streaming:
             self.console.file.write("\n")
         stats = f"{turn.completion_tokens} tokens · {turn.duration_ms / 1000:.1f} s"
+        if turn.limit is not None:
+            stats += f" · {turn.length} of {turn.limit} {self.units}"
+            if turn.cut:
+                stats += " · cut to fit"
         self.console.print(f"[dim]{stats}[/]", highlight=False)
 
     def _scored(self, event: Scored) -> None:

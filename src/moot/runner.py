@@ -26,6 +26,7 @@ from moot.transcript import (
     ModelInfo,
     Transcript,
     check_version,
+    load,
     make_private_dir,
     validate,
     write_atomic,
@@ -316,15 +317,11 @@ def replay(path: Path, *, listeners: list[Listener] | None = None) -> ReplayRepo
     """Run a saved transcript's debate again, offline, writing nothing; stop at the first
     turn whose text differs from the saved one."""
     from moot.engine import Event, TurnFinished
-    from moot.files import RECORD_LIMIT, read_json
 
-    data = read_json(path, what="transcript", limit=RECORD_LIMIT)
-    name, hint = str(path), "pass the transcript.json of a debate moot saved"
-    if not isinstance(data, dict):
-        raise UsageError(f"{name} is not a moot transcript: expected an object", hint=hint)
-    check_version(data, name=name, hint=hint)
-    saved = validate(Transcript, data, name=name, hint=hint).turns
-    setup = setup_from_record(data, out_dir=None, source=name, hint=hint)
+    transcript, data = load(path)
+    saved = transcript.turns
+    hint = "pass the transcript.json of a debate moot saved"
+    setup = setup_from_record(data, out_dir=None, source=str(path), hint=hint)
 
     def compare(event: Event) -> None:
         if not isinstance(event, TurnFinished):

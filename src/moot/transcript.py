@@ -44,6 +44,12 @@ class Turn(BaseModel):
     finish_reason: str = "stop"
     accepted: bool | None = None  # points of information: accepted or declined
     note: str | None = None  # e.g. "degenerate: the reply is empty"
+    # A turn with a length limit (words; 字 in Chinese): the limit, the length shown, whether
+    # the engine cut the model's text to fit, and what about the turn is flagged.
+    limit: int | None = None
+    length: int | None = None
+    cut: bool = False
+    flags: list[str] = Field(default_factory=list)
     data: dict[str, Any] | None = None  # a structured reply, validated
 
 
@@ -252,6 +258,19 @@ def field_error(exc: ValidationError, *, prefix: str = "") -> str:
     where = ".".join([*([prefix] if prefix else []), *(str(part) for part in first["loc"])])
     what = _EXPECTED.get(first["type"]) or first["msg"][0].lower() + first["msg"][1:]
     return f"{where or 'the record'}: {what}"
+
+
+def load(path: Path) -> tuple[Transcript, dict[str, Any]]:
+    """A saved transcript.json, read bounded and validated strictly (one written by a newer
+    moot refused), with its raw record; a UsageError naming the file and the field."""
+    from moot.files import RECORD_LIMIT, read_json
+
+    data = read_json(path, what="transcript", limit=RECORD_LIMIT)
+    name, hint = str(path), "pass the transcript.json of a debate moot saved"
+    if not isinstance(data, dict):
+        raise UsageError(f"{name} is not a moot transcript: expected an object", hint=hint)
+    check_version(data, name=name, hint=hint)
+    return validate(Transcript, data, name=name, hint=hint), data
 
 
 def render_markdown(title: str, sections: list[tuple[str, str]], footer: str = "") -> str:

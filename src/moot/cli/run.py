@@ -192,7 +192,8 @@ def replay(
 
 def _run(debate: Debate, console: Console, *, quiet: bool) -> None:
     setup = debate.setup
-    view = LiveView(console, quiet=quiet, round_label=label(setup.language, "round"))
+    units = "字" if setup.language == "zh" else "words"
+    view = LiveView(console, quiet=quiet, round_label=label(setup.language, "round"), units=units)
     try:
         result = debate.run(on_event=view)
     except KeyboardInterrupt:

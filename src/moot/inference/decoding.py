@@ -122,7 +122,7 @@ class TextStream:
             return self.stopped
         if not self._stops:
             self._emit(text)
-            return False
+            return self.stopped
         # Only the new text, plus a held-back tail shorter than a stop string, is searched.
         buf = self._pending + text
         hits = [i for s in self._stops if (i := buf.find(s)) >= 0]
@@ -133,13 +133,14 @@ class TextStream:
         keep = partial_stop(buf, self._stops)
         self._emit(buf[: len(buf) - keep])
         self._pending = buf[len(buf) - keep :]
-        return False
+        return self.stopped
 
     def _emit(self, text: str) -> None:
+        """Pass TEXT on; a listener that has heard enough stops the stream."""
         if text:
             self._parts.append(text)
-            if self._on_text:
-                self._on_text(text)
+            if self._on_text and self._on_text(text):
+                self.stopped = True
 
 
 def partial_stop(text: str, stops: Sequence[str]) -> int:

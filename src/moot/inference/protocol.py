@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from moot.errors import DegenerateReplyError, StructuredReplyError
 
 T = TypeVar("T", bound=BaseModel)
-OnText = Callable[[str], None]
+# Called with each new piece of a reply; returning True asks the backend to stop there.
+OnText = Callable[[str], bool | None]
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,8 @@ class ChatModel(Protocol):
     def model_id(self) -> str: ...
 
     def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
-        """Run one request, calling `on_text` with each new piece of text as it is produced."""
+        """Run one request, calling `on_text` with each new piece of text as it is produced;
+        when `on_text` returns True the reply ends there (finish_reason "stop")."""
         ...
 
 

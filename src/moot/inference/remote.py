@@ -162,6 +162,7 @@ class OpenAICompatModel:
         ttft = 0.0
         with contextlib.closing(self._open_stream(body, probing=probing)) as resp:
             try:
+                stopped = False
                 for event in sse_events(resp.iter_lines()):
                     if request.timeout_s and time.perf_counter() - start > request.timeout_s:
                         raise CallTimeoutError(seconds=request.timeout_s, model=self.model_id)
@@ -171,10 +172,13 @@ class OpenAICompatModel:
                         if piece:
                             ttft = ttft or time.perf_counter() - start
                             parts.append(piece)
-                            if on_text:
-                                on_text(piece)
+                            if on_text and on_text(piece):
+                                stopped = True
+                                break
                         if choice.get("finish_reason") == "length":
                             finish = "length"
+                    if stopped:
+                        break  # asked to stop: the reply ends here, the stream is closed
             except httpx.HTTPError as exc:
                 raise _transport_error(self.base_url, exc) from exc
             except ValueError as exc:

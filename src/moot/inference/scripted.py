@@ -41,9 +41,11 @@ class ScriptedModel:
             text = json.dumps(_minimal(request.reply_schema))
         else:
             text = _echo(request)
-        for piece in _pieces(text):
-            if on_text:
-                on_text(piece)
+        pieces = _pieces(text)
+        for n, piece in enumerate(pieces, 1):
+            if on_text and on_text(piece):
+                text = "".join(pieces[:n])  # asked to stop: the reply ends here
+                break
         prompt_tokens = sum(len(m.content.split()) for m in request.messages)
         return Completion(
             text=text,
@@ -63,7 +65,7 @@ class EchoModel(ScriptedModel):
 def _echo(request: ChatRequest) -> str:
     last = request.messages[-1].content if request.messages else ""
     first_line = next((line for line in last.splitlines() if line.strip()), "")
-    return f"[{request.session or 'speaker'}] responding to: {first_line[:80]}"
+    return f"[{request.session or 'speaker'}] responding to: {first_line[:60].strip()}."
 
 
 def _pieces(text: str) -> list[str]:

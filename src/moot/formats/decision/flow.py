@@ -117,6 +117,7 @@ class _Run:
                 round=rnd,
                 label=f"{phase} · {seat.name(self.lang)}",
                 max_tokens=TOKENS[step],
+                limit=LIMITS[step],
                 slot=seat.slot,
                 position=seat.position,
                 pragmatist=seat.pragmatist,

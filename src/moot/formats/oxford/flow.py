@@ -175,6 +175,7 @@ def _round(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) -> d
         round=rnd,
         label=label(lang, "proposition"),
         max_tokens=TOKENS["speech"],
+        limit=LIMITS["speech"],
         side="proposition",
         **seen,
     ).text
@@ -186,6 +187,7 @@ def _round(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) -> d
         round=rnd,
         label=label(lang, "opposition"),
         max_tokens=TOKENS["speech"],
+        limit=LIMITS["speech"],
         side="opposition",
         **seen,
     ).text
@@ -197,6 +199,7 @@ def _round(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) -> d
         round=rnd,
         label=label(lang, "devil"),
         max_tokens=TOKENS["devil"],
+        limit=LIMITS["devil"],
         **seen,
     ).text
     state.attacks.append(devil)
@@ -207,6 +210,7 @@ def _round(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) -> d
         round=rnd,
         label=label(lang, "summary"),
         max_tokens=TOKENS["summary"],
+        limit=LIMITS["summary"],
         proposition_speech=prop,
         opposition_speech=opp,
         devil_attack=devil,
@@ -229,6 +233,7 @@ def _point_of_information(
         accepted=accepted,
         label=f"{label(lang, 'poi')} {label(lang, asker)} → {label(lang, target)} ({outcome})",
         max_tokens=TOKENS["poi_question"],
+        limit=LIMITS["poi_question"],
         side=asker,
         target=target,
         **seen,
@@ -240,6 +245,7 @@ def _point_of_information(
             round=rnd,
             label=f"{label(lang, target)} ↩",
             max_tokens=TOKENS["poi_answer"],
+            limit=LIMITS["poi_answer"],
             side=target,
             asker=asker,
             question=question,
@@ -296,6 +302,7 @@ def _closing(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) ->
         "rebuttal",
         round=rnd,
         max_tokens=TOKENS["rebuttal"],
+        limit=LIMITS["rebuttal"],
         label=f"{closing} · {label(lang, 'proposition')}",
         side="proposition",
         **ctx,
@@ -305,6 +312,7 @@ def _closing(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) ->
         "rebuttal",
         round=rnd,
         max_tokens=TOKENS["rebuttal"],
+        limit=LIMITS["rebuttal"],
         label=f"{closing} · {label(lang, 'opposition')}",
         side="opposition",
         proposition_rebuttal=prop,

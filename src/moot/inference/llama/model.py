@@ -93,6 +93,10 @@ class LlamaCppModel:
             prompt, _, added_special = self._format_prompt(request)
             return len(self._tokenize(prompt, added_special))
 
+    def text_tokens(self, text: str) -> int:
+        """How many tokens TEXT is to this model's tokenizer (no special tokens)."""
+        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
     def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
         start = time.perf_counter()
         with self._lock:

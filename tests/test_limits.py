@@ -1,0 +1,148 @@
+"""The rulebooks' length limits are kept by the engine, whatever the model: a limited turn is
+never shown, journaled or passed on longer than its limit, ends on a complete sentence, and
+records its length, its limit and whether it was cut."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from moot.checks import ELLIPSIS, ends_sentence, fit, length_units
+from moot.engine import Token, TurnStarted
+from moot.inference.protocol import ChatRequest, Completion, OnText
+from moot.inference.scripted import ScriptedModel
+from moot.runner import Debate
+from moot.settings import prepare, settings
+from moot.transcript import read_journal
+
+EN = "Point {} is that cities with fewer cars grow calmer and richer."
+LONG = {
+    "en": " ".join(EN.format(i) for i in range(60)),
+    "zh": "".join(f"第{i}点，少车的城市更安静也更富裕。" for i in range(60)),
+}
+
+
+class Overrun(ScriptedModel):
+    """A model that never stops talking: every free-text reply is hundreds of words long."""
+
+    def __init__(self, language: str) -> None:
+        super().__init__((), model_id="overrun")
+        self.language = language
+        self.told_to_stop = 0
+
+    def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
+        if request.reply_schema is not None:
+            return super().chat(request, on_text=on_text)
+        self.queue(LONG[self.language])
+
+        def listen(piece: str) -> bool | None:
+            stop = on_text(piece) if on_text else None
+            self.told_to_stop += bool(stop)
+            return stop
+
+        return super().chat(request, on_text=listen)
+
+
+CASES = {
+    "oxford": {"max_rounds": 3},
+    "decision": {"positions": ("ban cars", "keep cars"), "rounds": 1},
+    "challenge": {"rounds": 2},
+    "adversarial": {"rounds": 1},
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("fmt", list(CASES))
+def test_no_limited_turn_is_longer_than_its_limit_in_any_format(
+    tmp_path: Path, fmt: str, lang: str, dry_models: tuple[str, str]
+) -> None:
+    motion = "cities should ban cars" if lang == "en" else "城市应当禁止汽车"
+    models = dry_models if fmt == "adversarial" else ()
+    chosen = settings(
+        motion=motion, format=fmt, lang=lang, seed=5, models=models, params=CASES[fmt]
+    )
+    setup = prepare(chosen, out_dir=tmp_path / "out")
+    model = Overrun(lang)
+    events: list[Any] = []
+    result = Debate(setup, listeners=[events.append], model_factory=lambda ref: model).run()
+
+    shown: dict[int, str] = {}
+    current = None
+    for event in events:
+        if isinstance(event, TurnStarted):
+            current = event.index
+            shown[current] = ""
+        elif isinstance(event, Token) and current is not None:
+            shown[current] += event.text
+    limited = [t for t in result.transcript.turns if t.limit is not None]
+    assert len(limited) >= 3, [t.step for t in result.transcript.turns]
+    records = read_journal(tmp_path / "out" / "journal.jsonl")
+    journal = {r["index"]: r for r in records if r.get("type") == "turn"}
+    for turn in limited:
+        assert turn.limit is not None
+        assert length_units(turn.text) <= turn.limit, (turn.step, turn.limit, turn.text)
+        assert turn.length == length_units(turn.text)
+        assert turn.cut  # the model ran on: the engine cut it
+        assert ends_sentence(turn.text), turn.text  # a whole sentence, never half of one
+        assert shown[turn.index].strip() == turn.text  # what was shown is what is kept
+        assert journal[turn.index]["text"] == turn.text
+    assert model.told_to_stop >= len(limited)  # generation stopped at the limit
+
+
+def test_fit_keeps_whole_sentences_within_the_limit() -> None:
+    text = "We hold this. It is true! And then a sentence that runs on and on and on"
+    assert fit(text, 6, ended=False).text == "We hold this. It is true!"
+    assert fit(text, 5, ended=False).text == "We hold this."
+    assert fit("Short and done", 10, ended=True).text == "Short and done"
+    assert not fit("Short and done", 10, ended=True).cut
+    half = fit("Short and cut off by the budget", 10, ended=False)
+    assert half.cut and half.text.endswith(ELLIPSIS) and half.flag
+    assert fit("城市应当禁止汽车。因为污染严重！还有", 10, ended=False).text == "城市应当禁止汽车。"
+    assert fit('He said "no." Then he left.', 4, ended=False).text == 'He said "no."'
+
+
+def test_a_first_sentence_over_the_limit_is_cut_at_it_with_an_ellipsis_and_flagged() -> None:
+    one = "This single sentence goes on far longer than any rulebook allows a point to run"
+    fitted = fit(one, 5, ended=False)
+    assert fitted.text == "This single sentence goes on" + ELLIPSIS
+    assert fitted.length == 5 and fitted.cut
+    assert fitted.flag and "longer than the limit of 5" in fitted.flag
+
+
+def test_length_counts_words_and_chinese_characters() -> None:
+    assert length_units("I think it's a well-known fact") == 6
+    assert length_units("城市应当禁止汽车。") == 8
+    assert length_units("In 2024, 城市 grew.") == 5
+
+
+def test_moot_check_reports_each_limited_turn_and_fails_on_a_broken_rule(
+    tmp_path: Path, cli: Any
+) -> None:
+    out = tmp_path / "out"
+    done = cli("run", "cities should ban cars", "--dry-run", "--max-rounds", "3", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    checked = cli("check", str(out / "transcript.json"), "--json")
+    assert checked.returncode == 0, checked.stderr
+    report = json.loads(checked.stdout)
+    assert report["summary"]["over_limit"] == 0
+    assert report["summary"]["limited_turns"] == len(report["turns"]) >= 12
+    assert {t["step"] for t in report["turns"]} >= {"speech", "devil_attack", "rebuttal"}
+
+    data = json.loads((out / "transcript.json").read_text(encoding="utf-8"))
+    speech = next(t for t in data["turns"] if t["step"] == "speech")
+    speech["text"] = "word " * (speech["limit"] + 1)  # a file someone lengthened
+    (tmp_path / "edited.json").write_text(json.dumps(data), encoding="utf-8")
+    broken = cli("check", str(tmp_path / "edited.json"))
+    assert broken.returncode == 1
+    assert "over" in broken.stdout and "1 over" in " ".join(broken.stdout.split())
+
+    (tmp_path / "notes.json").write_text("[1, 2]")
+    wrong = cli("check", str(tmp_path / "notes.json"))
+    assert wrong.returncode == 2 and wrong.stderr.startswith("error:")
+    data["moot_version"] = "99.0"
+    (tmp_path / "newer.json").write_text(json.dumps(data), encoding="utf-8")
+    newer = cli("check", str(tmp_path / "newer.json"))
+    assert newer.returncode == 2 and "newer" in newer.stderr
