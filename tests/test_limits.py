@@ -146,3 +146,20 @@ def test_moot_check_reports_each_limited_turn_and_fails_on_a_broken_rule(
     (tmp_path / "newer.json").write_text(json.dumps(data), encoding="utf-8")
     newer = cli("check", str(tmp_path / "newer.json"))
     assert newer.returncode == 2 and "newer" in newer.stderr
+
+
+def test_a_point_of_information_is_one_question_within_its_limit() -> None:
+    from moot.checks import fit_question
+
+    asked = fit_question(
+        "Remote work saves time. But who mentors the juniors? And more.", 15, ended=True
+    )
+    assert asked.text == "But who mentors the juniors?" and asked.cut and not asked.flag
+    assert (
+        fit_question("你们如何保证安全？我们认为不能。", 15, ended=True).text
+        == "你们如何保证安全？"
+    )
+    statement = fit_question("Remote work saves time and money for every worker.", 15, ended=True)
+    assert statement.flag == "not a question" and not statement.text.endswith("?")
+    late = "One two three four five six seven eight nine ten eleven twelve. Why not?"
+    assert fit_question(late, 12, ended=True).flag  # the question ends past the limit: not taken

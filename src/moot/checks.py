@@ -69,6 +69,31 @@ def complete_prefix(text: str, limit: int) -> int:
     return ends[-1] if ends else 0
 
 
+def first_question(text: str, limit: int) -> str | None:
+    """The first sentence of TEXT that is a question (ends with ? or ？) and ends within
+    LIMIT units, or None."""
+    bound = complete_prefix(text, limit)
+    start = 0
+    for m in _SENTENCE_END.finditer(text, 0, bound):
+        sentence = text[start : m.end()].strip()
+        if sentence.rstrip("\"'”’)]」』）").endswith(("?", "？")):
+            return sentence
+        start = m.end()
+    return None
+
+
+def fit_question(text: str, limit: int, *, ended: bool) -> Fitted:
+    """A point of information: one question within LIMIT units — the first the speaker
+    asked; a reply that asks none is fitted as any turn and flagged."""
+    text = text.strip()
+    question = first_question(text, limit)
+    if question is not None:
+        return Fitted(question, length_units(question), cut=question != text)
+    fitted = fit(text, limit, ended=ended)
+    flag = "; ".join(f for f in (fitted.flag, "not a question") if f)
+    return Fitted(fitted.text, fitted.length, fitted.cut, flag)
+
+
 def fit(text: str, limit: int, *, ended: bool) -> Fitted:
     """TEXT within LIMIT units, ending on a complete sentence. ENDED: the speaker finished
     the reply itself (its last sentence may then lack a full stop); otherwise it was stopped

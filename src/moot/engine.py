@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from moot.checks import Fitted, complete_prefix, fit, length_units
+from moot.checks import Fitted, complete_prefix, first_question, fit, fit_question, length_units
 from moot.errors import DegenerateReplyError, MootError
 from moot.events import Event, Listener, Notice, Scored, Stopped, Token, TurnFinished, TurnStarted
 from moot.inference.protocol import (
@@ -80,9 +80,12 @@ class _Stream:
     one it is held back to whole sentences within the limit, so nothing shown is ever cut
     back later, and it tells the model to stop once the limit is passed."""
 
-    def __init__(self, show: Callable[[str], None], limit: int | None) -> None:
+    def __init__(
+        self, show: Callable[[str], None], limit: int | None, question: bool = False
+    ) -> None:
         self._show = show
         self._limit = limit
+        self._question = question  # held back whole: the question may not be its first sentence
         self._text = ""
         self._shown = 0
 
@@ -91,6 +94,9 @@ class _Stream:
             self._show(piece)
             return False
         self._text += piece
+        if self._question:
+            asked = first_question(self._text, self._limit) is not None
+            return asked or length_units(self._text) > self._limit
         end = complete_prefix(self._text, self._limit)
         if end > self._shown:
             self._show(self._text[self._shown : end])
@@ -102,7 +108,8 @@ class _Stream:
         if self._limit is None:
             return Fitted(completion.text.strip(), length_units(completion.text))
         ended = completion.finish_reason == "stop" and length_units(completion.text) <= self._limit
-        fitted = fit(completion.text, self._limit, ended=ended)
+        fitter = fit_question if self._question else fit
+        fitted = fitter(completion.text, self._limit, ended=ended)
         shown = self._text[: self._shown].lstrip()
         if fitted.text.startswith(shown) and len(fitted.text) > len(shown):
             self._show(fitted.text[len(shown) :])
@@ -242,12 +249,14 @@ class Engine:
         label: str,
         max_tokens: int,
         limit: int | None = None,
+        one_question: bool = False,
         accepted: bool | None = None,
         **variables: Any,
     ) -> Turn:
         """One free-text turn: streamed, journaled before returning. With a LIMIT (words, or
         字 in Chinese) the turn is never longer: generation stops once it is passed, the text
-        ends on the last complete sentence within it, and the token budget comes from it."""
+        ends on the last complete sentence within it, and the token budget comes from it.
+        ONE_QUESTION (a point of information): the first question asked within the limit."""
         role = self.roles[role_name]
         if limit is not None:
             max_tokens = token_budget(role.model, limit, self.language)
@@ -263,7 +272,7 @@ class Engine:
         note = None
         for attempt in range(2):
             request = self._request(role, step, variables, max_tokens, attempt)
-            stream = _Stream(lambda text: self.emit(Token(role.name, text)), limit)
+            stream = _Stream(lambda text: self.emit(Token(role.name, text)), limit, one_question)
             completion, note = self._call_free(role, request, stream)
             if note is None:
                 break

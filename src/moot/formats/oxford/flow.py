@@ -234,6 +234,7 @@ def _point_of_information(
         label=f"{label(lang, 'poi')} {label(lang, asker)} → {label(lang, target)} ({outcome})",
         max_tokens=TOKENS["poi_question"],
         limit=LIMITS["poi_question"],
+        one_question=True,
         side=asker,
         target=target,
         **seen,
