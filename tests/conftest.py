@@ -156,3 +156,12 @@ def dry_models(tmp_path: Path) -> tuple[str, str]:
         str(write_gguf(tmp_path / "models" / f"{n}.gguf", name=n, chat_template=template))
         for n in ("a", "b")
     )
+
+
+@pytest.fixture
+def any_model_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Model names that need no file, in this process: for tests of what a dry-run tournament
+    does with its names, not of how a reference is checked (every name passes the check)."""
+    from moot import models
+
+    monkeypatch.setattr(models, "check", lambda ref: None)

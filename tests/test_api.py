@@ -152,12 +152,19 @@ def test_every_format_runs_from_python(home: Path, dry_models: tuple[str, str]) 
     assert sorted(p.name for p in home.iterdir()) == ["models"]  # nothing saved, not even state
 
 
-def test_a_tournament_from_python(home: Path) -> None:
+def test_a_tournament_from_python(home: Path, tmp_path: Path) -> None:
+    from gguf_samples import write_gguf
+
+    template = "{% for m in messages %}{{ m.content }}{% endfor %}"
+    alpha, beta, gamma = (
+        str(write_gguf(tmp_path / f"{n}.gguf", name=n, chat_template=template))
+        for n in ("alpha", "beta", "gamma")
+    )
     events: list[object] = []
     done = moot.tournament(
-        ["alpha", "beta"],
+        [alpha, beta],
         ["cats are better than dogs"],
-        judges=["gamma"],
+        judges=[gamma],
         seed=4,
         max_rounds=3,
         run=DRY,
@@ -166,10 +173,12 @@ def test_a_tournament_from_python(home: Path) -> None:
     )
     assert done.failed == []
     assert done.report.debates_decided == 2
-    assert sorted(r.model for r in done.report.models) == ["alpha", "beta"]
+    assert sorted(r.model for r in done.report.models) == [alpha, beta]
     assert (done.folder / "ratings.json").is_file()
     with pytest.raises(moot.UsageError, match="two or more"):
-        moot.tournament(["alpha"], ["x"], run=DRY)
+        moot.tournament([alpha], ["x"], run=DRY)
+    with pytest.raises(moot.MootError, match="nosuchmodel"):  # a dry run checks the models
+        moot.tournament([alpha, "nosuchmodel"], ["x"], run=DRY)
 
 
 @pytest.mark.real

@@ -83,6 +83,14 @@ class Sandbox:
             path.write_bytes(b"" if kind == "empty" else data)
         return str(path)
 
+    def models(self, *names: str) -> None:
+        """Small valid GGUF files (no weights) in the working folder, for a dry run to check."""
+        from gguf_samples import write_gguf
+
+        template = "{% for m in messages %}{{ m.content }}{% endfor %}"
+        for name in names:
+            write_gguf(self.work / f"{name}.gguf", name=name, chat_template=template)
+
     def snapshot(self) -> set[str]:
         return {str(p.relative_to(self.work)) for p in self.work.rglob("*")}
 
@@ -198,7 +206,7 @@ def test_run_takes_anything_without_a_traceback(cli: Cli, case: tuple[list[str],
 @st.composite
 def tournament_args(draw: st.DrawFn) -> tuple[list[str], str, bytes]:
     args = ["tournament", "--dry-run", "--quiet", "--motions", "input"]
-    args += ["--model", "alpha", "--model", draw(st.sampled_from(["beta", "alpha", ""]))]
+    args += ["--model", "a.gguf", "--model", draw(st.sampled_from(["b.gguf", "a.gguf", "", "c"]))]
     for name in draw(st.lists(st.sampled_from(["--swaps", "--bootstrap", "--seed"]), max_size=2)):
         args += [name, draw(number)]
     args += draw(st.sampled_from([[], [], ["--format", "challenge"], ["--effort", "low"]]))
@@ -219,6 +227,7 @@ def test_tournament_takes_anything_without_a_traceback(
     args, kind, data = case
     with sandbox() as box:
         box.file(kind, data)
+        box.models("a", "b")
         run(cli, box, args)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -102,3 +103,39 @@ def test_agreement_is_pairwise_and_unanimous_over_panels_only() -> None:
     assert figure.pairwise == 0.5
     assert (figure.unanimous, figure.unanimity) == (1, 0.5)
     assert agreement([["proposition"]]).pairwise is None
+
+
+def test_the_chart_draws_an_interval_that_does_not_hold_its_estimate(tmp_path: Path) -> None:
+    """A percentile interval of few debates can sit to one side of the estimate."""
+    from moot.tournaments.report import (
+        AgreementFigure,
+        ModelRating,
+        Report,
+        SideBiasFigure,
+        draw,
+    )
+
+    rows = [
+        ModelRating(rank=1, model="a", strength=0.4, ci_low=0.5, ci_high=0.9, wins=2, losses=0,
+                    draws=0, debates=2),
+        ModelRating(rank=2, model="b", strength=-0.4, ci_low=-0.9, ci_high=-0.5, wins=0, losses=2,
+                    draws=0, debates=2),
+    ]  # fmt: skip
+    report = Report(
+        format="oxford",
+        models=rows,
+        debates_planned=2,
+        debates_decided=2,
+        self_judged=0,
+        side_bias=SideBiasFigure(
+            swap_pairs=1, same_side_both=0, rate=0.0, proposition_wins=1, decided=2,
+            proposition_share=0.5,
+        ),
+        judge_agreement=AgreementFigure(
+            panels=0, judge_pairs=0, agreeing_pairs=0, pairwise=None, unanimous=0, unanimity=None
+        ),
+        bootstrap_samples=10,
+        seed=1,
+    )  # fmt: skip
+    draw(report, tmp_path / "ratings.png")
+    assert (tmp_path / "ratings.png").read_bytes()[:4] == b"\x89PNG"

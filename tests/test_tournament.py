@@ -31,6 +31,9 @@ from moot.tournaments.run import (
     TournamentEvent,
 )
 
+# Tournaments of placeholder model names: how a reference is checked is tested elsewhere.
+pytestmark = pytest.mark.usefixtures("any_model_name")
+
 OXFORD = get_format("oxford")
 MOTIONS = [
     Motion(text="This House Believes That cats are better than dogs", language="en"),

@@ -166,3 +166,17 @@ def test_the_data_folder_is_absolute_and_a_relative_xdg_home_is_ignored(
     assert data_dir() == tmp_path / "home" / ".local" / "share" / "moot"
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     assert data_dir() == tmp_path / "xdg" / "moot"
+
+
+def test_a_dry_run_tournament_checks_its_models_too(
+    tmp_path: Path, cli: Cli, dry_models: tuple[str, str]
+) -> None:
+    motions = tmp_path / "m.txt"
+    motions.write_text("cats are better than dogs\n")
+    args = ["tournament", "--dry-run", "--motions", str(motions), "--max-rounds", "3"]
+    proc = cli(*args, "--model", dry_models[0], "--model", "nosuchmodel", home=tmp_path)
+    refused(proc, "nosuchmodel")
+    assert not (tmp_path / "tournaments").exists()
+    out = tmp_path / "t"
+    done = cli(*args, "--model", dry_models[0], "--model", dry_models[1], "--out", str(out))
+    assert done.returncode == 0, done.stderr

@@ -105,7 +105,7 @@ def tournament(
             seed=seed,
             judges=judges,
             swaps=swaps,
-            resolve=not (chosen.run.dry_run or (executor == "ray" and bool(ray_address))),
+            resolve=not (executor == "ray" and bool(ray_address)),
             out=Path(out).expanduser() if out is not None else None,
         )
     failed = t.run(runner, on_event or (lambda event: None))

@@ -217,8 +217,9 @@ def tournament(
             seed=seed,
             judges=list(judge or ()),
             swaps=swaps,
-            # Models resolve offline here, unless they live on a cluster's workers only.
-            resolve=not (dry_run or remote_cluster),
+            # Models resolve offline here (a dry run checks them without hashing), unless
+            # they live on a cluster's workers only.
+            resolve=not remote_cluster,
             out=out,
         )
     _run(t, runner, quiet=quiet, samples=bootstrap)

@@ -238,6 +238,15 @@ def identity(ref: str) -> str:
     return resolved.sha256 or str(resolved.path.resolve())
 
 
+def checked_identity(ref: str) -> str:
+    """What a reference names on a dry run: checked as a real run would check it (header,
+    chat template; nothing hashed, nothing loaded), told apart by its file."""
+    from moot import models
+
+    found = models.check(ref)
+    return ref if found is None else str(found.path.resolve())
+
+
 def make_plan(
     fmt: Format,
     models: Sequence[str],

@@ -152,14 +152,12 @@ def draw(report: Report, path: Path) -> None:
 
     rows = list(reversed(report.models))
     names = [label(r.model) for r in rows]
-    strength = [r.strength for r in rows]
-    errors = [
-        [r.strength - r.ci_low for r in rows],
-        [r.ci_high - r.strength for r in rows],
-    ]
+    ys = range(len(rows))
     fig, ax = plt.subplots(figsize=(7, 1.2 + 0.5 * len(rows)))
     try:
-        ax.errorbar(strength, range(len(rows)), xerr=errors, fmt="o", capsize=4)
+        # A percentile interval of few debates need not hold the estimate: drawn as it is.
+        ax.hlines(ys, [r.ci_low for r in rows], [r.ci_high for r in rows], linewidth=1.5)
+        ax.plot([r.strength for r in rows], ys, "o")
         ax.axvline(0, color="grey", linewidth=0.8, linestyle="--")
         ax.set_yticks(range(len(rows)), names)
         ax.set_ylim(-0.6, len(rows) - 0.4)

@@ -36,6 +36,7 @@ from moot.tournaments.plan import (
     Pairing,
     TournamentPlan,
     check_plan,
+    checked_identity,
     identity,
     make_plan,
     problem,
@@ -283,7 +284,8 @@ def new_tournament(
     out: Path | None = None,
 ) -> Tournament:
     """Plan a tournament and create its folder (OUT, else a fresh one in moot's data
-    directory). With `resolve`, models are told apart by their files, resolved offline."""
+    directory). With `resolve`, models are told apart by their files, resolved offline (on a
+    dry run, checked without hashing)."""
     plan = make_plan(
         fmt,
         list(models),
@@ -292,7 +294,7 @@ def new_tournament(
         seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
         judges=list(judges),
         options=run.model_dump(),
-        identify=identity if resolve else str,
+        identify=(checked_identity if run.dry_run else identity) if resolve else str,
         swaps=swaps,
     )
     folder = out or tournaments_dir() / datetime.now().strftime("%Y%m%d-%H%M%S")
