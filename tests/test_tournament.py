@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from conftest import Cli
+from gguf_samples import write_gguf
 from moot.errors import UsageError
 from moot.formats import get_format
 from moot.formats.base import RunOptions
@@ -401,8 +402,10 @@ def test_a_dry_run_on_a_local_ray_instance_brings_every_debate_home(
 ) -> None:
     (tmp_path / "m.txt").write_text("cats are better than dogs\n")
     out = tmp_path / "t"
+    template = "{% for m in messages %}{{ m.content }}{% endfor %}"
+    a, b, c = (str(write_gguf(tmp_path / f"{n}.gguf", chat_template=template)) for n in "abc")
     # A process of its own: Ray starts its workers and is shut down with it.
-    proc = cli.subprocess("tournament", "--model", "a", "--model", "b", "--model", "c",
+    proc = cli.subprocess("tournament", "--model", a, "--model", b, "--model", c,
                           "--dry-run", "--executor", "ray", "--motions", str(tmp_path / "m.txt"),
                           "--max-rounds", "3", "--out", str(out), home=tmp_path, clean=True,
                           timeout=300)  # fmt: skip
