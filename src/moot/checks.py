@@ -184,3 +184,81 @@ def check_debate(transcript: Transcript) -> DebateCheck:
             )
         )
     return DebateCheck(tuple(checked), unlimited)
+
+
+# -- voice: what the rulebooks forbid a speaker to say ----------------------------------
+
+# A speech opening with a chatbot's manners rather than the speaker's case.
+_PREAMBLE = re.compile(
+    r"^\W*(?:as an? (?:ai|artificial|language model|assistant)|i(?:'m| am) an? (?:ai|language)"
+    r"|sure\b|certainly\b|of course\b|absolutely\b|okay\b|ok\b|great question|here(?:'s| is)\b"
+    r"|i apologi[sz]e|i'm sorry|sorry\b|作为一?(?:个|名)?(?:人工智能|ai|语言模型|助手)"
+    r"|好的|当然|抱歉|对不起|以下是)",
+    re.IGNORECASE,
+)
+# The prompt's own scaffolding echoed at the start: "Proposition's speech this round:".
+_LABEL = re.compile(
+    r"^\W*(?:the )?(?:proposition|opposition|devil'?s advocate|chair|speaker|participant \d+)"
+    r"(?:'s)?[^.:\n]{0,40}?(?:speech|rebuttal|summary|attack|answer|question|response)"
+    r"[^.:\n]{0,30}:\s*|^\W*(?:speech|rebuttal|summary|answer|question|response|opening)\s*:\s*",
+    re.IGNORECASE,
+)
+# Template placeholders: "[Your Name]", "[Insert point]", "[Opponent's name]".
+_PLACEHOLDER = re.compile(
+    r"\[(?:your|my|insert|speaker|opponent|name|date|topic)[^\]\n]{0,40}\]", re.IGNORECASE
+)
+
+
+def opening_problem(text: str) -> str | None:
+    """What is wrong with how TEXT opens, once its first sentence is complete."""
+    head = text.lstrip()
+    if _LABEL.match(head):
+        return "it echoed the prompt's labels"
+    if _PREAMBLE.match(head):
+        return "it opened with a chatbot's preamble"
+    end = next((m.end() for m in _SENTENCE_END.finditer(head)), len(head))
+    if _PLACEHOLDER.search(head[:end]):
+        return "it opened with a template placeholder"
+    return None
+
+
+def first_sentence_end(text: str) -> int:
+    """Where the first sentence of TEXT ends; 0 while it is not complete."""
+    found = _SENTENCE_END.search(text)
+    return found.end() if found else 0
+
+
+def clean_voice(text: str, *, final: bool = False) -> tuple[str, list[str]]:
+    """TEXT with what the rulebooks forbid cut out where a clean cut exists: echoed labels
+    and preamble sentences at the start, sentences holding a placeholder anywhere. Returns
+    the text and what was cut. Only whole sentences are dropped, so a prefix of a text
+    cleans to a prefix; FINAL: the text is all said, its last fragment is judged too."""
+    cut: list[str] = []
+    text = text.lstrip()
+    label = _LABEL.match(text)
+    if label:
+        text = text[label.end() :]
+        cut.append("echoed prompt labels removed")
+    while _PREAMBLE.match(text):
+        end = next((m.end() for m in _SENTENCE_END.finditer(text)), 0)
+        if not end:
+            break  # the sentence is not complete yet
+        text = text[end:].lstrip()
+        if "preamble removed" not in cut:
+            cut.append("preamble removed")
+    kept, start = [], 0
+    for m in _SENTENCE_END.finditer(text):
+        sentence = text[start : m.end()]
+        if _PLACEHOLDER.search(sentence):
+            if "placeholder removed" not in cut:
+                cut.append("placeholder removed")
+        else:
+            kept.append(sentence)
+        start = m.end()
+    rest = text[start:]  # the sentence still being said: judged once it is complete
+    if final and _PLACEHOLDER.search(rest):
+        rest = ""
+        if "placeholder removed" not in cut:
+            cut.append("placeholder removed")
+    kept.append(rest)
+    return "".join(kept).lstrip(), cut

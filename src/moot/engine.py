@@ -16,7 +16,17 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from moot.checks import Fitted, complete_prefix, first_question, fit, fit_question, length_units
+from moot.checks import (
+    Fitted,
+    clean_voice,
+    complete_prefix,
+    first_question,
+    first_sentence_end,
+    fit,
+    fit_question,
+    length_units,
+    opening_problem,
+)
 from moot.errors import DegenerateReplyError, MootError
 from moot.events import Event, Listener, Notice, Scored, Stopped, Token, TurnFinished, TurnStarted
 from moot.inference.protocol import (
@@ -77,43 +87,60 @@ def token_budget(model: ChatModel, limit: int, language: str) -> int:
 
 class _Stream:
     """A speech's text on its way to the live view. Without a limit it passes through; with
-    one it is held back to whole sentences within the limit, so nothing shown is ever cut
-    back later, and it tells the model to stop once the limit is passed."""
+    one it is held back to whole sentences within the limit, cleaned of what the rulebooks
+    forbid (a chatbot's preamble, echoed labels, placeholders), so nothing shown is ever
+    taken back; it tells the model to stop once the limit is passed. With VET, a reply that
+    opens wrongly is stopped at its first sentence (`rejected` says why) to be drawn again."""
 
     def __init__(
-        self, show: Callable[[str], None], limit: int | None, question: bool = False
+        self,
+        show: Callable[[str], None],
+        limit: int | None,
+        question: bool = False,
+        *,
+        vet: bool = False,
     ) -> None:
         self._show = show
         self._limit = limit
         self._question = question  # held back whole: the question may not be its first sentence
+        self._vet = vet
         self._text = ""
         self._shown = 0
+        self.rejected: str | None = None
 
     def __call__(self, piece: str) -> bool:
         if self._limit is None:
             self._show(piece)
             return False
         self._text += piece
+        if self._vet and first_sentence_end(self._text):
+            self._vet = False
+            self.rejected = opening_problem(self._text)
+            if self.rejected:
+                return True
+        view, _ = clean_voice(self._text)
         if self._question:
-            asked = first_question(self._text, self._limit) is not None
-            return asked or length_units(self._text) > self._limit
-        end = complete_prefix(self._text, self._limit)
+            asked = first_question(view, self._limit) is not None
+            return asked or length_units(view) > self._limit
+        end = complete_prefix(view, self._limit)
         if end > self._shown:
-            self._show(self._text[self._shown : end])
+            self._show(view[self._shown : end])
             self._shown = end
-        return length_units(self._text) > self._limit
+        return length_units(view) > self._limit
 
-    def finish(self, completion: Completion) -> Fitted:
-        """The turn's text fitted to the limit; what was held back of it is shown now."""
+    def finish(self, completion: Completion) -> tuple[Fitted, list[str]]:
+        """The turn's text cleaned and fitted to the limit, and what was cleaned out; what
+        was held back of it is shown now."""
         if self._limit is None:
-            return Fitted(completion.text.strip(), length_units(completion.text))
-        ended = completion.finish_reason == "stop" and length_units(completion.text) <= self._limit
+            return Fitted(completion.text.strip(), length_units(completion.text)), []
+        view, cleaned = clean_voice(completion.text, final=True)
+        ended = completion.finish_reason == "stop" and length_units(view) <= self._limit
         fitter = fit_question if self._question else fit
-        fitted = fitter(completion.text, self._limit, ended=ended)
-        shown = self._text[: self._shown].lstrip()
+        fitted = fitter(view, self._limit, ended=ended)
+        shown = clean_voice(self._text)[0][: self._shown].strip()
         if fitted.text.startswith(shown) and len(fitted.text) > len(shown):
             self._show(fitted.text[len(shown) :])
-        return fitted
+        return fitted, cleaned
 
 
 def derive_seed(seed: int, *parts: object) -> int:
@@ -272,27 +299,28 @@ class Engine:
         note = None
         for attempt in range(2):
             request = self._request(role, step, variables, max_tokens, attempt)
-            stream = _Stream(lambda text: self.emit(Token(role.name, text)), limit, one_question)
+            show = lambda text: self.emit(Token(role.name, text))  # noqa: E731
+            stream = _Stream(show, limit, one_question, vet=attempt == 0)
             completion, note = self._call_free(role, request, stream)
-            if note is None:
+            problem = note or stream.rejected
+            if problem is None:
                 break
-            self.notice(f"{label}: {note}; asking again", "warn")
+            if attempt == 0:
+                self.notice(f"{label}: {problem}; asking again", "warn")
         if note:
             self.notice(f"{label}: {note}; kept as it is", "warn")
         turn = self._turn(index, round, role, step, request, completion, accepted, note)
+        fitted, cleaned = stream.finish(completion)
         if limit is not None:
-            fitted = stream.finish(completion)
             turn.text, turn.limit, turn.length, turn.cut = (
                 fitted.text,
                 limit,
                 fitted.length,
                 fitted.cut,
             )
-            if fitted.flag:
-                turn.flags.append(fitted.flag)
-                self.notice(f"{label}: {fitted.flag}", "warn")
-        else:
-            stream.finish(completion)
+            for flag in (*cleaned, *([fitted.flag] if fitted.flag else [])):
+                turn.flags.append(flag)
+                self.notice(f"{label}: {flag}", "warn")
         return self._record(turn, label)
 
     def _call_free(

@@ -326,6 +326,7 @@ def _closing(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) ->
         round=rnd,
         label=label(lang, "verdict"),
         max_tokens=TOKENS["verdict"],
+        limit=LIMITS["verdict"],
         proposition_rebuttal=prop,
         opposition_rebuttal=opp,
         **common,
