@@ -35,7 +35,9 @@ Reply = str | Callable[[ChatRequest], str]
 
 def verdict(resolved: bool, winner: str = "alpha", **extra: Any) -> str:
     conflicts = (
-        [] if resolved else [{"claim": "deaths per TWh", "participants": [winner], "why": "w"}]
+        []
+        if resolved
+        else [{"claim": "deaths per TWh", "participants": [winner], "why": "two studies differ"}]
     )
     return json.dumps(
         {
@@ -125,7 +127,7 @@ def test_later_rounds_see_own_and_peer_answers_and_the_trajectory(tmp_path: Path
     assert f'The answers of round 1:\n\nalpha:\n"""\nPARTICIPANT_1-R1: {BODY}' in r2
     assert f'beta:\n"""\nPARTICIPANT_2-R1: {BODY}' in r2
     assert "You are alpha: your previous answer is alpha's above" in r2
-    assert "- deaths per TWh (alpha): w" in r2  # the judge's conflicts of round 1
+    assert "- deaths per TWh (alpha): two studies differ" in r2  # the judge's conflicts of round 1
     assert "claim by claim" in r2 and "VOTE: ACCEPT" in r2
     r3 = panel.prompts("participant_2", 3)[0]
     assert "PARTICIPANT_2-R2" in r3 and "PARTICIPANT_1-R2" in r3

@@ -74,8 +74,8 @@ def ballot(request: ChatRequest) -> str:
         winner = max(level, key=lambda s: level[s])
     return json.dumps(
         {
-            "proposition_best": "evidence",
-            "opposition_best": "reasoning",
+            "proposition_best": "the evidence",
+            "opposition_best": "the reasoning",
             "reasons": "one side answered the other's objections",
             "winner": winner,
             "margin": "clear",

@@ -5,6 +5,7 @@ rejected draw reaches the live view."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -97,3 +98,56 @@ def test_clean_voice_cuts_whole_sentences_only() -> None:
     assert opening_problem("Certainly, the motion stands.") is not None
     assert opening_problem("Cities should ban cars.") is None
     assert opening_problem("作为一个人工智能，我没有观点。") is not None
+
+
+class Terse(ScriptedModel):
+    """Speeches that are fine; a completeness judge whose reasoning is the given words."""
+
+    def __init__(self, *reasons: str) -> None:
+        super().__init__((), model_id="terse")
+        self.reasons = list(reasons)
+        self.judged = 0
+
+    def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
+        from moot.formats.oxford.schemas import CompletenessRubric
+
+        if request.reply_schema is CompletenessRubric:
+            keys = CompletenessRubric.model_fields.keys() - {"reasoning"}
+            reason = self.reasons[min(self.judged, len(self.reasons) - 1)]
+            self.judged += 1
+            self.queue(json.dumps({**{k: False for k in keys}, "reasoning": reason}))
+        elif request.reply_schema is None:
+            self.queue(BODY)
+        return super().chat(request, on_text=on_text)
+
+
+def test_a_judge_reason_of_one_word_is_asked_again(tmp_path: Path) -> None:
+    model = Terse("yes", "Neither side answered the other's strongest point.")
+    transcript, _ = debate(tmp_path, model)
+    judged = [t for t in transcript.turns if t.step == "judge"]
+    assert judged and model.judged == len(judged) + 1  # the first round's judge asked twice
+    assert judged[0].data and judged[0].data["reasoning"].startswith("Neither side")
+    assert not any(t.flags for t in judged)
+
+
+def test_a_judge_that_stays_hollow_is_a_degraded_seat_shown_as_such(tmp_path: Path) -> None:
+    model = Terse("yes")  # every time
+    transcript, events = debate(tmp_path, model)
+    judged = [t for t in transcript.turns if t.step == "judge"]
+    assert judged and model.judged == 2 * len(judged)
+    for turn in judged:
+        assert any(f.startswith("hollow reply: reasoning says nothing") for f in turn.flags)
+    notices = [e.message for e in events if isinstance(e, Notice)]
+    assert sum("says nothing" in n for n in notices) == len(judged)
+
+
+def test_hollow_finds_one_word_and_repetition_in_prose_fields_only() -> None:
+    from moot.checks import hollow
+    from moot.tournaments.judge import Ballot
+
+    fine = {"proposition_best": "the cost data", "opposition_best": "jobs", "reasons": "x y"}
+    assert hollow(Ballot(**fine, winner="proposition", margin="clear")) is not None  # "jobs"
+    fine["opposition_best"] = "lost jobs"
+    assert hollow(Ballot(**fine, winner="proposition", margin="clear")) is None
+    fine["reasons"] = "the cars " * 12
+    assert "repeats" in (hollow(Ballot(**fine, winner="proposition", margin="clear")) or "")

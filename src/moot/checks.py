@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
 
 from moot.inference.protocol import degeneracy
 from moot.transcript import Transcript
@@ -262,3 +265,49 @@ def clean_voice(text: str, *, final: bool = False) -> tuple[str, list[str]]:
             cut.append("placeholder removed")
     kept.append(rest)
     return "".join(kept).lstrip(), cut
+
+
+# -- substance: a structured reply's prose must say something ---------------------------
+
+PROSE_CHARS = 40  # a string field allowed more than this is prose, not a name or a label
+MIN_PROSE_UNITS = {"en": 2, "zh": 3}  # words (字): "yes", "ok", "同意" say nothing
+
+
+def hollow(reply: BaseModel) -> str | None:
+    """What of a structured REPLY says nothing: a prose field (a reason, a summary, a point)
+    of one word (or two 字), or one phrase repeated. None when every one says
+    something."""
+    schema = reply.model_json_schema()
+    return _hollow(reply.model_dump(), schema, schema.get("$defs", {}), "")
+
+
+def _hollow(value: Any, node: dict[str, Any], defs: dict[str, Any], where: str) -> str | None:
+    if "$ref" in node:
+        node = defs.get(node["$ref"].split("/")[-1], {})
+    for option in node.get("anyOf", ()):
+        if option.get("type") == _json_type(value):
+            node = option
+    if isinstance(value, dict):
+        props = node.get("properties", {})
+        for key, item in value.items():
+            found = _hollow(item, props.get(key, {}), defs, f"{where}.{key}".lstrip("."))
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _hollow(item, node.get("items", {}), defs, f"{where}.{i}")
+            if found:
+                return found
+    elif isinstance(value, str) and node.get("maxLength", 0) > PROSE_CHARS:
+        least = MIN_PROSE_UNITS["zh" if _HAN.search(value) else "en"]
+        if length_units(value) < least:
+            return f"{where} says nothing: {value!r}"
+        if degeneracy(value):
+            return f"{where} repeats one phrase"
+    return None
+
+
+def _json_type(value: Any) -> str:
+    return {str: "string", list: "array", dict: "object", bool: "boolean"}.get(
+        type(value), "number"
+    )

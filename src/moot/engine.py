@@ -24,6 +24,7 @@ from moot.checks import (
     first_sentence_end,
     fit,
     fit_question,
+    hollow,
     length_units,
     opening_problem,
 )
@@ -354,9 +355,13 @@ class Engine:
         if prior is not None:
             return schema.model_validate(prior.data or {}), self._reuse(prior, label)
         request = self._request(role, step, variables, max_tokens, 0, structured=True)
-        parsed, completion = chat_structured(role.model, request, schema)
+        parsed, completion = chat_structured(role.model, request, schema, check=hollow)
         turn = self._turn(index, round, role, step, request, completion, None, None)
         turn.data = parsed.model_dump()
+        problem = hollow(parsed)  # asked again already: the seat is degraded, visibly
+        if problem:
+            turn.flags.append(f"hollow reply: {problem}")
+            self.notice(f"{label}: the reply {problem}, asked twice", "warn")
         return parsed, self._record(turn, label)
 
     def _replayed(self, index: int, role_name: str, step: str) -> Turn | None:

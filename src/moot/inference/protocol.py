@@ -166,8 +166,10 @@ def chat_structured(
     schema: type[T],
     *,
     on_text: OnText | None = None,
+    check: Callable[[T], str | None] | None = None,
 ) -> tuple[T, Completion]:
-    """Ask for a reply satisfying `schema`; re-ask once on an invalid reply, then fail.
+    """Ask for a reply satisfying `schema`; re-ask once on an invalid reply, then fail. A
+    valid reply that `check` finds wanting is re-asked once too; the second is kept.
 
     Every backend constrains the reply as best it can (a grammar locally, the server's
     JSON-schema mode remotely); the reply is validated here either way.
@@ -187,9 +189,12 @@ def chat_structured(
         completion = model.chat(req, on_text=on_text)
         attempts.append(completion.text)
         try:
-            return parse_structured(completion.text, schema), completion
+            parsed = parse_structured(completion.text, schema)
         except (ValidationError, ValueError):
             continue
+        if attempt == 0 and check is not None and check(parsed):
+            continue
+        return parsed, completion
     raise StructuredReplyError(
         f"{model.model_id} gave no valid {schema.__name__} in 2 attempts",
         raw=attempts[-1],

@@ -95,6 +95,8 @@ def _value(node: dict[str, Any], defs: dict[str, Any]) -> Any:
     if kind == "array":
         return [_value(node["items"], defs)] * node.get("minItems", 0)
     if kind == "string":
+        if node.get("maxLength", 0) > 40:  # prose: a reply that says something
+            return "a scripted reply with a reason"[: node["maxLength"]]
         return "x" * node.get("minLength", 1)
     if kind in ("number", "integer"):
         return node.get("minimum", 0)
