@@ -23,7 +23,10 @@ DRY = {"dry_run": True}
 def home(moot_home: Path) -> Path:
     """A private moot home that still finds the installed tiny models (read in place)."""
     moot_home.mkdir(parents=True)
-    (moot_home / "models").symlink_to(REAL_HOME / "models", target_is_directory=True)
+    if (REAL_HOME / "models").is_dir():
+        (moot_home / "models").symlink_to(REAL_HOME / "models", target_is_directory=True)
+    else:  # nothing installed: the dry runs need no model
+        (moot_home / "models").mkdir()
     return moot_home
 
 
