@@ -180,3 +180,10 @@ def test_a_dry_run_tournament_checks_its_models_too(
     out = tmp_path / "t"
     done = cli(*args, "--model", dry_models[0], "--model", dry_models[1], "--out", str(out))
     assert done.returncode == 0, done.stderr
+
+
+def test_a_models_folder_that_links_to_nothing_is_named_as_such(tmp_path: Path, cli: Cli) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "models").symlink_to(tmp_path / "gone")
+    refused(cli("models", "add", "mine", str(tmp_path / "x.gguf"), home=home), "a link to nothing")

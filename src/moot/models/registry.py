@@ -32,9 +32,10 @@ def check_folder(folder: Path) -> None:
                 f"MOOT_HOME is {path}, which is a file, not a folder",
                 hint="point MOOT_HOME at a folder (moot makes it when it is missing)",
             )
+        what = "a link to nothing" if path.is_symlink() and not path.exists() else "a file"
         raise UsageError(
-            f"{path} is a file, where moot keeps a folder ({folder})",
-            hint="move the file away, or point MOOT_HOME at another folder",
+            f"{path} is {what}, where moot keeps a folder ({folder})",
+            hint="move it away, or point MOOT_HOME at another folder",
         )
 
 
