@@ -14,7 +14,7 @@ from moot.formats import get_format
 
 if TYPE_CHECKING:
     from moot.tournaments.report import Report
-    from moot.tournaments.run import DebateFailed, Executor, TournamentEvent
+    from moot.tournaments.run import DebateFailed, TournamentEvent
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def tournament(
     """
     from moot.tournaments.plan import check_counts, read_motions, word_motions
     from moot.tournaments.report import build, write
-    from moot.tournaments.run import Tournament, new_tournament
+    from moot.tournaments.run import Tournament, make_executor, new_tournament
 
     # Everything is checked before anything is written.
     if executor not in ("local", "ray"):
@@ -87,7 +87,7 @@ def tournament(
                 hint="give resume=FOLDER with only executor, ray_address, bootstrap or on_event",
             )
         t = Tournament.open(Path(resume).expanduser())
-        runner = _executor(executor, ray_address)
+        runner = make_executor(executor, ray_address)
     else:
         chosen = debate_settings("-", format=format, lang=lang, run=run, **params)
         fmt = get_format(format)
@@ -95,7 +95,7 @@ def tournament(
             worded = read_motions(Path(motions).expanduser(), fmt, chosen.lang, what="motions file")
         else:
             worded = word_motions(motions, fmt, chosen.lang)
-        runner = _executor(executor, ray_address)
+        runner = make_executor(executor, ray_address)
         t = new_tournament(
             fmt,
             models,
@@ -118,16 +118,3 @@ def tournament(
     report = build(t.plan, verdicts, samples=bootstrap)
     write(report, t.folder)
     return TournamentResult(report, t.folder, failed)
-
-
-def _executor(name: str, address: str | None) -> Executor:
-    """The executor, checked: for Ray, that it is installed and the cluster answers."""
-    from moot.tournaments.run import LocalExecutor
-
-    if name == "ray":
-        from moot.tournaments.ray import RayExecutor
-
-        ray = RayExecutor(address=address)
-        ray.check()
-        return ray
-    return LocalExecutor()

@@ -58,9 +58,9 @@ from moot.tournaments.run import (
     DebateFailed,
     Executor,
     InDebate,
-    LocalExecutor,
     Tournament,
     TournamentEvent,
+    make_executor,
     new_tournament,
 )
 
@@ -187,7 +187,7 @@ def tournament(
                 "--quiet",
             )
         t = Tournament.open(resume)
-        runner = _executor(executor, ray_address)
+        runner = make_executor(executor, ray_address)
     else:
         if motions is None:
             raise UsageError("no --motions file", hint="--motions FILE: one motion a line")
@@ -207,7 +207,7 @@ def tournament(
             min_score=min_score, max_rounds=max_rounds, rounds=rounds, effort=effort
         )
         remote_cluster = executor == "ray" and bool(ray_address or os.environ.get("RAY_ADDRESS"))
-        runner = _executor(executor, ray_address)
+        runner = make_executor(executor, ray_address)
         t = new_tournament(
             debate_format,
             list(model or ()),
@@ -233,17 +233,6 @@ def _given(ctx: typer.Context, names: tuple[str, ...]) -> list[str]:
         if source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT"):
             found.append(max(param.opts, key=len))
     return found
-
-
-def _executor(name: str, address: str | None) -> Executor:
-    """The executor, checked: for Ray, that it is installed and the cluster answers."""
-    if name == "ray":
-        from moot.tournaments.ray import RayExecutor
-
-        ray = RayExecutor(address=address)
-        ray.check()
-        return ray
-    return LocalExecutor()
 
 
 def _run(t: Tournament, executor: Executor, *, quiet: bool, samples: int) -> None:

@@ -325,6 +325,18 @@ class LocalExecutor:
                 pool.close()
 
 
+def make_executor(name: str, address: str | None) -> Executor:
+    """The executor NAME ("local" or "ray"), checked: for Ray, that it is installed and the
+    cluster at ADDRESS answers."""
+    if name == "ray":
+        from moot.tournaments.ray import RayExecutor
+
+        ray = RayExecutor(address=address)
+        ray.check()
+        return ray
+    return LocalExecutor()
+
+
 def echo_models(plan: TournamentPlan) -> ModelFactory | None:
     """Scripted stand-ins for every model on a dry run; None otherwise."""
     if not run_settings(plan).dry_run:
