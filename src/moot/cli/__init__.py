@@ -116,12 +116,13 @@ def check_arguments(argv: list[str]) -> None:
                 hint="check the terminal's encoding, or pass the text in a file",
             ) from None
     command, rest = _command(argv)
+    single = _single_options(command)
     seen: dict[str, str] = {}
     for token in rest:
         if token == "--":
             break
         name = token.partition("=")[0] if token.startswith("--") else token
-        param = _single_options(command).get(name)
+        param = single.get(name)
         if param is None:
             continue
         if param in seen:
