@@ -25,7 +25,7 @@ class TurnStarted:
     """A turn begins: who speaks, at which step; `streams` is False for JSON steps."""
 
     index: int
-    round: int
+    round: int | None  # None: after the rounds
     role: str
     step: str
     label: str

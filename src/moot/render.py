@@ -37,7 +37,7 @@ class LiveView:
         self.quiet = quiet
         self.round_label = round_label
         self.units = units  # what a length limit counts: words, or 字
-        self._round = 0
+        self._round: int | None = 0
         self._streaming = False
 
     def __call__(self, event: Event) -> None:

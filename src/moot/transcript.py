@@ -29,7 +29,7 @@ class Turn(BaseModel):
     """One finished step of a debate: who said what, with which model, at what cost."""
 
     index: int
-    round: int
+    round: int | None  # None: after the rounds (closing speeches, verdict, brief)
     role: str
     step: str
     model: str
