@@ -151,3 +151,128 @@ def test_hollow_finds_one_word_and_repetition_in_prose_fields_only() -> None:
     assert hollow(Ballot(**fine, winner="proposition", margin="clear")) is None
     fine["reasons"] = "the cars " * 12
     assert "repeats" in (hollow(Ballot(**fine, winner="proposition", margin="clear")) or "")
+
+
+# -- narration, copying, and a change of language ---------------------------------------
+
+
+class BySeat(ScriptedModel):
+    """Free-text replies chosen by seat: each seat's list, in turn (the last one repeated);
+    a seat not named says BODY."""
+
+    def __init__(self, **replies: list[str]) -> None:
+        super().__init__((), model_id="by-seat")
+        self.replies = replies
+        self.calls: dict[str, int] = {}
+
+    def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
+        if request.reply_schema is None:
+            seat = request.session or ""
+            said = self.replies.get(seat, [BODY])
+            n = self.calls.get(seat, 0)
+            self.calls[seat] = n + 1
+            self.queue(said[min(n, len(said) - 1)])
+        return super().chat(request, on_text=on_text)
+
+
+def run_oxford(tmp_path: Path, model: ScriptedModel, lang: str = "en") -> tuple[Any, list[Any]]:
+    motion = "remote work is better" if lang == "en" else "远程办公更好"
+    chosen = settings(motion=motion, seed=2, lang=lang, params={"max_rounds": 3})
+    setup = prepare(chosen, out_dir=tmp_path / "out")
+    events: list[Any] = []
+    result = Debate(setup, listeners=[events.append], model_factory=lambda ref: model).run()
+    return result.transcript, events
+
+
+def test_a_speaker_narrating_the_debate_is_drawn_again(tmp_path: Path) -> None:
+    narrated = "The proposition argues that remote work is better. " + BODY
+    model = BySeat(proposition=[narrated, BODY])
+    transcript, events = run_oxford(tmp_path, model)
+    first = next(t for t in transcript.turns if t.role == "proposition")
+    assert first.text == BODY and not first.flags
+    assert "argues" not in shown_by_turn(events)[first.index]
+    assert any("narrated the debate" in e.message for e in events if isinstance(e, Notice))
+
+
+def test_narration_later_in_a_speech_is_cut_and_flagged_but_a_chair_may_narrate() -> None:
+    from moot.checks import voice_for
+
+    text = "Commutes waste hours. In this debate, both sides agree on costs. Output rises."
+    prop = voice_for("proposition", "en")
+    assert clean_voice(text, final=True, voice=prop) == (
+        "Commutes waste hours. Output rises.",
+        ["narration removed"],
+    )
+    assert clean_voice(text, final=True, voice=voice_for("chair", "en"))[0] == text
+    # The other side named in the third person is rebuttal, not narration.
+    rebuttal = "The opposition claims offices build trust. They do not."
+    assert clean_voice(rebuttal, final=True, voice=prop) == (rebuttal, [])
+
+
+def test_the_other_sides_words_copied_back_are_cut_and_flagged(tmp_path: Path) -> None:
+    prop_says = (
+        "Remote work lets parents collect their children from school every single afternoon "
+        "without losing pay. It widens hiring."
+    )
+    copied = "Offices matter. " + prop_says.split(". ")[0] + ". Output rises."
+    model = BySeat(proposition=[prop_says], opposition=[copied])
+    transcript, events = run_oxford(tmp_path, model)
+    opp = next(t for t in transcript.turns if (t.role, t.step) == ("opposition", "speech"))
+    assert opp.text == "Offices matter. Output rises.", opp.text
+    assert "the other side's words removed" in opp.flags
+    assert "collect their children" not in shown_by_turn(events)[opp.index]
+
+
+def test_quoting_the_motion_is_not_copying() -> None:
+    from moot.checks import voice_for
+
+    motion = "This house believes that remote work is better for workers and for their employers"
+    voice = voice_for("opposition", "en", [motion + ". We agree."], motion)
+    text = motion + " is wrong. Offices matter."
+    assert clean_voice(text, final=True, voice=voice) == (text, [])
+
+
+def test_a_chinese_speech_that_opens_in_english_is_drawn_again(tmp_path: Path) -> None:
+    zh = "远程办公节省了通勤时间。它扩大了招聘范围。产出也随之提高。"
+    en = "Remote work saves commuting time for everyone. " + zh
+    model = BySeat(proposition=[en, zh])
+    transcript, events = run_oxford(tmp_path, model, lang="zh")
+    first = next(t for t in transcript.turns if t.role == "proposition")
+    assert first.text == zh and not first.flags
+    assert "Remote" not in shown_by_turn(events)[first.index]
+
+
+def test_a_chinese_speech_that_turns_into_english_ends_before_it_did(tmp_path: Path) -> None:
+    zh = "远程办公节省了通勤时间。它扩大了招聘范围。"
+    model = BySeat(proposition=[zh + "And then it goes on in English for a while. 产出提高。"])
+    transcript, events = run_oxford(tmp_path, model, lang="zh")
+    first = next(t for t in transcript.turns if t.role == "proposition")
+    assert first.text == zh
+    assert any(f.startswith("changed into English") for f in first.flags)
+    assert shown_by_turn(events)[first.index].strip() == zh
+
+
+def test_a_speech_still_in_the_wrong_language_is_kept_and_flagged(tmp_path: Path) -> None:
+    english = "Remote work saves commuting time for everyone. It widens hiring."
+    model = BySeat(proposition=[english])
+    transcript, _ = run_oxford(tmp_path, model, lang="zh")
+    first = next(t for t in transcript.turns if t.role == "proposition")
+    assert first.text == english
+    assert "in English, not the debate's language" in first.flags
+
+
+def test_a_term_or_two_in_latin_letters_is_not_a_change_of_language() -> None:
+    from moot.checks import foreign
+
+    assert foreign("我们认为AI会提高GDP。", "zh") is None
+    assert foreign("This is plainly English text here.", "zh") == "English"
+    assert foreign("城市应当禁止私家车。", "en") == "Chinese"
+    assert foreign("Cities should ban cars.", "en") is None
+
+
+def test_labels_and_stage_directions_on_their_own_lines_are_cut() -> None:
+    text = "Commutes waste hours.\n*clears throat*\nOpposition rebuttal: Offices matter less."
+    assert clean_voice(text, final=True) == (
+        "Commutes waste hours.\n\nOffices matter less.",
+        ["echoed prompt labels removed", "stage directions removed"],
+    )

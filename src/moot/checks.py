@@ -7,6 +7,7 @@ the motion, or one phrase repeated can be told apart for sure in code.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -199,20 +200,136 @@ _PREAMBLE = re.compile(
     r"|好的|当然|抱歉|对不起|以下是)",
     re.IGNORECASE,
 )
-# The prompt's own scaffolding echoed at the start: "Proposition's speech this round:".
-_LABEL = re.compile(
-    r"^\W*(?:the )?(?:proposition|opposition|devil'?s advocate|chair|speaker|participant \d+)"
+# The prompt's own scaffolding echoed: "Proposition's speech this round:", "Rebuttal:".
+_LABEL_TEXT = (
+    r"\W*(?:the )?(?:proposition|opposition|devil'?s advocate|chair|speaker|participant \d+)"
     r"(?:'s)?[^.:\n]{0,40}?(?:speech|rebuttal|summary|attack|answer|question|response)"
-    r"[^.:\n]{0,30}:\s*|^\W*(?:speech|rebuttal|summary|answer|question|response|opening)\s*:\s*",
-    re.IGNORECASE,
+    r"[^.:\n]{0,30}:[ \t]*|\W*(?:speech|rebuttal|summary|answer|question|response|opening)"
+    r"[ \t]*:[ \t]*|\W*(?:正方|反方|主席|魔鬼代言人)[^。：:\n]{0,12}?"
+    r"(?:发言|陈词|反驳|总结|提问|回答)[ \t]*[:：][ \t]*"
 )
+_LABEL = re.compile(r"^" + _LABEL_TEXT, re.IGNORECASE)
+# The same label at the start of a later line: the record's layout copied into the speech.
+_LINE_LABEL = re.compile(r"(?<=\n)[ \t]*(?:" + _LABEL_TEXT + r")", re.IGNORECASE)
+# A line that is only a stage direction: "*clears throat*", "(Applause)", "[pauses]".
+_STAGE = re.compile(r"(?m)^[ \t]*(?:\*[^*\n]{1,60}\*|\([^)\n]{1,60}\)|\[[^\]\n]{1,60}\])[ \t]*$")
 # Template placeholders: "[Your Name]", "[Insert point]", "[Opponent's name]".
 _PLACEHOLDER = re.compile(
     r"\[(?:your|my|insert|speaker|opponent|name|date|topic)[^\]\n]{0,40}\]", re.IGNORECASE
 )
+# A speaker describing the debate instead of speaking in it.
+_ABOUT_DEBATE = re.compile(
+    r"^\W*(?:(?:in|throughout|during) (?:this|the|today's) debate\b|(?:this|the|today's) debate"
+    r" (?:is|was|will|has|had|centers|centres|revolves|begins|began|continues|ends|ended|focuses"
+    r"|opens|opened)\b|(?:在)?(?:这场|本场|本次|今天的)辩论(?:中|里|上)?[，,])",
+    re.IGNORECASE,
+)
+_NARRATING_VERBS = (
+    r"(?:argues|argued|says|said|states|stated|will|would|responds|responded|begins|began|"
+    r"claims|claimed|opens|opened|concludes|concluded|notes|noted|points out|pointed out|"
+    r"presents|presented|rebuts|rebutted|counters|countered|believes|maintains|asserts)\b"
+)
+# What each seat that speaks for a side is called in the third person.
+_OWN_NAMES = {
+    "proposition": ("proposition", "government", "正方"),
+    "opposition": ("opposition", "反方"),
+    "devil": ("devil's advocate", "devil", "魔鬼代言人"),
+    "proposer": ("proposer", "提议方"),
+    "challenger": ("challenger", "挑战方"),
+}
+COPY_SPAN = {"en": 10, "zh": 20}  # words (字) in a row taken from another speaker: copying
 
 
-def opening_problem(text: str) -> str | None:
+@dataclass(frozen=True)
+class Voice:
+    """What a turn may not say beyond what no turn may: a seat that speaks for a side
+    (OWN: what it is called) narrates when it speaks of the debate or of itself in the third
+    person; COPIED: the spans of COPY_SPAN units of what the other seats said."""
+
+    language: str = "en"
+    own: tuple[str, ...] = ()
+    copied: frozenset[tuple[str, ...]] = frozenset()
+
+    @property
+    def speaks_for_a_side(self) -> bool:
+        return bool(self.own)
+
+
+PLAIN_VOICE = Voice()  # an English turn of a seat that speaks for no side, after no one
+
+
+def voice_for(role: str, language: str, others: Sequence[str] = (), motion: str = "") -> Voice:
+    """The voice rules of ROLE's turn in a debate in LANGUAGE, after the OTHERS' turns."""
+    own = _OWN_NAMES.get(role)
+    if own is None and role.startswith(("debater_", "participant_")):
+        own = (role.replace("_", " "),)
+    return Voice(language, own or (), copy_spans(others, language, motion))
+
+
+def _units(text: str) -> list[str]:
+    return [u.lower() for u in _UNIT.findall(text)]
+
+
+def _spans(units: list[str], n: int) -> set[tuple[str, ...]]:
+    return {tuple(units[i : i + n]) for i in range(len(units) - n + 1)}
+
+
+def copy_spans(texts: Sequence[str], language: str, motion: str = "") -> frozenset[tuple[str, ...]]:
+    """Every run of COPY_SPAN units in TEXTS, but those the motion holds (quoting the motion
+    is not copying a speaker)."""
+    n = COPY_SPAN.get(language, COPY_SPAN["en"])
+    spans: set[tuple[str, ...]] = set()
+    for text in texts:
+        spans |= _spans(_units(text), n)
+    return frozenset(spans - _spans(_units(motion), n))
+
+
+_LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
+
+
+def foreign(sentence: str, language: str) -> str | None:
+    """The language a SENTENCE of a debate in LANGUAGE is in instead, when it is mostly in
+    another: Latin-script words in a Chinese debate, Chinese characters in an English one.
+    A term or two (a name, "AI", "GDP") is not a change of language."""
+    han = len(_HAN.findall(sentence))
+    latin = len(re.findall(r"[A-Za-z]{2,}", sentence))
+    if language == "zh" and latin >= 3 and latin > han:
+        return "English"
+    if language == "en" and han >= 3 and han > latin:
+        return "Chinese"
+    return None
+
+
+def sentence_problem(sentence: str, voice: Voice) -> str | None:
+    """Why a complete SENTENCE may not stand in a turn with VOICE, or None."""
+    if _PLACEHOLDER.search(sentence):
+        return "placeholder"
+    if voice.speaks_for_a_side:
+        if _ABOUT_DEBATE.match(sentence):
+            return "narration"
+        own = "|".join(re.escape(name) for name in voice.own)
+        third_person = rf"^\W*(?:the |this )?(?:{own})(?: speaker| side| team| bench)?,? "
+        if re.match(third_person + _NARRATING_VERBS, sentence, re.IGNORECASE) or any(
+            re.match(rf"^\W*{re.escape(name)}(?:认为|指出|表示|将会|辩手)", sentence)
+            for name in voice.own
+            if _HAN.search(name)
+        ):
+            return "narration"
+    if voice.copied:
+        n = COPY_SPAN.get(voice.language, COPY_SPAN["en"])
+        if _spans(_units(sentence), n) & voice.copied:
+            return "copied"
+    return None
+
+
+_REMOVED = {
+    "placeholder": "placeholder removed",
+    "narration": "narration removed",
+    "copied": "the other side's words removed",
+}
+
+
+def opening_problem(text: str, voice: Voice = PLAIN_VOICE) -> str | None:
     """What is wrong with how TEXT opens, once its first sentence is complete."""
     head = text.lstrip()
     if _LABEL.match(head):
@@ -220,8 +337,17 @@ def opening_problem(text: str) -> str | None:
     if _PREAMBLE.match(head):
         return "it opened with a chatbot's preamble"
     end = next((m.end() for m in _SENTENCE_END.finditer(head)), len(head))
-    if _PLACEHOLDER.search(head[:end]):
-        return "it opened with a template placeholder"
+    first = head[:end]
+    problem = sentence_problem(first, voice)
+    if problem:
+        return {
+            "placeholder": "it opened with a template placeholder",
+            "narration": "it narrated the debate instead of speaking in it",
+            "copied": "it opened with the other side's words",
+        }[problem]
+    drift = foreign(first, voice.language)
+    if drift:
+        return f"it opened in {drift}"
     return None
 
 
@@ -231,40 +357,70 @@ def first_sentence_end(text: str) -> int:
     return found.end() if found else 0
 
 
-def clean_voice(text: str, *, final: bool = False) -> tuple[str, list[str]]:
+def clean_voice(
+    text: str, *, final: bool = False, voice: Voice = PLAIN_VOICE
+) -> tuple[str, list[str]]:
     """TEXT with what the rulebooks forbid cut out where a clean cut exists: echoed labels
-    and preamble sentences at the start, sentences holding a placeholder anywhere. Returns
-    the text and what was cut. Only whole sentences are dropped, so a prefix of a text
-    cleans to a prefix; FINAL: the text is all said, its last fragment is judged too."""
+    and preamble sentences at the start, labels and stage directions on lines of their own,
+    and whole sentences that hold a placeholder, narrate (a seat speaking for a side) or copy
+    the other side. Returns the text and what was cut. Only whole sentences (lines) are
+    dropped, so a prefix of a text cleans to a prefix; FINAL: the text is all said, its last
+    fragment is judged too."""
     cut: list[str] = []
+
+    def note(what: str) -> None:
+        if what not in cut:
+            cut.append(what)
+
     text = text.lstrip()
     label = _LABEL.match(text)
     if label:
         text = text[label.end() :]
-        cut.append("echoed prompt labels removed")
+        note("echoed prompt labels removed")
     while _PREAMBLE.match(text):
         end = next((m.end() for m in _SENTENCE_END.finditer(text)), 0)
         if not end:
             break  # the sentence is not complete yet
         text = text[end:].lstrip()
-        if "preamble removed" not in cut:
-            cut.append("preamble removed")
+        note("preamble removed")
+    text, labels = _LINE_LABEL.subn("", text)
+    if labels:
+        note("echoed prompt labels removed")
+    # A stage direction is judged once its line has ended (or the text has).
+    complete = text if final else text[: text.rfind("\n") + 1]
+    stripped, stages = _STAGE.subn("", complete)
+    if stages:
+        text = stripped + text[len(complete) :]
+        note("stage directions removed")
     kept, start = [], 0
     for m in _SENTENCE_END.finditer(text):
         sentence = text[start : m.end()]
-        if _PLACEHOLDER.search(sentence):
-            if "placeholder removed" not in cut:
-                cut.append("placeholder removed")
+        problem = sentence_problem(sentence, voice)
+        if problem:
+            note(_REMOVED[problem])
         else:
             kept.append(sentence)
         start = m.end()
     rest = text[start:]  # the sentence still being said: judged once it is complete
-    if final and _PLACEHOLDER.search(rest):
-        rest = ""
-        if "placeholder removed" not in cut:
-            cut.append("placeholder removed")
+    if final and rest.strip():
+        problem = sentence_problem(rest, voice)
+        if problem:
+            rest = ""
+            note(_REMOVED[problem])
     kept.append(rest)
     return "".join(kept).lstrip(), cut
+
+
+def drift_point(text: str, language: str) -> tuple[int, str] | None:
+    """Where TEXT, a turn of a debate in LANGUAGE, first changes language in a complete
+    sentence, and into which; None if it never does."""
+    start = 0
+    for m in _SENTENCE_END.finditer(text):
+        drift = foreign(text[start : m.end()], language)
+        if drift:
+            return start, drift
+        start = m.end()
+    return None
 
 
 # -- substance: a structured reply's prose must say something ---------------------------

@@ -17,16 +17,21 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from moot.checks import (
+    PLAIN_VOICE,
     Fitted,
+    Voice,
     clean_voice,
     complete_prefix,
+    drift_point,
     first_question,
     first_sentence_end,
     fit,
     fit_question,
+    foreign,
     hollow,
     length_units,
     opening_problem,
+    voice_for,
 )
 from moot.errors import DegenerateReplyError, MootError
 from moot.events import Event, Listener, Notice, Scored, Stopped, Token, TurnFinished, TurnStarted
@@ -89,9 +94,11 @@ def token_budget(model: ChatModel, limit: int, language: str) -> int:
 class _Stream:
     """A speech's text on its way to the live view. Without a limit it passes through; with
     one it is held back to whole sentences within the limit, cleaned of what the rulebooks
-    forbid (a chatbot's preamble, echoed labels, placeholders), so nothing shown is ever
-    taken back; it tells the model to stop once the limit is passed. With VET, a reply that
-    opens wrongly is stopped at its first sentence (`rejected` says why) to be drawn again."""
+    forbid (a chatbot's preamble, echoed labels, placeholders, narration, the other side's
+    words), so nothing shown is ever taken back; it tells the model to stop once the limit is
+    passed, or once the speech changes language (it ends before that sentence). With VET, a
+    reply that opens wrongly is stopped at its first sentence (`rejected` says why) to be
+    drawn again."""
 
     def __init__(
         self,
@@ -100,14 +107,26 @@ class _Stream:
         question: bool = False,
         *,
         vet: bool = False,
+        voice: Voice = PLAIN_VOICE,
     ) -> None:
         self._show = show
         self._limit = limit
         self._question = question  # held back whole: the question may not be its first sentence
         self._vet = vet
+        self._voice = voice
         self._text = ""
         self._shown = 0
         self.rejected: str | None = None
+
+    def _view(self, text: str, *, final: bool = False) -> tuple[str, list[str], bool]:
+        """What of TEXT may be shown, what was cleaned out, and whether it was cut where the
+        speech changed language (after its first sentence)."""
+        view, cleaned = clean_voice(text, final=final, voice=self._voice)
+        drift = drift_point(view, self._voice.language)
+        if drift and drift[0] > 0:
+            cleaned.append(f"changed into {drift[1]}: ended before it did")
+            return view[: drift[0]].rstrip(), cleaned, True
+        return view, cleaned, False
 
     def __call__(self, piece: str) -> bool:
         if self._limit is None:
@@ -116,29 +135,36 @@ class _Stream:
         self._text += piece
         if self._vet and first_sentence_end(self._text):
             self._vet = False
-            self.rejected = opening_problem(self._text)
+            self.rejected = opening_problem(self._text, self._voice)
             if self.rejected:
                 return True
-        view, _ = clean_voice(self._text)
+        view, _, drifted = self._view(self._text)
         if self._question:
             asked = first_question(view, self._limit) is not None
-            return asked or length_units(view) > self._limit
+            return asked or drifted or length_units(view) > self._limit
         end = complete_prefix(view, self._limit)
         if end > self._shown:
             self._show(view[self._shown : end])
             self._shown = end
-        return length_units(view) > self._limit
+        return drifted or length_units(view) > self._limit
 
     def finish(self, completion: Completion) -> tuple[Fitted, list[str]]:
-        """The turn's text cleaned and fitted to the limit, and what was cleaned out; what
-        was held back of it is shown now."""
+        """The turn's text cleaned and fitted to the limit, and what was cleaned out or is
+        wrong with it; what was held back of it is shown now."""
         if self._limit is None:
             return Fitted(completion.text.strip(), length_units(completion.text)), []
-        view, cleaned = clean_voice(completion.text, final=True)
-        ended = completion.finish_reason == "stop" and length_units(view) <= self._limit
+        view, cleaned, drifted = self._view(completion.text, final=True)
+        if not length_units(view) and length_units(completion.text):
+            # Every sentence broke a rule: nothing was shown, so the turn is kept as said.
+            view = completion.text.strip()
+            cleaned = ["every sentence broke the rulebook's voice rules: kept as said"]
+        language = foreign(view, self._voice.language)
+        if language:
+            cleaned.append(f"in {language}, not the debate's language")
+        ended = drifted or completion.finish_reason == "stop" and length_units(view) <= self._limit
         fitter = fit_question if self._question else fit
         fitted = fitter(view, self._limit, ended=ended)
-        shown = clean_voice(self._text)[0][: self._shown].strip()
+        shown = self._view(self._text)[0][: self._shown].strip()
         if fitted.text.startswith(shown) and len(fitted.text) > len(shown):
             self._show(fitted.text[len(shown) :])
         return fitted, cleaned
@@ -298,10 +324,12 @@ class Engine:
             self.emit(Token(role_name, prior.text))
             return self._reuse(prior, label)
         note = None
+        others = [t.text for t in self.transcript.turns if t.role != role_name and t.data is None]
+        voice = voice_for(role_name, self.language, others, self.transcript.motion)
         for attempt in range(2):
             request = self._request(role, step, variables, max_tokens, attempt)
             show = lambda text: self.emit(Token(role.name, text))  # noqa: E731
-            stream = _Stream(show, limit, one_question, vet=attempt == 0)
+            stream = _Stream(show, limit, one_question, vet=attempt == 0, voice=voice)
             completion, note = self._call_free(role, request, stream)
             problem = note or stream.rejected
             if problem is None:
