@@ -128,8 +128,10 @@ def test_moot_check_reports_each_limited_turn_and_fails_on_a_broken_rule(
     assert checked.returncode == 0, checked.stderr
     report = json.loads(checked.stdout)
     assert report["summary"]["over_limit"] == 0
-    assert report["summary"]["limited_turns"] == len(report["turns"]) >= 12
-    assert {t["step"] for t in report["turns"]} >= {"speech", "devil_attack", "rebuttal"}
+    limited = [t for t in report["turns"] if t["limit"] is not None]
+    assert report["summary"]["limited_turns"] == len(limited) >= 12
+    assert {t["step"] for t in limited} >= {"speech", "devil_attack", "rebuttal"}
+    assert report["summary"]["turns"] == len(report["turns"]) > len(limited)  # judges too
 
     data = json.loads((out / "transcript.json").read_text(encoding="utf-8"))
     speech = next(t for t in data["turns"] if t["step"] == "speech")
@@ -163,3 +165,47 @@ def test_a_point_of_information_is_one_question_within_its_limit() -> None:
     assert statement.flag == "not a question" and not statement.text.endswith("?")
     late = "One two three four five six seven eight nine ten eleven twelve. Why not?"
     assert fit_question(late, 12, ended=True).flag  # the question ends past the limit: not taken
+
+
+def test_moot_check_finds_what_the_rules_forbid_and_tells_declared_from_hidden(
+    tmp_path: Path, cli: Any
+) -> None:
+    out = tmp_path / "out"
+    done = cli("run", "cities should ban cars", "--dry-run", "--max-rounds", "3", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    data = json.loads((out / "transcript.json").read_text(encoding="utf-8"))
+    speeches = [t for t in data["turns"] if t["step"] == "speech"]
+    speeches[0]["text"] = "Sure! Here is my speech. Cars pollute the air we breathe."
+    speeches[1]["text"] = "The opposition argues that cars matter. They carry goods."
+    judged = next(t for t in data["turns"] if t["data"] is not None and "reasoning" in t["data"])
+    judged["data"]["reasoning"] = "yes"
+    (tmp_path / "edited.json").write_text(json.dumps(data), encoding="utf-8")
+    hidden = cli("check", str(tmp_path / "edited.json"), "--json")
+    assert hidden.returncode == 1
+    summary = json.loads(hidden.stdout)["summary"]
+    assert summary["preamble"] == 1 and summary["narration"] == 1 and summary["hollow"] == 1
+    assert summary["undeclared"] == 3
+
+    speeches[0]["flags"] = ["preamble removed"]
+    speeches[1]["flags"] = ["narration removed"]
+    judged["flags"] = ["hollow reply: reasoning says nothing"]
+    (tmp_path / "flagged.json").write_text(json.dumps(data), encoding="utf-8")
+    declared = cli("check", str(tmp_path / "flagged.json"))
+    assert declared.returncode == 0, declared.stdout
+    assert "3 not declared" not in declared.stdout and "0 not declared" in declared.stdout
+    assert cli("check", str(tmp_path / "flagged.json"), "--strict").returncode == 1
+
+
+def test_a_chinese_transcript_is_checked_for_its_language(tmp_path: Path, cli: Any) -> None:
+    out = tmp_path / "out"
+    done = cli("run", "城市应当禁止私家车", "--lang", "zh", "--dry-run", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    clean = cli("check", str(out / "transcript.json"), "--json")
+    assert json.loads(clean.stdout)["summary"]["language"] == 0
+    data = json.loads((out / "transcript.json").read_text(encoding="utf-8"))
+    speech = next(t for t in data["turns"] if t["step"] == "speech")
+    speech["text"] = "Cities should ban private cars from their centres today."
+    (tmp_path / "drift.json").write_text(json.dumps(data), encoding="utf-8")
+    drift = cli("check", str(tmp_path / "drift.json"), "--json")
+    assert drift.returncode == 1
+    assert json.loads(drift.stdout)["summary"]["language"] == 1

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from moot.inference.protocol import degeneracy
-from moot.transcript import Transcript
+from moot.transcript import Transcript, Turn
 
 _EN_STOP = frozenset(
     """a an the this that these those house believes believe will would should be is are was
@@ -130,64 +130,6 @@ def speech_checks(text: str, motion: str, *, min_units: int = 25) -> dict[str, b
         "on_topic": bool(content_terms(text) & content_terms(motion)),
         "not_repetitive": bool(text.strip()) and degeneracy(text) is None,
     }
-
-
-# -- checking a saved debate -------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TurnCheck:
-    """One limited turn of a saved debate against its limit."""
-
-    index: int
-    role: str
-    step: str
-    length: int
-    limit: int
-    status: str  # "ok", "cut" (the engine cut it to fit) or "over" (a broken rule)
-    flags: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class DebateCheck:
-    turns: tuple[TurnCheck, ...]
-    unlimited: int  # turns with no limit recorded: structured replies, older transcripts
-
-    @property
-    def over(self) -> int:
-        return sum(t.status == "over" for t in self.turns)
-
-    @property
-    def broken(self) -> bool:
-        return self.over > 0
-
-    def summary(self) -> dict[str, int]:
-        return {
-            "limited_turns": len(self.turns),
-            "within_limit": len(self.turns) - self.over,
-            "cut_to_fit": sum(t.status == "cut" for t in self.turns),
-            "over_limit": self.over,
-            "flagged": sum(bool(t.flags) for t in self.turns),
-            "no_limit_recorded": self.unlimited,
-        }
-
-
-def check_debate(transcript: Transcript) -> DebateCheck:
-    """Every turn that records a limit, measured again from its text (what the file holds
-    now, not what the turn says of itself)."""
-    checked, unlimited = [], 0
-    for turn in transcript.turns:
-        if turn.limit is None:
-            unlimited += 1
-            continue
-        length = length_units(turn.text)
-        status = "over" if length > turn.limit else "cut" if turn.cut else "ok"
-        checked.append(
-            TurnCheck(
-                turn.index, turn.role, turn.step, length, turn.limit, status, tuple(turn.flags)
-            )
-        )
-    return DebateCheck(tuple(checked), unlimited)
 
 
 # -- voice: what the rulebooks forbid a speaker to say ----------------------------------
@@ -467,3 +409,189 @@ def _json_type(value: Any) -> str:
     return {str: "string", list: "array", dict: "object", bool: "boolean"}.get(
         type(value), "number"
     )
+
+
+# -- checking a saved debate -------------------------------------------------------------
+
+# Each kind of problem moot check finds, and the words a turn's own flags (or note) use when
+# the engine already found it and said so.
+_DECLARED_BY = {
+    "preamble": ("preamble",),
+    "echoed labels": ("label",),
+    "placeholder": ("placeholder",),
+    "narration": ("narrat",),
+    "copied": ("other side's words",),
+    "language": ("English", "Chinese", "language"),
+    "hollow": ("hollow",),
+    "degenerate": ("degenerate",),
+}
+_ANY_RULE = "voice rules"  # "every sentence broke the rulebook's voice rules: kept as said"
+# Structured fields that hold prose whatever their schema allowed (moot check has no schema).
+_PROSE_KEYS = re.compile(
+    r"reason|summary|rationale|explanation|justification|argument|critique|balance|attacks"
+    r"|rebuttals|^pro$|^con$|trade_offs|recommendation|analysis|assessment",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class TurnCheck:
+    """One turn of a saved debate checked again: its length against its limit (a limited
+    turn), and every problem found in what it shows, each said to be declared (the turn's
+    own flags name it) or not."""
+
+    index: int
+    role: str
+    step: str
+    length: int | None
+    limit: int | None
+    status: str  # "ok", "cut" (cut to fit), "over" (a broken limit); "" for no limit
+    flags: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()  # "kind: detail"
+    undeclared: tuple[str, ...] = ()  # the problems its flags do not name
+    ends_sentence: bool = True
+
+
+@dataclass(frozen=True)
+class DebateCheck:
+    turns: tuple[TurnCheck, ...]
+    unlimited: int  # speeches with no limit recorded (older transcripts)
+
+    @property
+    def limited(self) -> tuple[TurnCheck, ...]:
+        return tuple(t for t in self.turns if t.limit is not None)
+
+    @property
+    def over(self) -> int:
+        return sum(t.status == "over" for t in self.turns)
+
+    @property
+    def broken(self) -> bool:
+        """A limit broken, or a problem the saved debate does not itself declare."""
+        return self.over > 0 or any(t.undeclared for t in self.turns)
+
+    def count(self, kind: str) -> int:
+        return sum(any(p.startswith(kind + ":") for p in t.problems) for t in self.turns)
+
+    def summary(self) -> dict[str, int]:
+        limited = self.limited
+        return {
+            "turns": len(self.turns),
+            "limited_turns": len(limited),
+            "within_limit": len(limited) - self.over,
+            "cut_to_fit": sum(t.status == "cut" for t in limited),
+            "over_limit": self.over,
+            "ending_on_a_sentence": sum(t.ends_sentence for t in limited),
+            "flagged": sum(bool(t.flags) for t in self.turns),
+            "with_problems": sum(bool(t.problems) for t in self.turns),
+            "undeclared": sum(bool(t.undeclared) for t in self.turns),
+            **{kind.replace(" ", "_"): self.count(kind) for kind in _DECLARED_BY},
+            "no_limit_recorded": self.unlimited,
+        }
+
+
+def check_debate(transcript: Transcript) -> DebateCheck:
+    """Every turn measured and read again from its text (what the file holds now, not what
+    the turn says of itself): length against its limit, the voice rules, its language, and
+    a structured reply's prose."""
+    checked, unlimited = [], 0
+    for turn in transcript.turns:
+        if turn.data is not None:
+            problems = [f"hollow: {found}" for found in hollow_fields(turn.data)]
+            checked.append(_checked(turn, None, "", problems, ends=True))
+            continue
+        others = [
+            t.text for t in transcript.turns[: turn.index] if t.role != turn.role and t.data is None
+        ]
+        voice = voice_for(turn.role, transcript.language, others, transcript.motion)
+        problems = speech_problems(turn.text, voice)
+        if turn.limit is None:
+            unlimited += 1
+            checked.append(_checked(turn, None, "", problems, ends=True))
+            continue
+        length = length_units(turn.text)
+        status = "over" if length > turn.limit else "cut" if turn.cut else "ok"
+        ends = ends_sentence(turn.text) and not turn.text.endswith(ELLIPSIS)
+        checked.append(_checked(turn, length, status, problems, ends=ends))
+    return DebateCheck(tuple(checked), unlimited)
+
+
+def _checked(
+    turn: Turn, length: int | None, status: str, problems: list[str], *, ends: bool
+) -> TurnCheck:
+    said = " ".join([*turn.flags, turn.note or ""])
+    undeclared = tuple(
+        p
+        for p in problems
+        if _ANY_RULE not in said
+        and not any(word in said for word in _DECLARED_BY[p.split(":", 1)[0]])
+    )
+    return TurnCheck(
+        turn.index,
+        turn.role,
+        turn.step,
+        length,
+        turn.limit,
+        status,
+        tuple(turn.flags),
+        tuple(problems),
+        undeclared,
+        ends,
+    )
+
+
+def speech_problems(text: str, voice: Voice) -> list[str]:
+    """What the voice rules find in a speech's TEXT as shown: "kind: detail" each."""
+    found: list[str] = []
+    head = text.lstrip()
+    if _LABEL.match(head):
+        found.append("echoed labels: it opens with the prompt's labels")
+    elif _PREAMBLE.match(head):
+        found.append("preamble: it opens with a chatbot's preamble")
+    if _LINE_LABEL.search(text):
+        found.append("echoed labels: a line opens with the prompt's labels")
+    start = 0
+    kinds = {"placeholder": "placeholder", "narration": "narration", "copied": "copied"}
+    for m in [*_SENTENCE_END.finditer(text), None]:
+        end = m.end() if m else len(text)
+        sentence = text[start:end]
+        start = end
+        if not sentence.strip():
+            continue
+        problem = sentence_problem(sentence, voice)
+        if problem:
+            found.append(f"{kinds[problem]}: {sentence.strip()[:60]!r}")
+    language = foreign(text, voice.language)
+    drift = drift_point(text, voice.language)
+    if language:
+        found.append(f"language: in {language}")
+    elif drift:
+        found.append(f"language: changes into {drift[1]}")
+    reason = degeneracy(text)
+    if reason:
+        found.append(f"degenerate: {reason}")
+    return found
+
+
+def hollow_fields(data: dict[str, Any]) -> list[str]:
+    """The prose fields of a saved structured reply that say nothing, read without its
+    schema: a field named as prose (reasoning, summary, …) of one word (two 字), or any
+    string that repeats one phrase."""
+    found: list[str] = []
+
+    def walk(value: Any, where: str, prose: bool) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, f"{where}.{key}".lstrip("."), bool(_PROSE_KEYS.search(str(key))))
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                walk(item, f"{where}.{i}", prose)
+        elif isinstance(value, str):
+            least = MIN_PROSE_UNITS["zh" if _HAN.search(value) else "en"]
+            if prose and length_units(value) < least:
+                found.append(f"{where} says nothing: {value!r}")
+            elif degeneracy(value):
+                found.append(f"{where} repeats one phrase")
+
+    walk(data, "", False)
+    return found

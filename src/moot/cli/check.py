@@ -1,4 +1,5 @@
-"""`moot check`: does a saved debate keep the rulebook's limits? One line per limited turn."""
+"""`moot check`: does a saved debate keep the rulebook's rules? One line per turn that has a
+limit or a problem, and a summary."""
 
 from __future__ import annotations
 
@@ -16,46 +17,58 @@ from moot.cli import app
 from moot.render import safe
 from moot.transcript import load
 
-_STYLE = {"ok": "green", "cut": "yellow", "over": "bold red"}
+_STYLE = {"ok": "green", "cut": "yellow", "over": "bold red", "": ""}
 
 
 @app.command()
 def check(
     transcript: Annotated[Path, typer.Argument(help="A saved transcript.json.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON, for scripts.")] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Exit 1 on flagged turns too, not only on hidden ones.")
+    ] = False,
 ) -> None:
-    """Check a saved debate against its limits: each limited turn's length, its limit, and
-    whether it was within it, cut to fit by the engine, or over. Exits 1 if a rule is broken."""
+    """Check a saved debate against its rulebook: each limited turn's length against its
+    limit (within it, cut to fit by the engine, or over), and in every turn what the rules
+    forbid: a chatbot's preamble, echoed labels, placeholders, narration, the other side's
+    words, another language, a structured reply's empty reasons. Exits 1 when a limit is
+    broken or a problem is not declared by the debate's own flags (--strict: any problem)."""
     saved, _ = load(transcript)
     report = check_debate(saved)
+    summary = report.summary()
     if as_json:
         turns = [asdict(t) for t in report.turns]
-        print(json.dumps({"turns": turns, "summary": report.summary()}, ensure_ascii=False))
+        print(json.dumps({"turns": turns, "summary": summary}, ensure_ascii=False))
     else:
         unit = "字" if saved.language == "zh" else "words"
-        table = Table("#", "turn", unit, "limit", "", "flags", box=None)
+        table = Table("#", "turn", unit, "limit", "", "problems and flags", box=None)
         for t in report.turns:
+            if t.limit is None and not t.problems and not t.flags:
+                continue
+            notes = [*(f"[bold red]{safe(p)}[/]" for p in t.undeclared)]
+            notes += [safe(p) for p in t.problems if p not in t.undeclared]
+            notes += [f"[dim]{safe(f)}[/]" for f in t.flags]
             style = _STYLE[t.status]
             table.add_row(
                 str(t.index),
                 safe(f"{t.role}/{t.step}"),
-                str(t.length),
-                str(t.limit),
-                f"[{style}]{t.status}[/]",
-                safe("; ".join(t.flags)),
+                "" if t.length is None else str(t.length),
+                "" if t.limit is None else str(t.limit),
+                f"[{style}]{t.status}[/]" if style else "",
+                "; ".join(notes),
             )
         console = Console()
         console.print(table)
-        s = report.summary()
-        console.print(
+        s = summary
+        line = (
             f"{s['limited_turns']} limited turns: {s['within_limit']} within their limit "
-            f"({s['cut_to_fit']} cut to fit), {s['over_limit']} over; {s['flagged']} flagged"
-            + (
-                f"; {s['no_limit_recorded']} with no limit recorded"
-                if s["no_limit_recorded"]
-                else ""
-            ),
-            highlight=False,
+            f"({s['cut_to_fit']} cut to fit), {s['over_limit']} over; "
+            f"{s['ending_on_a_sentence']} end on a complete sentence. "
+            f"{s['with_problems']} of {s['turns']} turns with problems, "
+            f"{s['undeclared']} not declared; {s['flagged']} flagged"
         )
-    if report.broken:
+        if s["no_limit_recorded"]:
+            line += f"; {s['no_limit_recorded']} speeches with no limit recorded"
+        console.print(line, highlight=False)
+    if report.broken or (strict and summary["with_problems"]):
         raise typer.Exit(1)

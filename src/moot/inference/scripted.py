@@ -65,7 +65,10 @@ class EchoModel(ScriptedModel):
 def _echo(request: ChatRequest) -> str:
     last = request.messages[-1].content if request.messages else ""
     first_line = next((line for line in last.splitlines() if line.strip()), "")
-    return f"[{request.session or 'speaker'}] responding to: {first_line[:60].strip()}."
+    # Six words of the prompt: enough to see the step, too few to read as copying another
+    # seat's speech (a dry run keeps the voice rules like any other).
+    quoted = " ".join(first_line[:60].split()[:6])
+    return f"[{request.session or 'speaker'}] responding to: {quoted}."
 
 
 def _pieces(text: str) -> list[str]:
