@@ -27,6 +27,29 @@ BODY = (
     "series, so both are far safer than coal; the difference between them is within the "
     "uncertainty of the estimates."
 )
+# Each seat in words of its own: a sentence that copies another seat's is cut.
+SAID = {
+    "participant_1": BODY,
+    "participant_2": (
+        "Nuclear power causes roughly as few deaths per terawatt-hour as wind does: the "
+        "published estimates overlap, and coal is hundreds of times more deadly than either."
+    ),
+    "participant_3": (
+        "Counting accidents, pollution and mining, nuclear and wind come out close together, "
+        "well below fossil fuels, and the honest answer is that neither is clearly safer."
+    ),
+}
+SAID_ZH = {
+    "participant_1": ("按每太瓦时计算，核电约0.03人死亡，风电约0.04人，两者都远比煤电安全。"),
+    "participant_2": "核电与风电的死亡率在已发表的估计中相互重叠，煤电的危险则高出数百倍。",
+    "participant_3": "把事故、污染和采矿都算上，核电与风电相差无几，都远低于化石燃料。",
+}
+SYNTHESIS_ZH = "两者都比煤电安全得多；按每太瓦时计算，核电与风电相近，差距小于研究的误差。"
+OBJECT_ZH = "投票：反对 - 风电数据遗漏了建设期的死亡"
+SYNTHESIS = (
+    "Both sources are far safer than coal; per terawatt-hour nuclear and wind are close, "
+    "and the gap between them is smaller than what the studies can resolve."
+)
 ACCEPT = "VOTE: ACCEPT - the figures agree within their uncertainty"
 OBJECT = "VOTE: OBJECT - the wind figure omits construction deaths"
 
@@ -76,9 +99,13 @@ class Panel:
             return found(request) if callable(found) else found
         if request.reply_schema is not None:
             return verdict(False)
+        if "问题：" in request.messages[-1].content:  # a Chinese review, in Chinese
+            if session == "synthesizer":
+                return SYNTHESIS_ZH
+            return f"{SAID_ZH[session]}" + (f"\n{OBJECT_ZH}" if rnd > 1 else "")
         if session == "synthesizer":
-            return f"FINAL: {BODY}"
-        return f"{session.upper()}-R{rnd}: {BODY}" + (f"\n{OBJECT}" if rnd > 1 else "")
+            return f"FINAL: {SYNTHESIS}"
+        return f"{session.upper()}-R{rnd}: {SAID[session]}" + (f"\n{OBJECT}" if rnd > 1 else "")
 
     def model(self, ref: str) -> ScriptedModel:
         return ScriptedModel([self.reply] * 200, model_id=ref)
@@ -125,7 +152,7 @@ def test_later_rounds_see_own_and_peer_answers_and_the_trajectory(tmp_path: Path
     result = review(tmp_path, panel, rounds=3)
     r2 = panel.prompts("participant_1", 2)[0]
     assert f'The answers of round 1:\n\nalpha:\n"""\nPARTICIPANT_1-R1: {BODY}' in r2
-    assert f'beta:\n"""\nPARTICIPANT_2-R1: {BODY}' in r2
+    assert f'beta:\n"""\nPARTICIPANT_2-R1: {SAID["participant_2"]}' in r2
     assert "You are alpha: your previous answer is alpha's above" in r2
     assert "- deaths per TWh (alpha): two studies differ" in r2  # the judge's conflicts of round 1
     assert "claim by claim" in r2 and "VOTE: ACCEPT" in r2
@@ -169,7 +196,7 @@ def test_resolved_in_round_one_when_the_judge_finds_alignment(tmp_path: Path) ->
     result = review(tmp_path, panel, rounds=3)
     r = result.transcript.result
     assert r is not None and r["stop_reason"] == "resolved" and r["rounds_held"] == 1
-    assert r["winner"] == "beta" and r["final_answer"] == f"FINAL: {BODY}"
+    assert r["winner"] == "beta" and r["final_answer"] == f"FINAL: {SYNTHESIS}"
     assert result.transcript.stop_reason == "resolved"
     synthesis = panel.prompts("synthesizer", 1)[0]
     assert "PARTICIPANT_1-R1" in synthesis and "The judge named beta" in synthesis
@@ -189,11 +216,11 @@ def test_round_one_cannot_resolve_when_a_participant_failed(tmp_path: Path) -> N
 
 
 def test_later_rounds_resolve_only_when_every_participant_accepts(tmp_path: Path) -> None:
-    accept = f"{BODY}\n{ACCEPT}"
+    accept = {seat: f"{said}\n{ACCEPT}" for seat, said in SAID.items()}
     both = Panel(
         {
-            ("participant_1", 2): accept,
-            ("participant_2", 2): accept,
+            ("participant_1", 2): accept["participant_1"],
+            ("participant_2", 2): accept["participant_2"],
             ("judge", 2): verdict(True, "beta"),
         }
     )
@@ -203,7 +230,7 @@ def test_later_rounds_resolve_only_when_every_participant_accepts(tmp_path: Path
     # The judge says resolved, but one participant still objects: the code does not stop.
     one = Panel(
         {
-            ("participant_1", 2): accept,
+            ("participant_1", 2): accept["participant_1"],
             ("judge", 2): verdict(True),
             ("judge", 3): verdict(True),
         }
@@ -326,7 +353,7 @@ def test_the_document_leads_with_the_final_answer(tmp_path: Path) -> None:
         "### Round 2",
     ]
     assert [md.index(s) for s in order] == sorted(md.index(s) for s in order)
-    assert "round cap reached (2 rounds)" in md and f"FINAL: {BODY}" in md
+    assert "round cap reached (2 rounds)" in md and f"FINAL: {SYNTHESIS}" in md
     assert result.transcript.result is not None
     assert set(result.transcript.result) >= {"rounds", "final_answer", "winner", "stop_reason"}
 

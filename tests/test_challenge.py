@@ -28,6 +28,33 @@ BODY = (
     "the 2023 incident report lists two crashes from null pointers in the Java code, and "
     "benchmarks of comparable Rust services show lower tail latency under the same load."
 )
+# Each seat in words of its own (a sentence that copies another seat's is cut), in the
+# debate's language.
+SAID = {
+    "en": {
+        "proposer": BODY,
+        "challenger": (
+            "A rewrite stops feature work for a year, and the crashes in that report were "
+            "fixed by two null checks; hardening the Java code costs far less than moving "
+            "the whole team to a language it does not know."
+        ),
+        "summariser": (
+            "Both sides agree that safety matters; they disagree on whether a full rewrite "
+            "is worth its cost when a pilot module could settle the question first."
+        ),
+    },
+    "zh": {
+        "proposer": (
+            "计费服务处理资金，内存安全和可预测的延迟至关重要；事故报告记录了两次空指针崩溃。"
+        ),
+        "challenger": (
+            "重写会让新功能停滞一年，而那两次崩溃只需两处空值检查就已修复，代价小得多。"
+        ),
+        "summariser": (
+            "双方都同意安全很重要；分歧在于是否值得全面重写，还是先用一个试点模块验证。"
+        ),
+    },
+}
 VERDICT = {
     "agreements": [{"point": "safety matters", "evidence": "the incident report"}],
     "disagreements": [{"proposer": "rewrite now", "challenger": "harden Java first"}],
@@ -62,6 +89,12 @@ def step_of(request: ChatRequest) -> tuple[str, int]:
     return step, int(found.group(1)) if found else 1
 
 
+def said(request: ChatRequest) -> str:
+    """What the seat asked says, in the language of its prompt."""
+    language = "zh" if request.messages[-1].content.startswith("议题") else "en"
+    return SAID[language][request.session or "proposer"]
+
+
 class Script:
     """Scripted speakers: each turn says who it is; `overrides[(step, round)]` replaces it."""
 
@@ -79,8 +112,10 @@ class Script:
         if step == "verdict":
             return json.dumps(VERDICT)
         if step == "summary":
-            return f"SUMMARY-{len(self.calls)}: the proposer conceded 'cost is high'. {BODY}"
-        return f"{step.upper()}-R{rnd}: {BODY}"
+            return (
+                f"SUMMARY-{len(self.calls)}: the proposer conceded 'cost is high'. {said(request)}"
+            )
+        return f"{step.upper()}-R{rnd}: {said(request)}"
 
     def model(self, ref: str) -> ScriptedModel:
         if ref not in self.models:
@@ -149,7 +184,7 @@ def test_rounds_one_and_two_show_every_earlier_exchange_in_full(
     assert f"Round 1 - Proposer (pro-model):\nOPENING-R1: {BODY}" in response
     defence = script.prompt("defence", 2)
     assert f"Round 1 - Proposer (pro-model):\nOPENING-R1: {BODY}" in defence
-    assert f"Round 1 - Challenger (con-model):\nRESPONSE-R1: {BODY}" in defence
+    assert f"Round 1 - Challenger (con-model):\nRESPONSE-R1: {SAID['en']['challenger']}" in defence
     follow = script.prompt("follow_up", 2)
     assert "OPENING-R1" in follow and "RESPONSE-R1" in follow
     assert f"Round 2 - Proposer (pro-model):\nDEFENCE-R2: {BODY}" in follow
@@ -242,7 +277,7 @@ def test_the_state_file_is_written_after_every_exchange(tmp_path: Path, moot_hom
         def reply(request: ChatRequest) -> str:
             data = state(moot_home)
             seen.append((len(data["exchanges"]), data["rounds_completed"], data["status"]))
-            return json.dumps(VERDICT) if step == "verdict" else f"{step}-R{rnd}: {BODY}"
+            return json.dumps(VERDICT) if step == "verdict" else f"{step}-R{rnd}: {said(request)}"
 
         return reply
 

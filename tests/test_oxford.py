@@ -24,6 +24,48 @@ SPEECH = (
 )
 
 
+# Each seat in words of its own (a sentence that copies another seat's is cut), in the
+# debate's language.
+SAID = {
+    "en": {
+        "proposition": SPEECH,
+        "opposition": (
+            "Office work is better than remote work for most teams: people learn faster beside "
+            "their colleagues, surveys show remote staff feel isolated, and the best ideas still "
+            "come from chance meetings in a corridor or over lunch at the office."
+        ),
+        "devil": (
+            "Both benches ignore cost: remote work moves desks and power bills onto workers, "
+            "office rents keep rising, and whoever pays that bill decides which model is better "
+            "for the people doing the work."
+        ),
+        "chair": (
+            "The case for remote work rested on output and satisfaction, the case against it on "
+            "learning and cohesion, and neither bench has yet answered the question of cost that "
+            "the next round of work must address."
+        ),
+    },
+    "zh": {
+        "proposition": (
+            "远程办公让员工省下通勤时间，研究表明远程团队产出更高、"
+            "招聘范围更广，所以我们认为远程办公更好。"
+        ),
+        "opposition": (
+            "办公室让同事当面协作，新人在身边学得更快，"
+            "调查显示长期远程削弱凝聚力，因此我们认为办公室更可取。"
+        ),
+        "devil": (
+            "双方都忽略了成本：远程把设备和电费转嫁给员工，"
+            "办公室租金也在上涨，我认为谁承担这笔账才是关键。"
+        ),
+        "chair": (
+            "本轮支持远程的一方强调效率与满意度，"
+            "反对的一方强调协作与培养新人，我认为下一轮应回应成本问题。"
+        ),
+    },
+}
+
+
 def rubric(ok: bool) -> str:
     keys = CompletenessRubric.model_fields.keys() - {"reasoning"}
     return json.dumps({**{k: ok for k in keys}, "reasoning": "both sides argued"})
@@ -49,13 +91,15 @@ class Chamber:
             return rubric(ok)
         if request.reply_schema is Brief:
             return brief_json()
-        return f"{SPEECH} [{request.session} #{self.counter}]"
+        language = "zh" if "辩题" in request.messages[-1].content else "en"
+        said = SAID[language][request.session or "proposition"]
+        return f"{said} [{request.session} #{self.counter}]"
 
 
 def run_debate(tmp_path: Path, chamber: Chamber, **params: Any) -> Any:
     setup = DebateSetup(
         format=FORMAT,
-        motion=MOTION,
+        motion=params.pop("motion", MOTION),
         language=params.pop("language", "en"),
         seed=params.pop("seed", 11),
         params=OxfordParams(**params),
@@ -312,7 +356,9 @@ def test_transcript_and_debate_md_are_written(tmp_path: Path) -> None:
 
 def test_chinese_debate_uses_the_chinese_pack_and_labels(tmp_path: Path) -> None:
     chamber = Chamber(judge_ok=True)
-    result, events = run_debate(tmp_path, chamber, max_rounds=3, language="zh")
+    result, events = run_debate(
+        tmp_path, chamber, max_rounds=3, language="zh", motion="本院认为远程办公比办公室工作更好"
+    )
     assert "辩题" in chamber.model.requests[0].messages[-1].content
     labels = [e.label for e in events if isinstance(e, TurnFinished)]
     assert "🔵 正方" in labels and "🔴 反方" in labels
