@@ -240,11 +240,17 @@ def test_a_tournament_runs_every_debate_blind_judged_by_outsiders(tmp_path: Path
         assert prompt.count("evidence from many studies") >= 2
         assert '"winner":' not in prompt
         assert "winner: the side" in prompt or "winner：论证更好的一方" in prompt
-    report = build(t.plan, t.verdicts(), samples=200)
+    verdicts = t.verdicts()
+    report = build(t.plan, verdicts, samples=200, transcripts=t.transcripts(verdicts))
     assert [r.model for r in report.models] == ["strong", "middling", "weak"]
     assert [(r.wins, r.losses, r.draws) for r in report.models] == [(8, 0, 0), (4, 4, 0), (0, 8, 0)]
     assert report.side_bias.rate == 0.0 and report.side_bias.proposition_share == 0.5
     assert report.judge_agreement.panels == 0 and report.self_judged == 0
+    # Every turn, the ballots' too, belongs to one of the ranked models, who judged each other.
+    turns = sum(len(v.turns) for v in verdicts.values())
+    for p in t.plan.debates:
+        turns += len(json.loads((t.debate_dir(p) / "transcript.json").read_text())["turns"])
+    assert sum(r.rule_keeping.turns for r in report.models) == turns and report.judges == []
     paths = write(report, t.folder)
     assert json.loads(paths[0].read_text())["models"][0]["model"] == "strong"
     assert paths[1].read_text().splitlines()[1].startswith("1,strong,")
@@ -272,7 +278,8 @@ def test_the_challenge_format_seats_the_models_as_proposer_and_challenger(
 def test_a_panel_of_two_self_judging_models_reports_their_agreement(tmp_path: Path) -> None:
     t = Tournament.create(oxford_plan(["weak", "strong"]), tmp_path / "t")
     run(t, Models())
-    report = build(t.plan, t.verdicts(), samples=50)
+    verdicts = t.verdicts()
+    report = build(t.plan, verdicts, samples=50, transcripts=t.transcripts(verdicts))
     assert report.self_judged == 2
     assert report.judge_agreement.panels == 2
     assert report.judge_agreement.pairwise == 1.0  # both judges follow the same evidence

@@ -39,6 +39,8 @@ def check(stdout: str, out: Path) -> dict[str, Any]:
     for r in rows.values():
         assert r["wins"] + r["losses"] + r["draws"] == r["debates"] == 4
         assert r["ci_low"] <= r["strength"] <= r["ci_high"]
+        kept = r["rule_keeping"]  # beside the rating: its turns in every seat it held
+        assert 0 <= kept["within_limit"] <= kept["limited"] <= kept["turns"] and kept["limited"]
     assert sum(r["strength"] for r in rows.values()) == pytest.approx(0, abs=1e-3)
     assert sum(r["wins"] for r in rows.values()) + rows[MODELS[0]]["draws"] == 4
     # Two models and no other judge: both judge every debate, so each is a panel of two.

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class TournamentResult:
-    """A finished tournament: its ratings report, its folder, the debates that failed."""
+    """A finished tournament: its ratings report (each model's rating and rule-keeping,
+    `report.models[i].rule_keeping`), its folder, the debates that failed."""
 
     report: Report
     folder: Path
@@ -115,6 +116,6 @@ def tournament(
             "no debate of the tournament finished",
             hint=f"retry with moot.tournament(resume={str(t.folder)!r})",
         )
-    report = build(t.plan, verdicts, samples=bootstrap)
+    report = build(t.plan, verdicts, samples=bootstrap, transcripts=t.transcripts(verdicts))
     write(report, t.folder)
     return TournamentResult(report, t.folder, failed)

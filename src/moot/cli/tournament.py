@@ -66,6 +66,7 @@ from moot.tournaments.run import (
 
 if TYPE_CHECKING:
     from moot.tournaments.report import Report
+    from moot.tournaments.rules import RuleKeeping
 
 
 # What a resumed tournament's plan fixes: given with --resume, each is refused.
@@ -272,7 +273,7 @@ def _run(t: Tournament, executor: Executor, *, quiet: bool, samples: int) -> Non
             "no debate of the tournament finished",
             hint=f"see the errors above; retry with moot tournament --resume {t.folder}",
         )
-    report = build(t.plan, verdicts, samples=samples)
+    report = build(t.plan, verdicts, samples=samples, transcripts=t.transcripts(verdicts))
     paths = write(report, t.folder)
     show_report(console, report)
     for path in paths:
@@ -329,8 +330,40 @@ def _pct(value: float | None) -> str:
     return "—" if value is None else f"{value:.0%}"
 
 
+def _within(r: RuleKeeping) -> str:
+    if not r.limited:
+        return "—"
+    return f"{r.within_limit}/{r.limited} ({100 * r.within_limit / r.limited:.0f} %)"
+
+
+def show_rule_keeping(console: Console, report: Report) -> None:
+    """Each model's rule-keeping, in the ranking's order, then the judges not ranked: a
+    table of its own beside the ranking, so that both fit a terminal's width."""
+    table = Table(title="Rule-keeping (every turn, in every seat)")
+    table.add_column("#", justify="right")
+    table.add_column("model")
+    table.add_column("turns", justify="right")
+    table.add_column("within limit", justify="right")
+    for name in ("cut", "flagged", "failed"):
+        table.add_column(name, justify="right")
+    rows = [(str(r.rank), r.model, r.rule_keeping) for r in report.models]
+    rows += [("judge", j.model, j.rule_keeping) for j in report.judges]
+    for rank, model, kept in rows:
+        table.add_row(
+            rank,
+            safe(model),
+            str(kept.turns),
+            _within(kept),
+            str(kept.cut),
+            str(kept.flagged),
+            str(kept.failed),
+        )
+    console.print(table)
+
+
 def show_report(console: Console, report: Report) -> None:
-    """The ranking table, then the side-bias and judge-agreement figures."""
+    """The ranking table and the rule-keeping table, then the side-bias and
+    judge-agreement figures."""
     table = Table(title=f"Tournament ({safe(report.format)}, {report.debates_decided} debates)")
     table.add_column("#", justify="right")
     table.add_column("model")
@@ -349,6 +382,7 @@ def show_report(console: Console, report: Report) -> None:
             str(r.draws),
         )
     console.print(table)
+    show_rule_keeping(console, report)
     b = report.side_bias
     console.print(
         f"side bias: the same side won both debates of {b.same_side_both} of {b.swap_pairs} "

@@ -1,5 +1,6 @@
-"""A tournament's report: ratings, side bias and judge agreement from its verdicts, written
-as ratings.json, ratings.csv and a chart, ratings.png."""
+"""A tournament's report: ratings, side bias and judge agreement from its verdicts, each
+model's rule-keeping from its debates' turns, written as ratings.json, ratings.csv and a
+chart, ratings.png."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from moot.tournaments import ratings
 from moot.tournaments.judge import Verdict
+from moot.tournaments.plan import Pairing
+from moot.tournaments.rules import RuleKeeping, debate_turns, rule_keeping
 from moot.tournaments.run import TournamentPlan
-from moot.transcript import write_atomic
+from moot.transcript import Transcript, Turn, write_atomic
 
 LEVEL = 0.95
 
@@ -31,6 +34,14 @@ class ModelRating(BaseModel):
     losses: int
     draws: int
     debates: int
+    rule_keeping: RuleKeeping = Field(default_factory=RuleKeeping)
+
+
+class JudgeRuleKeeping(BaseModel):
+    """A judge that is not among the ranked models: its turns as a judge."""
+
+    model: str
+    rule_keeping: RuleKeeping
 
 
 class SideBiasFigure(BaseModel):
@@ -59,14 +70,23 @@ class Report(BaseModel):
     self_judged: int  # decided by judges who had debated in them (no other judge left)
     side_bias: SideBiasFigure
     judge_agreement: AgreementFigure
+    judges: list[JudgeRuleKeeping] = Field(default_factory=list)  # those not ranked
     bootstrap_samples: int
     interval: float = LEVEL
     seed: int
 
 
-def build(plan: TournamentPlan, verdicts: Mapping[str, Verdict], *, samples: int) -> Report:
-    """The report over the finished debates (those without a verdict are left out)."""
+def build(
+    plan: TournamentPlan,
+    verdicts: Mapping[str, Verdict],
+    *,
+    samples: int,
+    transcripts: Mapping[str, Transcript],
+) -> Report:
+    """The report over the finished debates (those without a verdict are left out);
+    TRANSCRIPTS: theirs, by debate id, for the rule-keeping."""
     decided = [(p, verdicts[p.id]) for p in plan.debates if p.id in verdicts]
+    kept = rules_of(decided, transcripts)
     games = [ratings.Game(p.proposition, p.opposition, v.winner) for p, v in decided]
     rated = ratings.rate(plan.models, games, samples=samples, seed=plan.seed, level=LEVEL)
     swaps: dict[str, list[str]] = {}
@@ -87,6 +107,7 @@ def build(plan: TournamentPlan, verdicts: Mapping[str, Verdict], *, samples: int
                 losses=r.losses,
                 draws=r.draws,
                 debates=r.debates,
+                rule_keeping=kept.get(r.model, RuleKeeping()),
             )
             for i, r in enumerate(rated)
         ],
@@ -109,9 +130,28 @@ def build(plan: TournamentPlan, verdicts: Mapping[str, Verdict], *, samples: int
             unanimous=agree.unanimous,
             unanimity=agree.unanimity,
         ),
+        judges=[
+            JudgeRuleKeeping(model=j, rule_keeping=kept.get(j, RuleKeeping()))
+            for j in dict.fromkeys(plan.judges)
+            if j not in plan.models
+        ],
         bootstrap_samples=samples,
         seed=plan.seed,
     )
+
+
+def rules_of(
+    decided: list[tuple[Pairing, Verdict]], transcripts: Mapping[str, Transcript]
+) -> dict[str, RuleKeeping]:
+    """Every model's rule-keeping over the decided debates, the turns of each seat it held
+    (judges' ballots included), by its reference in the plan."""
+    turns: list[Turn] = []
+    failed: list[str] = []
+    for p, v in decided:
+        spoken, lost = debate_turns(transcripts[p.id], v)
+        turns += spoken
+        failed += lost
+    return rule_keeping(turns, failed)
 
 
 def write(report: Report, folder: Path) -> list[Path]:
@@ -124,12 +164,15 @@ def write(report: Report, folder: Path) -> list[Path]:
 
 
 def to_csv(report: Report) -> str:
+    """One row per ranked model: its rating, then its rule-keeping."""
     buffer = io.StringIO()
-    fields = list(ModelRating.model_fields)
-    writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
+    rating = [f for f in ModelRating.model_fields if f != "rule_keeping"]
+    kept = [*RuleKeeping.model_fields, *RuleKeeping.model_computed_fields]
+    writer = csv.DictWriter(buffer, fieldnames=rating + kept, lineterminator="\n")
     writer.writeheader()
     for row in report.models:
-        writer.writerow(row.model_dump())
+        data = row.model_dump()
+        writer.writerow({**{f: data[f] for f in rating}, **data["rule_keeping"]})
     return buffer.getvalue()
 
 

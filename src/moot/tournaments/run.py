@@ -6,14 +6,14 @@ Layout of a tournament folder:
     tournament.json            the plan: models, motions, judges, format, every debate
     debates/<id>/              one debate: journal.jsonl, transcript.json, debate.md,
                                and verdict.json, written last: the debate is finished
-    ratings.json/.csv/.png     the report (tournament_report)
+    ratings.json/.csv/.png     the report (report.build, report.write)
 """
 
 from __future__ import annotations
 
 import os
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -251,6 +251,23 @@ class Tournament:
             if verdict.debate != p.id:
                 raise UsageError(f"verdict {path} is the verdict of another debate", hint=hint)
             found[p.id] = verdict
+        return found
+
+    def transcripts(self, verdicts: Mapping[str, Verdict]) -> dict[str, Transcript]:
+        """The transcripts of the debates with a verdict among VERDICTS, by debate id; one
+        missing, or not one moot wrote, is a UsageError naming it."""
+        found = {}
+        hint = "remove it and the debate's verdict.json, and --resume runs that debate again"
+        for p in self.plan.debates:
+            if p.id not in verdicts:
+                continue
+            path = self.debate_dir(p) / "transcript.json"
+            if not os.path.lexists(path):
+                raise UsageError(
+                    f"debate {p.id} has a verdict but no transcript.json",
+                    hint="remove its verdict.json, and --resume runs that debate again",
+                )
+            found[p.id] = read_record(path, Transcript, what="transcript", hint=hint)
         return found
 
     def pending(self) -> list[Pairing]:
