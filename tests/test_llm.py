@@ -59,3 +59,13 @@ def test_a_reply_nested_too_deeply_is_an_invalid_reply_not_a_crash() -> None:
     model = ScriptedModel([deep, '{"score": 6}'])
     parsed, _ = chat_structured(model, ChatRequest(messages=messages(("user", "x"))), Score)
     assert parsed.score == 6
+
+
+def test_a_wanting_reply_is_kept_when_the_re_ask_is_not_valid_at_all() -> None:
+    req = ChatRequest(messages=messages(("user", "score it")))
+    wanting = lambda parsed: "too low" if parsed.score < 5 else None  # noqa: E731
+    model = ScriptedModel(['{"score": 2}', "{truncated"])
+    parsed, completion = chat_structured(model, req, Score, check=wanting)
+    assert parsed.score == 2 and completion.text == '{"score": 2}'
+    model = ScriptedModel(['{"score": 2}', '{"score": 8}'])
+    assert chat_structured(model, req, Score, check=wanting)[0].score == 8

@@ -169,13 +169,15 @@ def chat_structured(
     check: Callable[[T], str | None] | None = None,
 ) -> tuple[T, Completion]:
     """Ask for a reply satisfying `schema`; re-ask once on an invalid reply, then fail. A
-    valid reply that `check` finds wanting is re-asked once too; the second is kept.
+    valid reply that `check` finds wanting is re-asked once too; the second is kept, or the
+    first if the second is not valid at all.
 
     Every backend constrains the reply as best it can (a grammar locally, the server's
     JSON-schema mode remotely); the reply is validated here either way.
     """
     req = request.model_copy(update={"reply_schema": schema})
     attempts: list[str] = []
+    wanting: tuple[T, Completion] | None = None
     for attempt in range(2):
         if attempt:
             seed = req.sampling.seed
@@ -193,8 +195,11 @@ def chat_structured(
         except (ValidationError, ValueError):
             continue
         if attempt == 0 and check is not None and check(parsed):
+            wanting = parsed, completion
             continue
         return parsed, completion
+    if wanting is not None:
+        return wanting
     raise StructuredReplyError(
         f"{model.model_id} gave no valid {schema.__name__} in 2 attempts",
         raw=attempts[-1],
