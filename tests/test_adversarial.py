@@ -134,7 +134,7 @@ def review(
     return Debate(setup, model_factory=panel.model).run()
 
 
-def steps(result: DebateResult) -> list[tuple[int, str, str]]:
+def steps(result: DebateResult) -> list[tuple[int | None, str, str]]:
     return [(t.round, t.role, t.step) for t in result.transcript.turns]
 
 
@@ -170,7 +170,7 @@ def test_later_rounds_see_own_and_peer_answers_and_the_trajectory(tmp_path: Path
         (3, "participant_1", "revise"),
         (3, "participant_2", "revise"),
         (3, "judge", "judge"),
-        (3, "synthesizer", "synthesis"),
+        (None, "synthesizer", "synthesis"),  # after the rounds: no round number
     ]
     assert result.transcript.stop_reason == "cap"
 
@@ -397,8 +397,11 @@ def test_a_failed_synthesis_is_recorded_not_invented(tmp_path: Path) -> None:
     r = result.transcript.result
     assert r is not None and r["final_answer"] is None
     assert r["failures"][-1]["role"] == "synthesizer"
+    assert r["failures"][-1]["round"] is None  # after the rounds
     assert r["failures"][-1]["error"].startswith("timeout:")
     assert "No final answer: the synthesizer failed." in result.markdown
+    assert "- after the rounds · synthesizer: timeout:" in result.markdown
+    assert "None" not in result.markdown
 
 
 def test_an_interrupted_review_resumes_from_its_journal(tmp_path: Path) -> None:

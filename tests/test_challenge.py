@@ -156,7 +156,8 @@ def warnings(events: list[Any]) -> list[str]:
 
 
 def test_rounds_follow_the_rulebook_order(tmp_path: Path, moot_home: Path) -> None:
-    result, _ = debate(tmp_path, Script(), rounds=3)
+    script = Script()
+    result, _ = debate(tmp_path, script, rounds=3)
     got = [(t.round, t.role, t.step) for t in result.transcript.turns]
     assert got == [
         (1, "proposer", "opening"),
@@ -166,9 +167,12 @@ def test_rounds_follow_the_rulebook_order(tmp_path: Path, moot_home: Path) -> No
         (3, "summariser", "summary"),  # round 3: rounds 1 … N−2 become a summary
         (3, "proposer", "defence"),
         (3, "challenger", "follow_up"),
-        (4, "summariser", "summary"),  # the synthesis comes after round 3: 1 … 2
-        (4, "judge", "verdict"),
+        # The synthesis comes after round 3 and carries no round number: 1 … 2, the verdict.
+        (None, "summariser", "summary"),
+        (None, "judge", "verdict"),
     ]
+    assert "None" not in result.markdown
+    assert not any("None" in r.messages[-1].content for _, _, r in script.calls)
     assert result.transcript.stop_reason == "completed"
     assert result.transcript.result is not None
     assert result.transcript.result["verdict"]["winner"] == "challenger"
@@ -433,8 +437,10 @@ def test_a_verdict_that_fails_to_parse_is_kept_only_as_metadata(
     assert sum(s == "verdict" for s, _, _ in script.calls) == 2  # asked again once
     t = result.transcript.result
     assert t is not None and t["verdict"] is None
-    assert t["failures"] == [{"round": 2, "role": "judge", "error": code, "timed_out": False}]
+    assert t["failures"] == [{"round": None, "role": "judge", "error": code, "timed_out": False}]
     assert f"No verdict: the judge failed ({code})." in result.markdown
+    assert f"- after the rounds · judge: {code}" in result.markdown
+    assert "None" not in result.markdown
     saved = (tmp_path / "out" / "transcript.json").read_text() + json.dumps(state(moot_home))
     assert "not json" not in saved and "both" not in saved and "x" * 400 not in saved
     assert state(moot_home)["status"] == "incomplete"

@@ -160,6 +160,21 @@ def test_phase_order_for_each_preset_and_rounds(
     assert result.transcript.stop_reason == "completed"
 
 
+@pytest.mark.parametrize("rounds", [0, 2])
+def test_the_judge_comes_after_the_rounds_and_carries_no_round_number(
+    tmp_path: Path, rounds: int
+) -> None:
+    room = Room()
+    result = run_decision(tmp_path, room, rounds=rounds)
+    numbered = [(t.step, t.round) for t in result.transcript.turns if t.step != "framing"]
+    last = rounds + 2 if rounds else 1  # the steelman swap, or the openings
+    assert [r for step, r in numbered if step.startswith("judge")] == [None, None]
+    assert {r for step, r in numbered if not step.startswith("judge")} == set(range(1, last + 1))
+    md = (tmp_path / "out" / "decision.md").read_text()
+    assert f"round {last + 1}" not in md.lower() and "None" not in md
+    assert not any("None" in r.messages[-1].content for r in room.model.requests)
+
+
 @pytest.mark.parametrize(
     ("options", "needle"),
     [

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from moot.engine import Engine, TurnFinished
+from moot.engine import Engine, TurnFinished, TurnStarted
 from moot.formats.oxford.flow import FORMAT
 from moot.formats.oxford.schemas import Brief, CompletenessRubric, OxfordParams
 from moot.inference.protocol import ChatRequest
@@ -110,11 +110,11 @@ def run_debate(tmp_path: Path, chamber: Chamber, **params: Any) -> Any:
     return debate.run(), events
 
 
-def expected_steps(seed: int, rounds: int) -> list[tuple[int, str, str]]:
+def expected_steps(seed: int, rounds: int) -> list[tuple[int | None, str, str]]:
     """The rulebook's order, with POI answers only where the seeded draw accepts."""
     probe = Engine.__new__(Engine)
     probe.seed = seed
-    steps = []
+    steps: list[tuple[int | None, str, str]] = []
     for r in range(1, rounds + 1):
         steps.append((r, "proposition", "speech"))
         steps.append((r, "opposition", "poi_question"))
@@ -127,7 +127,7 @@ def expected_steps(seed: int, rounds: int) -> list[tuple[int, str, str]]:
         steps += [(r, "devil", "devil_attack"), (r, "chair", "round_summary")]
         if r >= 2:
             steps.append((r, "judge", "judge"))
-    c = rounds + 1
+    c = None  # the closing comes after the rounds: it carries no round number
     steps += [
         (c, "proposition", "rebuttal"),
         (c, "opposition", "rebuttal"),
@@ -143,6 +143,25 @@ def test_three_round_debate_follows_the_rulebook_order(tmp_path: Path) -> None:
     assert got == expected_steps(11, 3)
     assert result.transcript.stop_reason == "hard_cap"
     assert set(result.transcript.scores) == {"2", "3"}
+
+
+def test_the_steps_after_the_last_round_carry_no_round_number(tmp_path: Path) -> None:
+    chamber = Chamber(judge_ok=True)
+    result, events = run_debate(tmp_path, chamber, max_rounds=5)
+    t = result.transcript
+    assert t.stop_reason == "converged"
+    closing = [turn for turn in t.turns if turn.step in ("rebuttal", "verdict", "brief")]
+    assert len(closing) == 4 and all(turn.round is None for turn in closing)
+    assert {turn.round for turn in t.turns} - {None} == {1, 2}
+    started = [e for e in events if isinstance(e, TurnStarted)]
+    assert [e.round for e in started[-4:]] == [None] * 4
+    assert set(t.scores) == {"2"}  # the score of the round it judged, nothing after
+    saved = json.loads((tmp_path / "out" / "transcript.json").read_text())
+    assert [turn["round"] for turn in saved["turns"][-4:]] == [None] * 4
+    md = (tmp_path / "out" / "debate.md").read_text()
+    assert "round 3" not in md.lower() and "None" not in md
+    # Every prompt is told its round where it has one, never "None".
+    assert not any("None" in r.messages[-1].content for r in chamber.model.requests)
 
 
 def test_pois_on_both_sides_are_shown_with_their_outcome(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -233,3 +234,100 @@ def test_a_resumed_decision_goes_on_with_the_corrected_plan_without_asking(
         (t.role, t.step, t.text) for t in whole.transcript.turns
     ]
     assert "Your position: SQLite" in resumed.transcript.turns[5].text  # spoken after the resume
+
+
+# -- records written before the steps after the rounds carried no round number ------------
+# Those moot numbered the closing steps one past the last round held (the adversarial
+# synthesis: the last round itself); they still resume, replay and render as they did.
+
+DRY = {
+    "oxford": ["--max-rounds", "3"],
+    "decision": ["--positions", "tea", "--positions", "coffee", "--yes", "--rounds", "1"],
+    "challenge": ["--rounds", "2"],
+    "adversarial": ["--rounds", "2"],
+}
+
+
+def old_numbering(fmt: str, turns: list[dict[str, Any]]) -> int:
+    """Number TURNS after the rounds as moot did before; how many there are."""
+    last = max(t["round"] for t in turns if t["round"] is not None)
+    after = [t for t in turns if t["round"] is None]
+    for t in after:
+        t["round"] = last if fmt == "adversarial" else last + 1
+    return len(after)
+
+
+def dry_run(cli: Cli, tmp_path: Path, fmt: str, models: tuple[str, str]) -> Path:
+    folder = tmp_path / fmt
+    named = ["--model", models[0], "--model", models[1]] if fmt == "adversarial" else []
+    proc = cli(
+        "run", "tea is better than coffee", "--format", fmt, "--dry-run", "--seed", "4",
+        "--out", str(folder), "--quiet", *DRY[fmt], *named, home=tmp_path / "home",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return folder
+
+
+def test_an_old_form_journal_resumes_into_the_same_debate(
+    tmp_path: Path, cli: Cli, dry_models: tuple[str, str]
+) -> None:
+    folder = dry_run(cli, tmp_path, "oxford", dry_models)
+    whole = turns(folder)
+    document = (folder / "debate.md").read_text()
+    lines = (folder / "journal.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    old_numbering("oxford", [r for r in records if r["type"] == "turn"])
+    # Cut after the first closing turn, as a kill there would have left it.
+    first = next(i for i, r in enumerate(records) if r.get("step") == "rebuttal")
+    kept = [json.dumps(r, ensure_ascii=False) for r in records[: first + 1]]
+    (folder / "journal.jsonl").write_text("\n".join(kept) + "\n")
+    (folder / "transcript.json").unlink()
+    (folder / "debate.md").unlink()
+
+    resumed = cli("resume", str(folder), "--quiet", home=tmp_path / "home")
+    assert resumed.returncode == 0, resumed.stderr
+    again = turns(folder)
+    assert [(t["role"], t["step"], t["text"]) for t in again] == [
+        (t["role"], t["step"], t["text"]) for t in whole
+    ]
+    # The reused turn keeps the number it was written with; the turns run now carry none.
+    assert [t["round"] for t in again[-4:]] == [4, None, None, None]
+    assert (folder / "debate.md").read_text() == document
+    assert "round 4" not in document.lower()
+
+
+def test_an_old_form_transcript_replays_and_shows(
+    tmp_path: Path, cli: Cli, dry_models: tuple[str, str]
+) -> None:
+    folder = dry_run(cli, tmp_path, "oxford", dry_models)
+    path = folder / "transcript.json"
+    data = json.loads(path.read_text())
+    assert old_numbering("oxford", data["turns"]) == 4
+    path.write_text(json.dumps(data, ensure_ascii=False))
+    home = tmp_path / "home"
+
+    replayed = cli("replay", str(path), home=home)
+    assert replayed.returncode == 0, replayed.stderr
+    assert f"all {len(data['turns'])} turns match" in replayed.stdout
+
+    (folder / "debate.md").unlink()  # history then shows the turns of the transcript
+    shown = cli("history", "show", str(folder), home=home)
+    assert shown.returncode == 0, shown.stderr
+    assert "judge · brief" in shown.stdout and "proposition · rebuttal" in shown.stdout
+    assert "round 4" not in shown.stdout.lower() and "None" not in shown.stdout
+
+
+@pytest.mark.parametrize("fmt", list(DRY))
+def test_an_old_form_transcript_renders_as_the_new_form_does(
+    tmp_path: Path, cli: Cli, dry_models: tuple[str, str], fmt: str
+) -> None:
+    from moot.formats import get_format
+    from moot.transcript import Transcript
+
+    folder = dry_run(cli, tmp_path, fmt, dry_models)
+    data = json.loads((folder / "transcript.json").read_text())
+    new = Transcript.model_validate(data)
+    assert old_numbering(fmt, data["turns"]) >= 1
+    old = Transcript.model_validate(data)
+    render = get_format(fmt).render
+    assert render(old) == render(new) == (folder / get_format(fmt).document).read_text()

@@ -41,3 +41,30 @@ def test_the_live_view_shows_a_hostile_motion_as_text(
     assert_inert(proc.stdout + proc.stderr)
     saved = json.loads((out / "transcript.json").read_text(encoding="utf-8"))
     assert HOSTILE in saved["motion"]  # the file keeps the exact text
+
+
+def test_the_live_view_names_no_round_after_the_last() -> None:
+    import io
+
+    from rich.console import Console
+
+    from moot.events import TurnStarted
+    from moot.render import LiveView
+
+    out = io.StringIO()
+    view = LiveView(Console(file=out, width=60, color_system=None), round_label="Round {n}")
+    started = [
+        (1, "proposer", "opening"),
+        (1, "challenger", "response"),
+        (None, "summariser", "summary"),  # after the rounds, whatever the step
+        (None, "judge", "verdict"),
+        (4, "proposition", "rebuttal"),  # an oxford closing step numbered as before
+    ]
+    for index, (rnd, role, step) in enumerate(started):
+        view(TurnStarted(index, rnd, role, step, f"{role} {step}", streams=False))
+    shown = out.getvalue()
+    assert shown.count("Round 1") == 1
+    assert "None" not in shown and "Round 4" not in shown
+    rules = [line for line in shown.splitlines() if line and set(line) == {"─"}]
+    assert len(rules) == 1  # one plain rule where the rounds end
+    assert shown.index("Round 1") < shown.index(rules[0]) < shown.index("summariser summary")

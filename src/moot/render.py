@@ -19,6 +19,8 @@ _STYLES = {
 }
 
 
+# Steps after the rounds carry round None; these are shown so whatever their round (a
+# tournament's verdict is numbered 0).
 _CLOSING = ("rebuttal", "verdict", "brief")
 
 
@@ -58,9 +60,9 @@ class LiveView:
             self.console.print()
 
     def _started(self, event: TurnStarted) -> None:
-        if event.step in _CLOSING:
-            if self._round != -1:
-                self._round = -1
+        if event.round is None or event.step in _CLOSING:
+            if self._round is not None:  # after the rounds: a plain rule, once
+                self._round = None
                 self.console.rule()
         elif event.round != self._round:
             self._round = event.round

@@ -273,6 +273,16 @@ def load(path: Path) -> tuple[Transcript, dict[str, Any]]:
     return validate(Transcript, data, name=name, hint=hint), data
 
 
+def held_round(rnd: int | None, *, last: int, closing: bool = False) -> int | None:
+    """The round a step belongs to, as a document names it: None after the rounds. moot
+    numbers a step after the rounds None; transcripts and journals written before numbered
+    it one past the last round held, so a CLOSING step (one that only comes after the
+    rounds) or a round past LAST (the most rounds the debate could hold) reads as None too."""
+    if rnd is None or closing or rnd > last:
+        return None
+    return rnd
+
+
 def render_markdown(title: str, sections: list[tuple[str, str]], footer: str = "") -> str:
     """A document of headed sections, in the order given."""
     parts = [f"# {title}", ""]

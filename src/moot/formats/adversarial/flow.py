@@ -91,7 +91,7 @@ class _Review:
     def lang(self) -> str:
         return self.engine.language
 
-    def attempt(self, rnd: int, role: str, call: Callable[[], Turn]) -> Turn | None:
+    def attempt(self, rnd: int | None, role: str, call: Callable[[], Turn]) -> Turn | None:
         """One turn; its failure is recorded, announced, and the turn comes back as None."""
         outcome = attempt(call, self.schema)
         if outcome.error is not None:
@@ -254,19 +254,21 @@ def _round_record(
 
 
 def _synthesis(review: _Review, stop: str) -> str | None:
+    """The final answer, after the rounds: it carries no round number. It is shown the last
+    round's answers."""
     last = next((r["verdict"] for r in reversed(review.rounds) if r["verdict"]), None)
-    rnd = len(review.rounds)  # the live view then shows no new round for it
+    held = len(review.rounds)
     turn = review.attempt(
-        rnd,
+        None,
         "synthesizer",
         lambda: review.engine.speak(
             "synthesizer",
             "synthesis",
-            round=rnd,
+            round=None,
             label=text.label(review.lang, "synthesis"),
             max_tokens=TOKENS["synthesis"],
             limit=LIMITS["synthesis"],
-            **review.shown(rnd, review.history[-1]),
+            **review.shown(held, review.history[-1]),
             winner=last["winner"] if last else None,
             conflicts=text.conflicts(review.lang, last),
             stop=stop,
@@ -309,7 +311,14 @@ def sample_variables() -> dict[str, dict[str, Any]]:
         "answer": {**base, "round": 1, "earlier": earlier},
         "revise": {**base, **shown, "own": "x", "conflicts": "c", "trajectory": "t"},
         "judge": {**base, **shown, "names": ["a", "b"]},
-        "synthesis": {**base, **shown, "winner": "a", "conflicts": "c", "stop": "cap"},
+        "synthesis": {
+            **base,
+            **shown,
+            "round": None,  # after the rounds
+            "winner": "a",
+            "conflicts": "c",
+            "stop": "cap",
+        },
     }
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from moot.formats.adversarial.schemas import Ballot
-from moot.transcript import Transcript
+from moot.transcript import Transcript, held_round
 
 LABELS: dict[str, dict[str, str]] = {
     "en": {
@@ -31,6 +31,7 @@ LABELS: dict[str, dict[str, str]] = {
         "votes": "Votes",
         "failed": "Failed",
         "failures": "Failures",
+        "after_rounds": "after the rounds",
         "none": "none",
         "yes": "yes",
         "no": "no",
@@ -69,6 +70,7 @@ LABELS: dict[str, dict[str, str]] = {
         "votes": "投票",
         "failed": "失败",
         "failures": "失败记录",
+        "after_rounds": "各轮之后",
         "none": "无",
         "yes": "是",
         "no": "否",
@@ -168,11 +170,22 @@ def render(transcript: Transcript) -> str:
     parts += [f"## {label(lang, 'rounds')}", ""]
     for record in result.get("rounds") or []:
         parts += _round(lang, record)
-    failures = result.get("failures") or []
-    if failures:
-        parts += [f"## {label(lang, 'failures')}", ""]
-        parts += [f"- {f['round']} · {f['role']}: {f['error']}" for f in failures] + [""]
+    parts += _failures(lang, result)
     return "\n".join(parts)
+
+
+def _failures(lang: str, result: dict[str, Any]) -> list[str]:
+    failures = result.get("failures") or []
+    if not failures:
+        return []
+    parts = [f"## {label(lang, 'failures')}", ""]
+    last = int(result.get("rounds_held") or 0)
+    for f in failures:
+        # The synthesizer speaks after the rounds (earlier transcripts gave it the last one).
+        rnd = held_round(f["round"], last=last, closing=f["role"] == "synthesizer")
+        where = label(lang, "after_rounds") if rnd is None else str(rnd)
+        parts.append(f"- {where} · {f['role']}: {f['error']}")
+    return [*parts, ""]
 
 
 def _round(lang: str, record: dict[str, Any]) -> list[str]:

@@ -69,7 +69,7 @@ def backend_of(model: object) -> str:
 
 @dataclass
 class _Failure:
-    round: int
+    round: int | None  # None: after the rounds (the synthesis)
     role: str
     error: str
     timed_out: bool = False
@@ -100,7 +100,11 @@ class _Debate:
     # -- calls and their failures -------------------------------------------------------
 
     def _call(
-        self, rnd: int, role: str, call: Callable[[], Turn], schema: type[BaseModel] | None = None
+        self,
+        rnd: int | None,
+        role: str,
+        call: Callable[[], Turn],
+        schema: type[BaseModel] | None = None,
     ) -> Turn | None:
         """One turn, counted; its failure is recorded and the turn comes back as None."""
         self.calls += 1
@@ -169,8 +173,9 @@ class _Debate:
             "history": history,
         }
 
-    def summarise(self, rnd: int, *, upto: int) -> None:
-        """Fold rounds up to `upto` into the summary (rulebook: from round 3 on)."""
+    def summarise(self, rnd: int | None, *, upto: int) -> None:
+        """Fold rounds up to `upto` into the summary (rulebook: from round 3 on); RND None:
+        the fold of the synthesis, after the rounds."""
         if self.summary_upto >= upto:
             return
         turn = self._call(
@@ -213,18 +218,19 @@ class _Debate:
     # -- synthesis ----------------------------------------------------------------------
 
     def verdict(self, completed: int) -> dict[str, Any] | None:
-        """The judge's verdict on the completed rounds; None (and a failure) if it fails."""
+        """The judge's verdict on the completed rounds; None (and a failure) if it fails.
+        The synthesis comes after the rounds: its steps carry no round number."""
         if completed >= 2:  # the synthesis comes third: rounds 1 … N−1 are summarised
-            self.summarise(completed + 1, upto=completed - 1)
+            self.summarise(None, upto=completed - 1)
         schema = verdict_schema(self.lang)
         turn = self._call(
-            completed + 1,
+            None,
             "judge",
             lambda: self.engine.judge(
                 "judge",
                 "verdict",
                 schema,
-                round=completed + 1,
+                round=None,
                 label=text.label(self.lang, "verdict"),
                 max_tokens=VERDICT_TOKENS.get(self.lang, VERDICT_TOKENS["en"]),
                 proposer=self.model_of("proposer"),
@@ -261,8 +267,8 @@ def run(engine: Engine, topic: str, params: ChallengeParams) -> dict[str, Any]:
         verdict, state.status = None, "uncontested"
     else:
         if completed < params.rounds:
-            last = debate.failures[-1]
-            note = text.incomplete(debate.lang, last.round, last.role, last.error)
+            last = debate.failures[-1]  # the side's, in the round after the completed ones
+            note = text.incomplete(debate.lang, completed + 1, last.role, last.error)
             engine.notice(note, "warn")
         verdict = debate.verdict(completed)
         done = completed == params.rounds and verdict is not None
@@ -342,7 +348,13 @@ def sample_variables() -> dict[str, dict[str, Any]]:
         "defence": base,
         "follow_up": base,
         "summary": {**base, "covers": "rounds 1–2"},
-        "verdict": {**base, "proposer": "a", "challenger": "b", "rounds_completed": 2},
+        "verdict": {
+            **base,
+            "round": None,  # after the rounds
+            "proposer": "a",
+            "challenger": "b",
+            "rounds_completed": 2,
+        },
     }
 
 

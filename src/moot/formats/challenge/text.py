@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from moot.transcript import Transcript
+from moot.transcript import Transcript, held_round
 
 # The CLI's messages are English whatever the debate's language; the rulebook fixes them.
 ALL_TIMED_OUT = "[ERROR] Debate failed: all tool invocations timed out."
@@ -43,6 +43,7 @@ LABELS: dict[str, dict[str, str]] = {
         "position": "Proposer's position",
         "no_verdict": "No verdict: the judge failed ({error}).",
         "failures": "Failures",
+        "after_rounds": "after the rounds",
         "exchanges": "Exchanges",
         "incomplete": "[WARN] Round {n} is incomplete: the {role} failed ({error}). "
         "The synthesis uses the completed rounds only.",
@@ -79,6 +80,7 @@ LABELS: dict[str, dict[str, str]] = {
         "position": "提议方的立场",
         "no_verdict": "没有裁决：裁判失败（{error}）。",
         "failures": "失败记录",
+        "after_rounds": "各轮之后",
         "exchanges": "辩论记录",
         "incomplete": "[WARN] 第{n}轮未完成：{role}失败（{error}）。综合评议只依据已完成的轮次。",
         "summary_failed": "[WARN] 总结者失败（{error}）；前几轮保留全文。",
@@ -203,7 +205,12 @@ def _failures(lang: str, result: dict[str, Any]) -> list[str]:
     if not failures:
         return []
     parts = [f"## {label(lang, 'failures')}", ""]
-    parts += [f"- {f['round']} · {f['role']}: {f['error']}" for f in failures]
+    last = int(result.get("max_rounds") or 0)
+    for f in failures:
+        # Only the judge's synthesis comes after the rounds; a summary may come before one.
+        rnd = held_round(f["round"], last=last, closing=f["role"] == "judge")
+        where = label(lang, "after_rounds") if rnd is None else str(rnd)
+        parts.append(f"- {where} · {f['role']}: {f['error']}")
     return [*parts, ""]
 
 

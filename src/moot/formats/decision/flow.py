@@ -187,8 +187,9 @@ class _Run:
         self.stages.append(stage)
         return stage
 
-    def judge(self, rnd: int) -> dict[str, Any]:
-        """Phase 4: the verdict, then the sections, each a bounded grammar-constrained reply."""
+    def judge(self) -> dict[str, Any]:
+        """Phase 4, after the rounds: the verdict, then the sections, each a bounded
+        grammar-constrained reply."""
         plan, lang = self.plan, self.lang
         context = {
             **self.common,
@@ -206,7 +207,7 @@ class _Run:
             "judge",
             "judge_decision",
             schema,
-            round=rnd,
+            round=None,
             label=label(lang, "judge_decision"),
             max_tokens=token_budget(schema),
             **context,
@@ -224,7 +225,7 @@ class _Run:
             "judge",
             "judge_document",
             schema,
-            round=rnd,
+            round=None,
             label=label(lang, "judge_document"),
             max_tokens=token_budget(schema),
             headline=headline,
@@ -290,7 +291,7 @@ def run(engine: Engine, topic: str, params: DecisionParams) -> dict[str, Any]:
         stage = debate.rebuttal(k, stage)
     if rounds:
         debate.steelman(rounds + 2)
-    result = debate.judge(rounds + 3 if rounds else 2)
+    result = debate.judge()
     engine.stop("completed")
     return result
 
@@ -316,8 +317,15 @@ def sample_variables() -> dict[str, dict[str, Any]]:
         "opening": seat,
         "rebut": {**seat, "rebuttal_round": 2, "others": [other, failed]},
         "steelman": {**seat, "target_slot": "B", "target_position": "MySQL"},
-        "judge_decision": judged,
-        "judge_document": {**judged, "headline": "h", "decision": "d", "confidence": "low"},
+        # The judge comes after the rounds: its steps carry no round number.
+        "judge_decision": {**judged, "round": None},
+        "judge_document": {
+            **judged,
+            "round": None,
+            "headline": "h",
+            "decision": "d",
+            "confidence": "low",
+        },
     }
 
 

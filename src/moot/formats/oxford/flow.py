@@ -153,16 +153,16 @@ def run(engine: Engine, motion: str, params: OxfordParams) -> dict[str, Any]:
     lang = engine.language
     state = _State()
     common = {"motion": motion, "language": lang, "limits": LIMITS}
-    stop, last = "hard_cap", params.max_rounds
+    stop = "hard_cap"
     for rnd in range(1, params.max_rounds + 1):
         speeches = _round(engine, rnd, state, common)
         if rnd >= 2 and _judge(engine, rnd, speeches, common, params.min_score) >= params.min_score:
-            stop, last = "converged", rnd
+            stop = "converged"
             break
     engine.stop(stop)
-    # The closing speeches and the brief are numbered as the round after the last one held.
-    closing = _closing(engine, last + 1, state, common)
-    brief = _brief(engine, last + 1, state, closing, common)
+    # The closing speeches and the brief come after the rounds: they carry no round number.
+    closing = _closing(engine, state, common)
+    brief = _brief(engine, state, closing, common)
     return brief.model_dump()
 
 
@@ -294,14 +294,14 @@ def completeness(
     return CompletenessScore(score=score, reasoning=rubric.reasoning, rubric=items, checks=checks)
 
 
-def _closing(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) -> dict[str, str]:
+def _closing(engine: Engine, state: _State, common: dict[str, Any]) -> dict[str, str]:
     lang = engine.language
     ctx = {**common, "summary": state.summary}
     closing = label(lang, "closing")
     prop = engine.speak(
         "proposition",
         "rebuttal",
-        round=rnd,
+        round=None,
         max_tokens=TOKENS["rebuttal"],
         limit=LIMITS["rebuttal"],
         label=f"{closing} · {label(lang, 'proposition')}",
@@ -311,7 +311,7 @@ def _closing(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) ->
     opp = engine.speak(
         "opposition",
         "rebuttal",
-        round=rnd,
+        round=None,
         max_tokens=TOKENS["rebuttal"],
         limit=LIMITS["rebuttal"],
         label=f"{closing} · {label(lang, 'opposition')}",
@@ -323,7 +323,7 @@ def _closing(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) ->
     engine.speak(
         "chair",
         "verdict",
-        round=rnd,
+        round=None,
         label=label(lang, "verdict"),
         max_tokens=TOKENS["verdict"],
         limit=LIMITS["verdict"],
@@ -334,14 +334,12 @@ def _closing(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) ->
     return {"proposition": prop, "opposition": opp}
 
 
-def _brief(
-    engine: Engine, rnd: int, state: _State, closing: dict[str, str], common: dict[str, Any]
-) -> Brief:
+def _brief(engine: Engine, state: _State, closing: dict[str, str], common: dict[str, Any]) -> Brief:
     brief, _ = engine.judge(
         "judge",
         "brief",
         Brief,
-        round=rnd,
+        round=None,
         label=label(engine.language, "brief"),
         max_tokens=TOKENS["brief"],
         summary=state.summary,
@@ -385,9 +383,10 @@ def sample_variables() -> dict[str, dict[str, Any]]:
         "devil_attack": {**base, **speeches},
         "round_summary": {**base, **speeches, "devil_attack": "d"},
         "judge": {**base, **speeches},
-        "rebuttal": {**base, "side": "opposition", "proposition_rebuttal": "a"},
-        "verdict": {**base, **rebuttals},
-        "brief": {**base, **rebuttals, "attacks": "x"},
+        # The steps after the rounds carry no round number.
+        "rebuttal": {**base, "round": None, "side": "opposition", "proposition_rebuttal": "a"},
+        "verdict": {**base, "round": None, **rebuttals},
+        "brief": {**base, "round": None, **rebuttals, "attacks": "x"},
     }
 
 
