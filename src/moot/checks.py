@@ -353,6 +353,18 @@ def clean_voice(
     return "".join(kept).lstrip(), cut
 
 
+def foreign_opening(text: str, language: str) -> tuple[int, str] | None:
+    """Where the run of complete sentences in another language that opens TEXT ends, and
+    which language it is; None when TEXT opens in LANGUAGE (or has no sentence yet)."""
+    end, drift = 0, None
+    for m in _SENTENCE_END.finditer(text):
+        found = foreign(text[end : m.end()], language)
+        if not found:
+            break
+        end, drift = m.end(), found
+    return (end, drift) if drift else None
+
+
 def drift_point(text: str, language: str) -> tuple[int, str] | None:
     """Where TEXT, a turn of a debate in LANGUAGE, first changes language in a complete
     sentence, and into which; None if it never does."""

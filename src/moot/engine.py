@@ -28,6 +28,7 @@ from moot.checks import (
     fit,
     fit_question,
     foreign,
+    foreign_opening,
     hollow,
     length_units,
     opening_problem,
@@ -122,6 +123,14 @@ class _Stream:
         """What of TEXT may be shown, what was cleaned out, and whether it was cut where the
         speech changed language (after its first sentence)."""
         view, cleaned = clean_voice(text, final=final, voice=self._voice)
+        opening = foreign_opening(view, self._voice.language)
+        if opening:
+            rest = view[opening[0] :].lstrip()
+            if not rest and not final:
+                return "", cleaned, False  # held back: the turn may yet change language
+            if rest:  # a clean cut: the turn goes on in its own language
+                view = rest
+                cleaned.append(f"an opening in {opening[1]} removed")
         drift = drift_point(view, self._voice.language)
         if drift and drift[0] > 0:
             cleaned.append(f"changed into {drift[1]}: ended before it did")
