@@ -25,6 +25,7 @@ _PUBLIC = {
     "ModelPool": "moot.api",
     "tournament": "moot.api",
     "TournamentResult": "moot.api",
+    "judge": "moot.api.rejudge",
     "RunSettings": "moot.config",
     "MootError": "moot.errors",
     "UsageError": "moot.errors",
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from moot.api import TournamentResult as TournamentResult
     from moot.api import debate as debate
     from moot.api import tournament as tournament
+    from moot.api.rejudge import judge as judge
     from moot.config import RunSettings as RunSettings
     from moot.errors import ModelNotFoundError as ModelNotFoundError
     from moot.errors import MootError as MootError

@@ -1,0 +1,85 @@
+"""`moot judge`: a saved debate re-judged by other judge models, every speech reused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from moot.cli import app
+from moot.cli.options import DryRun
+from moot.render import safe
+
+
+@app.command("judge")
+def judge_command(
+    transcript: Annotated[Path, typer.Argument(help="A saved transcript.json.")],
+    judges: Annotated[
+        list[str],
+        typer.Option(
+            "--judge",
+            help="A judge model (repeatable): catalog id, hf:OWNER/REPO/FILE.gguf, a .gguf "
+            "path or a server URL.",
+            metavar="REF",
+        ),
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON, for scripts.")] = False,
+    dry_run: DryRun = False,
+) -> None:
+    """Re-judge a saved debate with other judge models; no speech is generated.
+
+    Each judging step (oxford's completeness rubric, challenge's verdict, decision's
+    verdict, adversarial's audit) is asked again of each judge, with the prompt the original
+    judge saw. Its replies, beside the original ones with their agreement, go to
+    judged/<judge>.json beside the transcript.
+    """
+    from moot.rejudge import rejudge
+
+    with Console(stderr=True).status("re-judging…"):
+        results = rejudge(transcript, judges, dry_run=dry_run)
+    if as_json:
+        print(json.dumps([r.model_dump(mode="json") for r in results], ensure_ascii=False))
+        return
+    scored = any(r.score_difference is not None for r in results)
+    table = Table(
+        "judge", "agreement", "same verdict", *(["score ±"] if scored else []), "answered",
+        "time", box=None,
+    )  # fmt: skip
+    for r in results:
+        answered = sum(t.new is not None for t in r.turns)
+        table.add_row(
+            safe(r.model),
+            _share(r.agreement),
+            _share(r.same_verdict),
+            *([_number(r.score_difference)] if scored else []),
+            f"{answered}/{len(r.turns)}",
+            f"{r.duration_ms / 1000:.1f} s",
+        )
+    console = Console()
+    first = results[0]
+    console.print(
+        f"{safe(first.transcript)}: {first.format}, judged by {safe(first.original_model)}",
+        highlight=False,
+    )
+    console.print(table)
+    for r in results:
+        if r.file:
+            console.print(f"[dim]saved:[/] {safe(r.file)}", highlight=False)
+    if not first.same_prompts:
+        Console(stderr=True).print(
+            "[yellow]note:[/] the prompt pack changed since the debate was saved; the judges "
+            "were asked with today's prompts",
+            highlight=False,
+        )
+
+
+def _share(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
+
+
+def _number(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f}"
