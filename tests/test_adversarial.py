@@ -458,3 +458,47 @@ def test_a_reply_of_brackets_nested_past_the_parser_is_a_parse_error_not_a_crash
 
     code = parse_error(ValueError("bad"), "[" * 100_000, judge_schema(("alpha", "beta"), "en"))
     assert code == "PARSE_ERROR:ValueError:json"
+
+
+# -- a review built on degraded turns says so ---------------------------------------------
+
+LONG = " ".join(f"point{i}" for i in range(300)) + "."  # one sentence past the limit
+
+
+def test_a_clean_review_claims_nothing_about_degraded_turns(tmp_path: Path) -> None:
+    result = review(tmp_path, Panel(), rounds=2)
+    assert not [t for t in result.transcript.turns if t.flags or t.note]
+    md = (tmp_path / "out" / "debate.md").read_text()
+    assert "degraded" not in md and not any(line.startswith(">") for line in md.splitlines())
+
+
+def test_a_review_on_degraded_turns_says_so_first_the_final_answer_before_all(
+    tmp_path: Path,
+) -> None:
+    preamble = f"Sure! Here is my answer. {SAID['participant_2']}"
+    panel = Panel({("participant_2", 1): preamble, ("synthesizer", 1): LONG})
+    result = review(tmp_path, panel, rounds=1)
+    flagged = [t for t in result.transcript.turns if t.flags or t.note]
+    assert [(t.round, t.step) for t in flagged] == [(1, "answer"), (None, "synthesis")]
+    md = (tmp_path / "out" / "debate.md").read_text()
+    title, blank, own, blank2, rest, blank3, question = md.splitlines()[:7]
+    assert title == "# Adversarial review" and blank == blank2 == blank3 == ""
+    assert own == (
+        "> ⚠️ This final answer comes from a degraded reply: Synthesizer · final answer "
+        f"({'; '.join(flagged[1].flags)})."
+    )
+    assert "cut at the limit" in own
+    assert rest == (
+        "> Also built on 1 degraded turn: round 1 · Participant 2 · beta · answer "
+        f"({'; '.join(flagged[0].flags)})."
+    )
+    assert question.startswith("- **Question:**") and "None" not in md
+
+
+def test_a_chinese_review_names_its_failed_synthesis_in_chinese(tmp_path: Path) -> None:
+    result = review(tmp_path, Panel({("synthesizer", 1): ""}), language="zh", rounds=1)
+    [failed] = [t for t in result.transcript.turns if t.flags or t.note]
+    assert failed.step == "synthesis" and failed.note and failed.note.startswith("degenerate")
+    lines = result.markdown.splitlines()
+    assert lines[0] == "# 对抗式评审"
+    assert lines[2] == f"> ⚠️ 本最终答案出自有缺陷的回答：综合者 · 最终答案（{failed.note}）。"

@@ -584,3 +584,51 @@ def test_an_interrupted_debate_resumes_from_its_journal(tmp_path: Path, moot_hom
     ]
     assert result.transcript.stop_reason == "completed"
     assert [x["role"] for x in state(moot_home)["exchanges"]] == ["proposer", "challenger"] * 2
+
+
+# -- a verdict built on degraded turns says so --------------------------------------------
+
+HOLLOW_VERDICT = json.dumps({**VERDICT, "reasoning": "x"})
+
+
+def test_a_clean_summary_claims_nothing_about_degraded_turns(
+    tmp_path: Path, moot_home: Path
+) -> None:
+    result, _ = debate(tmp_path, Script(), rounds=3)
+    assert not [t for t in result.transcript.turns if t.flags or t.note]
+    md = (tmp_path / "out" / "debate.md").read_text()
+    assert "degraded" not in md and not any(line.startswith(">") for line in md.splitlines())
+
+
+def test_a_summary_on_degraded_turns_says_so_first_the_verdict_before_all(
+    tmp_path: Path, moot_home: Path
+) -> None:
+    preamble = f"Sure! Here is my response. {SAID['en']['challenger']}"
+    script = Script({("response", 1): preamble, ("verdict", 0): HOLLOW_VERDICT})
+    result, _ = debate(tmp_path, script, rounds=2)
+    flagged = [t for t in result.transcript.turns if t.flags or t.note]
+    assert [(t.round, t.step) for t in flagged] == [(1, "response"), (None, "verdict")]
+    md = (tmp_path / "out" / "debate.md").read_text()
+    title, blank, own, blank2, rest, blank3, topic = md.splitlines()[:7]
+    assert title == "# Debate Summary" and blank == blank2 == blank3 == ""
+    assert own == (
+        "> ⚠️ This verdict comes from a degraded reply: Judge · verdict "
+        "(hollow reply: reasoning says nothing: 'x')."
+    )
+    why = "; ".join(flagged[0].flags)
+    assert rest == f"> Also built on 1 degraded turn: round 1 · Challenger · response ({why})."
+    assert topic.startswith("- **Topic:**")
+    assert "None" not in md
+
+
+def test_a_chinese_summary_names_its_degraded_verdict_in_chinese(
+    tmp_path: Path, moot_home: Path
+) -> None:
+    result, _ = debate(tmp_path, Script({("verdict", 0): HOLLOW_VERDICT}), rounds=1, language="zh")
+    lines = result.markdown.splitlines()
+    assert lines[0] == "# 辩论总结"
+    assert (
+        lines[2]
+        == "> ⚠️ 本裁决出自有缺陷的回答：裁判 · 裁决（hollow reply: reasoning says nothing: 'x'）。"
+    )
+    assert not lines[4].startswith(">")

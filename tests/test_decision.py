@@ -653,3 +653,78 @@ def test_cli_dry_run_saves_only_with_out(tmp_path: Path, cli: Cli) -> None:
     assert sorted(os.listdir(out)) == ["decision.md", "journal.jsonl", "transcript.json"]
     data, _ = split_document((out / "decision.md").read_text())
     assert list(data) == list(FRONTMATTER_KEYS)
+
+
+# -- a document built on degraded turns says so -------------------------------------------
+
+
+def hollow_sections() -> str:
+    return json.dumps({**json.loads(sections("MySQL")), "what_would_change": "x"})
+
+
+def opening_fails(role: str) -> Callable[[ChatRequest], str]:
+    """ROLE's opening is empty (a degenerate reply, asked twice); its later turns are fine."""
+    said = iter(range(1, 100))
+
+    def reply(request: ChatRequest) -> str:
+        if "opening statement" in request.messages[-1].content:
+            return ""
+        return f"Argument {next(said)} of {role}, with its evidence and a reason."
+
+    return reply
+
+
+def test_a_clean_decision_document_claims_nothing_about_degraded_turns(tmp_path: Path) -> None:
+    result = run_decision(tmp_path, Room())
+    assert not [t for t in result.transcript.turns if t.flags or t.note]
+    data, body = split_document((tmp_path / "out" / "decision.md").read_text())
+    assert data["degraded"] == []
+    assert not any(line.startswith(">") for line in body.splitlines())
+
+
+def test_a_decision_document_on_degraded_turns_says_so_first_the_judge_before_all(
+    tmp_path: Path,
+) -> None:
+    room = Room(debater_b=opening_fails("debater_b"))
+    room.sections = hollow_sections()
+    run_decision(tmp_path, room)
+    data, body = split_document((tmp_path / "out" / "decision.md").read_text())
+    degraded = data["degraded"]
+    assert [(d["round"], d["role"], d["step"]) for d in degraded] == [
+        (1, "debater_b", "opening"),
+        (None, "judge", "judge_document"),
+    ]
+    assert degraded[0]["why"].startswith("degenerate reply")
+    assert degraded[1]["why"].startswith("hollow reply: what_would_change says nothing")
+    title, blank, own, blank2, rest = body.strip().splitlines()[:5]
+    assert title.startswith("# ⚖️ Decision:") and blank == blank2 == ""
+    assert own == (
+        "> ⚠️ This decision document comes from a degraded reply: Judge · decision document "
+        f"({degraded[1]['why']})."
+    )
+    assert rest == (
+        f"> Also built on 1 degraded turn: round 1 · Debater B · opening ({degraded[0]['why']})."
+    )
+    assert body.index(rest) < body.index("## Decision")
+    assert "round 4" not in body.lower() and "None" not in body
+
+
+ZH_SPEECH = "论据{n}：{who}的理由有证据支持，适合小型分析应用的规模。"
+
+
+def test_a_chinese_decision_document_names_its_degraded_turns_in_chinese() -> None:
+    said = iter(range(1, 100))
+
+    def speaks(who: str) -> Callable[[ChatRequest], str]:
+        return lambda request: ZH_SPEECH.format(n=next(said), who=who)
+
+    room = Room(debater_a=speaks("甲"), debater_b=speaks("乙"), debater_c=speaks("丙"))
+    room.verdict = verdict("PostgreSQL")
+    room.sections = json.dumps({**json.loads(sections("MySQL")), "what_would_change": "x"})
+    topic = "PostgreSQL 还是 MySQL 适合小型分析应用？"
+    result = run_decision(None, room, topic=topic, language="zh")
+    assert [t.step for t in result.transcript.turns if t.flags or t.note] == ["judge_document"]
+    _, body = split_document(result.markdown)
+    own = body.strip().splitlines()[2]
+    assert own.startswith("> ⚠️ 本决策文档出自有缺陷的回答：评审 · 决策文档（hollow reply:")
+    assert own.endswith("）。") and "另基于" not in body

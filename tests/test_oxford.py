@@ -394,3 +394,91 @@ def test_min_score_range(value: float, ok: bool) -> None:
     else:
         with pytest.raises(UsageError, match="--min-score"):
             validate_params(OxfordParams, min_score=value)
+
+
+# -- a brief built on degraded turns says so ----------------------------------------------
+
+POINTS = {  # (question, answer) of each side, each within its limit
+    "proposition": (
+        "Why would isolated remote staff be worse off than office workers stuck in traffic?",
+        "Two years of data from remote firms show output holding steady, and the hours saved "
+        "on commuting go back into the job.",
+    ),
+    "opposition": (
+        "What evidence shows remote teams keep their output after the first year?",
+        "Traffic costs an hour, but isolation costs a career: juniors who never meet mentors "
+        "fall behind their peers.",
+    ),
+}
+
+
+class CleanChamber(Chamber):
+    """A chamber whose every turn keeps the rules: points of information are questions, and
+    answers fit their limit."""
+
+    def reply(self, request: ChatRequest) -> str:
+        prompt = request.messages[-1].content
+        question, answer = POINTS.get(request.session or "", ("", ""))
+        if "probing question" in prompt:
+            return question
+        if "rises on a Point of Information" in prompt:
+            return answer
+        return super().reply(request)
+
+
+class HollowBrief(Chamber):
+    """Points of information that ask nothing, and a brief that says nothing."""
+
+    def reply(self, request: ChatRequest) -> str:
+        if request.reply_schema is Brief:
+            return json.dumps({k: "x" for k in Brief.model_fields})
+        return super().reply(request)
+
+
+def test_a_clean_brief_claims_nothing_about_degraded_turns(tmp_path: Path) -> None:
+    result, _ = run_debate(tmp_path, CleanChamber(judge_ok=True), max_rounds=3)
+    assert not [t for t in result.transcript.turns if t.flags or t.note]
+    md = (tmp_path / "out" / "debate.md").read_text()
+    assert "degraded" not in md and not any(line.startswith(">") for line in md.splitlines())
+
+
+def test_a_brief_on_degraded_turns_says_so_first_its_own_reply_before_all(
+    tmp_path: Path,
+) -> None:
+    result, _ = run_debate(tmp_path, HollowBrief(judge_ok=True), max_rounds=3)
+    flagged = [t for t in result.transcript.turns if t.flags]
+    assert flagged[-1].step == "brief" and flagged[-1].flags[0].startswith("hollow reply")
+    questions = [t for t in flagged if t.step == "poi_question"]
+    assert questions and all("not a question" in t.flags[-1] for t in questions)
+    md = (tmp_path / "out" / "debate.md").read_text()
+    title, blank, own, blank2, rest, *_ = md.splitlines()
+    assert title.startswith("# 📋 Debate Brief") and blank == blank2 == ""
+    assert own.startswith(
+        "> ⚠️ This brief comes from a degraded reply: Judge · brief (hollow reply:"
+    )
+    assert rest.startswith(f"> Also built on {len(flagged) - 1} degraded turns: round 1 · ")
+    assert "round 1 · Opposition · point of information (" in rest and "not a question" in rest
+    assert md.index(rest) < md.index("## 🔵 Proposition Case")
+    assert "round 4" not in md.lower() and "None" not in md
+
+    # A transcript that numbered the brief as round 4 says the same.
+    from moot.transcript import Transcript
+
+    saved = json.loads((tmp_path / "out" / "transcript.json").read_text())
+    for turn in saved["turns"]:
+        turn["round"] = 4 if turn["round"] is None else turn["round"]
+    assert FORMAT.render(Transcript.model_validate(saved)) == md
+
+
+def test_a_chinese_brief_names_its_degraded_turns_in_chinese(tmp_path: Path) -> None:
+    result, _ = run_debate(
+        tmp_path,
+        HollowBrief(judge_ok=True),
+        max_rounds=3,
+        language="zh",
+        motion="本院认为远程办公比办公室工作更好",
+    )
+    lines = result.markdown.splitlines()
+    assert lines[2].startswith("> ⚠️ 本辩论简报出自有缺陷的回答：评审 · 辩论简报（hollow reply:")
+    assert lines[4].startswith("> 另基于") and "第1轮 · 反方 · 质询（" in lines[4]
+    assert lines[4].endswith("）。")

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -283,9 +284,14 @@ def held_round(rnd: int | None, *, last: int, closing: bool = False) -> int | No
     return rnd
 
 
-def render_markdown(title: str, sections: list[tuple[str, str]], footer: str = "") -> str:
-    """A document of headed sections, in the order given."""
+def render_markdown(
+    title: str, sections: list[tuple[str, str]], footer: str = "", *, notes: Sequence[str] = ()
+) -> str:
+    """A document of headed sections, in the order given; NOTES (Markdown paragraphs: what
+    the document is built on) come first, under the title."""
     parts = [f"# {title}", ""]
+    for note in notes:
+        parts += [note, ""]
     for heading, body in sections:
         parts += [f"## {heading}", "", body.strip() or "—", ""]
     if footer:

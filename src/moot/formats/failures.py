@@ -1,17 +1,18 @@
 """A turn's failure as a value: a timeout, a backend error or an invalid reply ends that turn,
-never the debate. Shared by the formats whose rulebooks say so (challenge, adversarial)."""
+never the debate. Shared by the formats whose rulebooks say so (challenge, adversarial).
+And what every format's document says of the flagged or failed turns it is built on."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ValidationError
 
 from moot.errors import CallTimeoutError, MootError, StructuredReplyError
-from moot.transcript import Turn
+from moot.transcript import Turn, held_round
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 META_LIMIT = 200
@@ -61,3 +62,95 @@ def parse_error(exc: Exception, raw: str, schema: type[BaseModel]) -> str:
     except RecursionError:  # brackets nested past what the parser takes
         code = "json"
     return sanitize(f"PARSE_ERROR:{type(exc).__name__}:{code}")
+
+
+# -- degraded turns: what a document is built on, said in its header ---------------------
+
+
+@dataclass(frozen=True)
+class Degraded:
+    """A turn that was flagged or failed: where it stands and why, in moot's own words."""
+
+    round: int | None  # None: after the rounds (0: before them, as the decision framing)
+    role: str
+    step: str
+    why: str
+
+    def record(self) -> dict[str, object]:
+        return {"round": self.round, "role": self.role, "step": self.step, "why": self.why}
+
+
+def degraded(turns: Iterable[Turn], *, closing: Collection[str], last: int) -> list[Degraded]:
+    """Every turn with a flag or a note, in order. A turn of a CLOSING step, or numbered
+    past LAST (the most rounds the debate could hold), is after the rounds, however an
+    earlier moot numbered it."""
+    found = []
+    for turn in turns:
+        reasons = [*turn.flags, *([turn.note] if turn.note else [])]
+        if not reasons:
+            continue
+        rnd = held_round(turn.round, last=last, closing=turn.step in closing)
+        why = sanitize(" ".join("; ".join(reasons).split()))
+        found.append(Degraded(rnd, turn.role, turn.step, why))
+    return found
+
+
+_WORDS = {
+    "en": {
+        "round": "round {n}",
+        "why": " ({why})",
+        "and": "; ",
+        "end": ".",
+        "own": "⚠️ This {document} comes from a degraded reply: {turns}",
+        "built": "Built on {n} degraded {turn}: {turns}",
+        "also": "Also built on {n} degraded {turn}: {turns}",
+        "turn": "turn",
+        "turns": "turns",
+    },
+    "zh": {
+        "round": "第{n}轮",
+        "why": "（{why}）",
+        "and": "；",
+        "end": "。",
+        "own": "⚠️ 本{document}出自有缺陷的回答：{turns}",
+        "built": "基于{n}处有缺陷的发言：{turns}",
+        "also": "另基于{n}处有缺陷的发言：{turns}",
+    },
+}
+
+
+def degraded_notes(
+    items: Sequence[Degraded],
+    language: str,
+    *,
+    seat: Callable[[str], str],
+    step: Callable[[str], str],
+    own: Collection[str],
+    document: str,
+) -> list[str]:
+    """The lines a document's header gives its degraded turns, as Markdown quotes: first
+    the document's own reply (a step in OWN: the brief, the verdict) if it is one of them,
+    then every other, each by its round, its seat (SEAT names a role) and its step (STEP
+    names one), and why. None when nothing is degraded."""
+    words = _WORDS.get(language, _WORDS["en"])
+
+    def said(group: Sequence[Degraded]) -> str:
+        return words["and"].join(_place(d, words, seat, step) for d in group)
+
+    mine = [d for d in items if d.step in own]
+    rest = [d for d in items if d.step not in own]
+    notes = []
+    if mine:
+        notes.append(words["own"].format(document=document, turns=said(mine)))
+    if rest:
+        turn = words.get("turn" if len(rest) == 1 else "turns", "")
+        key = "also" if mine else "built"
+        notes.append(words[key].format(n=len(rest), turn=turn, turns=said(rest)))
+    return [f"> {note}{words['end']}" for note in notes]
+
+
+def _place(
+    d: Degraded, words: dict[str, str], seat: Callable[[str], str], step: Callable[[str], str]
+) -> str:
+    where = [words["round"].format(n=d.round)] if d.round else []
+    return " · ".join([*where, seat(d.role), step(d.step)]) + words["why"].format(why=d.why)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from moot.formats.adversarial.schemas import Ballot
+from moot.formats.failures import degraded, degraded_notes
 from moot.transcript import Transcript, held_round
 
 LABELS: dict[str, dict[str, str]] = {
@@ -90,6 +91,27 @@ LABELS: dict[str, dict[str, str]] = {
 }
 
 
+# The seats and steps as the document's header names them (where a turn was degraded).
+NAMES: dict[str, dict[str, str]] = {
+    "en": {
+        "judge": "Judge",
+        "synthesizer": "Synthesizer",
+        "answer": "answer",
+        "revise": "revision",
+        "judge_step": "claim audit",
+        "synthesis": "final answer",
+    },
+    "zh": {
+        "judge": "裁判",
+        "synthesizer": "综合者",
+        "answer": "回答",
+        "revise": "修订",
+        "judge_step": "论断审核",
+        "synthesis": "最终答案",
+    },
+}
+
+
 def label(language: str, key: str) -> str:
     return LABELS.get(language, LABELS["en"])[key]
 
@@ -164,7 +186,9 @@ def render(transcript: Transcript) -> str:
     ]
     for earlier in result.get("session") or []:
         rows.append((label(lang, "follows"), earlier["question"]))
-    parts = [f"# {label(lang, 'title')}", "", *[f"- **{k}:** {v}" for k, v in rows], ""]
+    parts = [f"# {label(lang, 'title')}", ""]
+    parts += [line for note in built_on(transcript) for line in (note, "")]
+    parts += [*[f"- **{k}:** {v}" for k, v in rows], ""]
     final = result.get("final_answer")
     parts += [f"## {label(lang, 'final')}", "", final or label(lang, "no_final"), ""]
     parts += [f"## {label(lang, 'rounds')}", ""]
@@ -186,6 +210,28 @@ def _failures(lang: str, result: dict[str, Any]) -> list[str]:
         where = label(lang, "after_rounds") if rnd is None else str(rnd)
         parts.append(f"- {where} · {f['role']}: {f['error']}")
     return [*parts, ""]
+
+
+def built_on(transcript: Transcript) -> list[str]:
+    """The header's lines on the degraded turns of the review: the final answer's first."""
+    lang, result = transcript.language, transcript.result or {}
+    names = NAMES.get(lang, NAMES["en"])
+    participants: dict[str, str] = result.get("participants") or {}
+
+    def seat(role: str) -> str:
+        if role in participants:
+            return participant(lang, role, participants[role])
+        return names.get(role, role)
+
+    last = int(transcript.params.get("rounds") or result.get("rounds_held") or 6)
+    return degraded_notes(
+        degraded(transcript.turns, closing=("synthesis",), last=last),
+        lang,
+        seat=seat,
+        step=lambda step: names.get("judge_step" if step == "judge" else step, step),
+        own=("synthesis",),
+        document=names["synthesis"],
+    )
 
 
 def _round(lang: str, record: dict[str, Any]) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from moot.formats.failures import degraded, degraded_notes
 from moot.transcript import Transcript, held_round
 
 # The CLI's messages are English whatever the debate's language; the rulebook fixes them.
@@ -91,6 +92,35 @@ LABELS: dict[str, dict[str, str]] = {
 }
 
 
+# The seats and steps as the document's header names them (where a turn was degraded).
+NAMES: dict[str, dict[str, str]] = {
+    "en": {
+        "proposer": "Proposer",
+        "challenger": "Challenger",
+        "summariser": "Summariser",
+        "judge": "Judge",
+        "opening": "opening",
+        "response": "response",
+        "defence": "defence",
+        "follow_up": "follow-up",
+        "summary": "summary",
+        "verdict": "verdict",
+    },
+    "zh": {
+        "proposer": "提议方",
+        "challenger": "挑战方",
+        "summariser": "总结者",
+        "judge": "裁判",
+        "opening": "开篇立场",
+        "response": "回应",
+        "defence": "辩护",
+        "follow_up": "追问",
+        "summary": "总结",
+        "verdict": "裁决",
+    },
+}
+
+
 def label(language: str, key: str) -> str:
     return LABELS.get(language, LABELS["en"])[key]
 
@@ -128,6 +158,7 @@ def render(transcript: Transcript) -> str:
     parts = [
         f"# {label(lang, 'title')}",
         "",
+        *[line for note in built_on(transcript) for line in (note, "")],
         *_header(lang, result),
         "",
         *_incomplete(lang, result),
@@ -153,6 +184,21 @@ def render(transcript: Transcript) -> str:
     for t in _exchanges(transcript):
         parts += [f"### {exchange(lang, t.round, t.role, t.model)}", "", t.text or "—", ""]
     return "\n".join(parts)
+
+
+def built_on(transcript: Transcript) -> list[str]:
+    """The header's lines on the degraded turns of the debate: the verdict's own first."""
+    names = NAMES.get(transcript.language, NAMES["en"])
+    result = transcript.result or {}
+    last = int(result.get("max_rounds") or transcript.params.get("rounds") or 5)
+    return degraded_notes(
+        degraded(transcript.turns, closing=("verdict",), last=last),
+        transcript.language,
+        seat=lambda role: names.get(role, role),
+        step=lambda step: names.get(step, step),
+        own=("verdict",),
+        document=names["verdict"],
+    )
 
 
 def _header(lang: str, result: dict[str, Any]) -> list[str]:

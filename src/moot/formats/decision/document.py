@@ -7,10 +7,13 @@ parses as YAML and the six sections always come in the rulebook's order.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
 import yaml
+
+from moot.formats.failures import Degraded, degraded_notes
 
 FRONTMATTER_KEYS = (
     "topic",
@@ -22,6 +25,7 @@ FRONTMATTER_KEYS = (
     "confidence",
     "rounds",
     "preset",
+    "degraded",  # the turns the document is built on that were flagged or failed
 )
 SECTIONS = (
     "decision",
@@ -137,6 +141,26 @@ PROPOSAL = {
     },
 }
 CONFIDENCE_WORDS = {"zh": {"low": "低", "medium": "中", "high": "高"}}
+# The steps as the document's header names them (where a turn it is built on was degraded).
+STEP_NAMES = {
+    "en": {
+        "framing": "framing",
+        "opening": "opening",
+        "rebut": "rebuttal",
+        "steelman": "steelman",
+        "judge_decision": "decision",
+        "judge_document": "decision document",
+    },
+    "zh": {
+        "framing": "议题框定",
+        "opening": "开篇陈述",
+        "rebut": "反驳",
+        "steelman": "立场互换",
+        "judge_decision": "决定",
+        "judge_document": "决策文档",
+    },
+}
+JUDGE_STEPS = ("judge_decision", "judge_document")  # the document's own replies
 
 
 def label(language: str, key: str, **values: Any) -> str:
@@ -181,7 +205,7 @@ def _yaml_value(key: str, value: Any) -> Any:
 
 
 def render_frontmatter(frontmatter: dict[str, Any]) -> str:
-    """The nine keys in the rulebook's order, between --- lines."""
+    """The keys in the rulebook's order, between --- lines."""
     data = {key: _yaml_value(key, frontmatter[key]) for key in FRONTMATTER_KEYS}
     body = yaml.dump(
         data,
@@ -205,9 +229,31 @@ def one_line(text: str) -> str:
     return "\\" + flat if _BLOCK_START.match(flat) else flat
 
 
-def render_document(result: dict[str, Any], language: str) -> str:
-    """Front matter, a title, then the six sections in order (and failures, if any)."""
-    fm = result["frontmatter"]
+def seat_name(language: str, role: str) -> str:
+    if role.startswith("debater_"):
+        return label(language, "debater", slot=role.rsplit("_", 1)[-1].upper())
+    return label(language, "judge") if role == "judge" else role
+
+
+def built_on(language: str, degraded: Sequence[Degraded]) -> list[str]:
+    """The header's lines on the degraded turns: the judge's own replies first."""
+    steps = STEP_NAMES.get(language, STEP_NAMES["en"])
+    return degraded_notes(
+        degraded,
+        language,
+        seat=lambda role: seat_name(language, role),
+        step=lambda step: steps.get(step, step),
+        own=JUDGE_STEPS,
+        document=steps["judge_document"],
+    )
+
+
+def render_document(
+    result: dict[str, Any], language: str, *, degraded: Sequence[Degraded] = ()
+) -> str:
+    """Front matter, a title, what of it is built on DEGRADED turns, then the six sections in
+    order (and failures, if any)."""
+    fm = {**result["frontmatter"], "degraded": [d.record() for d in degraded]}
     conf = result["confidence"]
     level = conf["level"]
     word = CONFIDENCE_WORDS.get(language, {}).get(level)
@@ -225,6 +271,8 @@ def render_document(result: dict[str, Any], language: str) -> str:
         "",
         f"# {one_line(label(language, 'title', topic=fm['topic']))}",
     ]
+    for note in built_on(language, degraded):
+        parts += ["", note]
     for key in SECTIONS:
         parts += ["", f"## {label(language, key)}", "", bodies[key]]
     failures = result.get("failures") or []

@@ -16,7 +16,7 @@ from moot.config import validate_params
 from moot.engine import Engine
 from moot.errors import MootError, UsageError
 from moot.formats.base import Cast, Format, RunOptions
-from moot.formats.decision.document import label, render_document
+from moot.formats.decision.document import JUDGE_STEPS, label, render_document
 from moot.formats.decision.framing import (
     Plan,
     Seat,
@@ -35,6 +35,7 @@ from moot.formats.decision.schemas import (
     token_budget,
     verdict_schema,
 )
+from moot.formats.failures import degraded
 from moot.transcript import Transcript
 
 ROLES = ("debater_a", "debater_b", "debater_c", "debater_d", "judge")
@@ -348,7 +349,10 @@ def make_params(options: RunOptions) -> DecisionParams:
 def render(transcript: Transcript) -> str:
     if not transcript.result:
         return f"# {label(transcript.language, 'title', topic=transcript.motion)}\n"
-    return render_document(transcript.result, transcript.language)
+    rounds = int(transcript.result["frontmatter"]["rounds"])
+    last = rounds + 2 if rounds else 1  # the steelman swap, or the openings
+    found = degraded(transcript.turns, closing=JUDGE_STEPS, last=last)
+    return render_document(transcript.result, transcript.language, degraded=found)
 
 
 FORMAT = Format(

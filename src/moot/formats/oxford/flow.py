@@ -14,6 +14,7 @@ from moot.checks import speech_checks
 from moot.config import validate_params
 from moot.engine import Engine
 from moot.formats.base import Cast, Format, RunOptions
+from moot.formats.failures import degraded, degraded_notes
 from moot.formats.oxford.schemas import Brief, CompletenessRubric, CompletenessScore, OxfordParams
 from moot.transcript import Transcript, render_markdown
 
@@ -41,6 +42,7 @@ STEPS = (
     "verdict",
     "brief",
 )
+CLOSING = ("rebuttal", "verdict", "brief")  # the steps after the rounds
 POI_ACCEPT = 0.6
 
 # Length limits of the rulebook (words; 字 in Chinese) and token budgets that fit them.
@@ -109,6 +111,42 @@ LABELS: dict[str, dict[str, str]] = {
         "declined": "拒绝",
         "motion": "辩题",
         "round": "第{n}轮",
+    },
+}
+
+# The seats and steps as a document names them (where a turn it is built on was degraded).
+NAMES: dict[str, dict[str, str]] = {
+    "en": {
+        "proposition": "Proposition",
+        "opposition": "Opposition",
+        "devil": "Devil's Advocate",
+        "chair": "Chair",
+        "judge": "Judge",
+        "speech": "speech",
+        "poi_question": "point of information",
+        "poi_answer": "answer to a point of information",
+        "devil_attack": "intervention",
+        "round_summary": "round summary",
+        "judge_step": "completeness score",
+        "rebuttal": "closing rebuttal",
+        "verdict": "verdict",
+        "brief": "brief",
+    },
+    "zh": {
+        "proposition": "正方",
+        "opposition": "反方",
+        "devil": "魔鬼辩手",
+        "chair": "主席",
+        "judge": "评审",
+        "speech": "发言",
+        "poi_question": "质询",
+        "poi_answer": "质询回答",
+        "devil_attack": "攻击",
+        "round_summary": "本轮总结",
+        "judge_step": "完整性评分",
+        "rebuttal": "总结陈词",
+        "verdict": "主席评述",
+        "brief": "辩论简报",
     },
 }
 
@@ -351,14 +389,36 @@ def _brief(engine: Engine, state: _State, closing: dict[str, str], common: dict[
     return brief
 
 
-def render_brief(motion: str, language: str, brief: dict[str, Any], stop_reason: str) -> str:
-    """The brief document: header with the motion, five sections in order, the stop reason."""
+def render_brief(
+    motion: str,
+    language: str,
+    brief: dict[str, Any],
+    stop_reason: str,
+    *,
+    notes: list[str] | None = None,
+) -> str:
+    """The brief document: header with the motion (and NOTES: the degraded turns it is built
+    on), five sections in order, the stop reason."""
     sections = [
         (label(language, key), str(brief[key]))
         for key in ("pro", "con", "rebuttals", "attacks", "balance")
     ]
     title = f"{label(language, 'brief')} — {motion}"
-    return render_markdown(title, sections, footer=label(language, stop_reason))
+    return render_markdown(title, sections, footer=label(language, stop_reason), notes=notes or [])
+
+
+def built_on(transcript: Transcript) -> list[str]:
+    """The brief's header lines on the degraded turns of the debate: its own reply first."""
+    names = NAMES.get(transcript.language, NAMES["en"])
+    last = int(transcript.params.get("max_rounds") or OxfordParams().max_rounds)
+    return degraded_notes(
+        degraded(transcript.turns, closing=CLOSING, last=last),
+        transcript.language,
+        seat=lambda role: names.get(role, role),
+        step=lambda step: names.get("judge_step" if step == "judge" else step, step),
+        own=("brief",),
+        document=names["brief"],
+    )
 
 
 def sample_variables() -> dict[str, dict[str, Any]]:
@@ -401,6 +461,7 @@ def render(transcript: Transcript) -> str:
         transcript.language,
         transcript.result or {},
         transcript.stop_reason or "hard_cap",
+        notes=built_on(transcript),
     )
 
 
