@@ -139,6 +139,14 @@ def test_replay_names_the_first_turn_that_differs(tmp_path: Path, cli: Cli) -> N
     again = cli("replay", str(tampered), home=home)
     assert again.returncode == 1
     assert "turn 3 differs" in again.stdout and "a different speech" in again.stdout
+    assert "round 1, opposition/speech" in " ".join(again.stdout.split())
+    original = json.loads((tmp_path / "d" / "transcript.json").read_text())
+    closing = next(t for t in original["turns"] if t["step"] == "verdict")
+    closing["text"] = "another verdict"
+    tampered.write_text(json.dumps(original))
+    late = cli("replay", str(tampered), home=home)
+    assert late.returncode == 1
+    assert "after the rounds, chair/verdict" in " ".join(late.stdout.split())
     bad = cli("replay", str(tmp_path / "nope.json"), home=home)
     assert bad.returncode == 2 and bad.stderr.startswith("error:")
 

@@ -329,7 +329,8 @@ def replay(path: Path, *, listeners: list[Listener] | None = None) -> ReplayRepo
         turn = event.turn
         old = saved[turn.index] if turn.index < len(saved) else None
         if old is None or (old.role, old.step, old.text) != (turn.role, turn.step, turn.text):
-            where = f"round {turn.round}, {turn.role}/{turn.step}"
+            when = "after the rounds" if turn.round is None else f"round {turn.round}"
+            where = f"{when}, {turn.role}/{turn.step}"
             raise _Diverged(
                 ReplayReport(turn.index + 1, turn.index, old.text if old else "", turn.text, where)
             )
