@@ -25,8 +25,16 @@ def run_ok(cli: Cli, *args: str) -> str:
     return proc.stdout
 
 
-def check_outputs(out_dir: Path, language: str) -> dict[str, Any]:
+def check_outputs(out_dir: Path, language: str, cli: Cli) -> dict[str, Any]:
     data = json.loads((out_dir / "transcript.json").read_text(encoding="utf-8"))
+    # The rulebook's guarantees, as `moot check` reads them back: no limit broken, and every
+    # problem the text shows declared by the turn's own flags.
+    checked = cli("check", str(out_dir / "transcript.json"), "--json")
+    assert checked.returncode == 0, checked.stdout[-3000:]
+    summary = json.loads(checked.stdout)["summary"]
+    assert summary["over_limit"] == 0 and summary["undeclared"] == 0
+    if language == "zh":
+        assert summary["language"] == 0
     assert data["format"] == "oxford" and data["language"] == language
     assert data["stop_reason"] in ("converged", "hard_cap")
     assert set(data["result"]) == {"pro", "con", "rebuttals", "attacks", "balance"}
@@ -53,7 +61,7 @@ def test_full_english_debate_on_smollm2(tmp_path: Path, cli: Cli) -> None:
     out = run_ok(
         cli, "run", "remote work is better than office work", "--out", str(tmp_path), *SHORT
     )
-    data = check_outputs(tmp_path, "en")
+    data = check_outputs(tmp_path, "en", cli)
     assert data["motion"] == "This House Believes That remote work is better than office work"
     assert {m["id"] for m in data["models"].values()} == {"smollm2-135m"}
     assert data["models"]["judge"]["sha256"].startswith("b179c952")
@@ -81,7 +89,7 @@ def test_full_chinese_debate_on_gemma(tmp_path: Path, cli: Cli) -> None:
         str(tmp_path),
         *SHORT,
     )
-    data = check_outputs(tmp_path, "zh")
+    data = check_outputs(tmp_path, "zh", cli)
     assert {m["id"] for m in data["models"].values()} == {"gemma3-270m"}
     assert "📋 辩论简报" in (tmp_path / "debate.md").read_text(encoding="utf-8")
     assert "🔵 正方" in out and "🔴 反方" in out
@@ -98,7 +106,7 @@ def test_proposition_and_opposition_on_different_models(tmp_path: Path, cli: Cli
         str(tmp_path),
         *SHORT,
     )
-    data = check_outputs(tmp_path, "en")
+    data = check_outputs(tmp_path, "en", cli)
     by_role = {t["role"]: t["model"] for t in data["turns"]}
     assert by_role["opposition"] == "gemma3-270m"
     assert by_role["proposition"] == "smollm2-135m"

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from moot.checks import check_debate, length_units, voice_for
-from moot.engine import Token, TurnStarted
 from moot.inference.protocol import ChatRequest, Completion, OnText
 from moot.inference.scripted import ScriptedModel, _minimal
 from moot.runner import Debate
 from moot.settings import prepare, settings
 from moot.transcript import load
+from test_voice import shown_by_turn
 
 EN = [
     f"Remote work saved worker {n} about {n + 40} minutes of travel on day {n}." for n in range(60)
@@ -74,14 +74,7 @@ def test_a_model_that_breaks_every_rule_is_kept_to_them(
     assert report.over == 0  # nothing longer than its limit, in the file
     assert not report.broken, [t for t in report.turns if t.undeclared]
 
-    shown: dict[int, str] = {}
-    current = -1
-    for event in events:
-        if isinstance(event, TurnStarted):
-            current = event.index
-            shown[current] = ""
-        elif isinstance(event, Token):
-            shown[current] += event.text
+    shown = shown_by_turn(events)
     speeches = [t for t in transcript.turns if t.data is None]
     for turn in speeches:
         assert turn.limit is not None and length_units(turn.text) <= turn.limit
