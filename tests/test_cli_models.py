@@ -97,3 +97,37 @@ def test_add_a_local_file(tmp_path: Path, cli: Cli) -> None:
     forgot = cli("models", "rm", "mine", "--yes")
     assert forgot.returncode == 0 and "forgot mine" in forgot.stdout
     assert path.is_file()
+
+
+def test_list_says_what_each_header_says(tmp_path: Path, cli: Cli) -> None:
+    path = write_gguf(tmp_path / "mine.gguf", arch="qwen2", file_type=7, context_length=32768)
+    assert cli("models", "add", "mine", str(path)).returncode == 0
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    snapshot = tmp_path / "hf-home" / "hub" / "models--acme--x-GGUF" / "snapshots" / commit
+    write_gguf(snapshot / "x-q4.gguf", arch="gemma3")
+    write_gguf(snapshot / "mmproj-x-f16.gguf", arch="clip")  # a vision model's projector
+    write_gguf(snapshot / "embed.gguf", arch="nomic-bert")
+    rows = {r["id"]: r for r in json.loads(cli("models", "list", "--json").stdout)}
+    mine = rows["mine"]
+    assert (mine["architecture"], mine["quantisation"], mine["context_length"]) == (
+        "qwen2",
+        "Q8_0",
+        32768,
+    )
+    assert mine["loadable"] is True and mine["usable"] and mine["path"] == str(path)
+    assert rows["hf:acme/x-GGUF/x-q4.gguf"]["architecture"] == "gemma3"
+    assert "hf:acme/x-GGUF/mmproj-x-f16.gguf" not in rows
+    embed = rows["hf:acme/x-GGUF/embed.gguf"]
+    assert not embed["usable"] and "embedding model" in embed["reason"]
+    table = cli("models", "list").stdout
+    line = next(ln for ln in table.splitlines() if "mine" in ln)
+    assert "registered" in line and "qwen2" in line and "Q8_0" in line and "32,768" in line
+    refused = cli("models", "info", "hf:acme/x-GGUF/mmproj-x-f16.gguf")
+    assert refused.returncode == 2 and "vision projector" in refused.stderr
+
+
+def test_store_references_are_named_in_the_help(cli: Cli) -> None:
+    shown = cli("models", "info", "--help")
+    assert shown.returncode == 0
+    for form in ("ollama:NAME[:TAG]", "lmstudio:PUBLISHER/MODEL[/FILE]", "llamacpp:FILE"):
+        assert form in shown.stdout, shown.stdout

@@ -437,3 +437,47 @@ def test_info_on_a_chat_template_bomb_stops_at_the_limit(tmp_path: Path, cli: Cl
     path = write_gguf(tmp_path / "bomb.gguf", arch="qwen2", chat_template=bomb)
     proc = cli("models", "info", str(path))
     one_line_error(proc, str(path), "rendered more than moot's limit")
+
+
+# -- other tools' stores: read, never trusted ------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", ["file", "loop"])
+def test_a_store_folder_that_is_a_file_or_a_loop_is_named(
+    tmp_path: Path, cli: Cli, shape: str
+) -> None:
+    where = tmp_path / "cache"
+    if shape == "file":
+        where.write_text("not a folder")
+    else:
+        where.symlink_to(where)
+    env = {"HOME": str(tmp_path / "home"), "LLAMA_CACHE": str(where), "OLLAMA_MODELS": str(where)}
+    listed = cli("models", "list", "--json", env=env)
+    assert listed.returncode == 0, listed.stderr
+    row = next(r for r in json.loads(listed.stdout) if r["id"] == "llamacpp:*")
+    assert not row["usable"] and str(where) in row["reason"]
+    for ref in ("llamacpp:m.gguf", "ollama:m"):
+        proc = cli("run", "cats are better than dogs", "--dry-run", "--model", ref, env=env)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert proc.stderr.startswith("error:") and len(proc.stderr.strip().splitlines()) == 2
+
+
+def test_a_hub_ref_file_that_names_no_commit_is_a_row_not_a_crash(tmp_path: Path) -> None:
+    _cached(tmp_path, b"garbage")
+    moot_home = Path(os.environ["MOOT_HOME"])
+    moot_home.mkdir(parents=True, exist_ok=True)
+    (moot_home / "catalog.toml").write_text(
+        '[[models]]\nid = "x"\nname = "x"\ncontext_length = 4096\n'
+        'sources = [{ kind = "hf", repo = "acme/x", files = ["m.gguf"] }]\n'
+    )
+    [row] = [e for e in store.list_models() if e.id == "x"]
+    assert not row.usable and "ref file" in row.reason
+
+
+def test_store_metadata_reaches_the_terminal_as_text(tmp_path: Path, cli: Cli) -> None:
+    cache = tmp_path / "cache"
+    write_gguf(cache / "evil.gguf", arch=HOSTILE, name=HOSTILE)
+    listed = cli("models", "list", env={"LLAMA_CACHE": str(cache), "HOME": str(tmp_path)})
+    assert listed.returncode == 0, listed.stderr
+    no_terminal_controls(listed.stdout)
+    assert "llamacpp:evil.gguf" in listed.stdout and "cannot load it" in listed.stdout

@@ -24,7 +24,9 @@ out = Console(soft_wrap=True)
 Ref = Annotated[
     str,
     typer.Argument(
-        help="A catalog id, hf:OWNER/REPO/FILE.gguf, a registered name or a .gguf path.",
+        # Brackets escaped: the help is rich markup, where [/FILE] would close a tag.
+        help="A catalog id, hf:OWNER/REPO/FILE.gguf, a registered name, a .gguf path, or "
+        r"ollama:NAME\[:TAG], lmstudio:PUBLISHER/MODEL\[/FILE], llamacpp:FILE.",
         metavar="REF",
     ),
 ]
@@ -44,7 +46,20 @@ def _size(n: int | None) -> str:
     raise AssertionError("unreachable")
 
 
+# Where each kind of row lives, as the table says it.
+WHERE = {
+    "catalog": "moot",
+    "registered": "registered",
+    "hf-cache": "hf cache",
+    "ollama": "Ollama",
+    "lmstudio": "LM Studio",
+    "llamacpp": "llama.cpp cache",
+}
+
+
 def _status(entry: store.ModelEntry) -> str:
+    if not entry.usable:  # the reason names files and folders: text, never markup
+        return f"[red]unusable:[/] {safe(entry.reason)}"
     if not entry.installed:
         return "[dim]not installed[/]"
     return {
@@ -56,26 +71,37 @@ def _status(entry: store.ModelEntry) -> str:
 
 @models_app.command("list")
 def list_(as_json: AsJson = False) -> None:
-    """Show the models moot knows and which are installed."""
+    """Show the models moot knows, and those Ollama, LM Studio and llama.cpp keep here."""
     entries = store.list_models()
     if as_json:
         rows = [{**vars(e), "path": str(e.path) if e.path else None} for e in entries]
         print(json.dumps(rows, indent=2))
         return
-    table = Table("id", "status", "size", "licence", "name")
+    table = Table("id", "status", "where", "size", "arch", "quant", "context", "licence", "name")
     table.columns[0].no_wrap = True
-    for e in entries:  # ids, names and licences come from files: shown as text, never markup
+    for e in entries:  # ids, names, licences and architectures come from files: shown as text
         mark = " [dim](default)[/]" if e.is_default else ""
         table.add_row(
             f"[bold]{safe(e.id)}[/]{mark}",
             _status(e),
+            WHERE.get(e.kind, e.kind),
             _size(e.size),
+            _architecture(e),
+            safe(e.quantisation or ""),
+            f"{e.context_length:,}" if e.context_length else "",
             safe(e.licence or ""),
             safe(e.name),
         )
     out.print(table)
     if any(e.installed and e.verified is None for e in entries):
         out.print("[dim]`moot models verify` checks the ones not verified yet.[/]")
+
+
+def _architecture(entry: store.ModelEntry) -> str:
+    shown = safe(entry.architecture or "")
+    if entry.loadable is False:
+        return f"{shown} [red](llama.cpp cannot load it)[/]"
+    return shown
 
 
 @models_app.command()
@@ -151,7 +177,8 @@ def verify(ref: Annotated[str | None, typer.Argument(metavar="[REF]")] = None) -
     if failed:
         raise ModelIntegrityError(
             f"{len(failed)} model(s) failed verification: {', '.join(failed)}",
-            hint="remove and pull them again: `moot models rm ID` then `moot models pull ID`",
+            hint="remove and pull them again: `moot models rm ID` then `moot models pull ID`; "
+            "fetch another tool's model again with that tool (e.g. `ollama pull NAME`)",
         )
     if not results:
         out.print("no models installed; `moot models pull smollm2-135m` fetches the default")

@@ -1,6 +1,7 @@
-"""Everything about model files: the catalog, the store, pulls from the hub and PyPI, checks.
+"""Everything about model files: the catalog, the store, pulls from the hub and PyPI, checks,
+and the models Ollama, LM Studio and llama.cpp keep here (used in place).
 
->>> moot.models.list()               # what moot knows and what is installed
+>>> moot.models.list()               # what moot knows, what is installed, what other tools have
 >>> moot.models.pull("smollm2-135m") # the only call that may reach a hub
 >>> moot.models.resolve("smollm2-135m").path   # offline: a verified local file
 >>> moot.models.check("smollm2-135m")          # offline, for dry runs: no weights read
@@ -18,15 +19,17 @@ if TYPE_CHECKING:
 
 
 def list() -> builtins.list[ModelEntry]:  # noqa: A001  (moot.models.list reads best)
-    """Every model moot knows of, installed or not, with where it lives and its size."""
+    """Every model moot knows of, installed or not, and every model Ollama, LM Studio and
+    llama.cpp's cache hold: where it lives, its size and what its header says."""
     from moot.models import store
 
     return store.list_models()
 
 
 def resolve(ref: str) -> ResolvedModel:
-    """The verified local file REF names (a catalog id, hf:OWNER/REPO/FILE.gguf, a path),
-    found offline; a ModelNotFoundError names the command that would get it."""
+    """The verified local file REF names (a catalog id, hf:OWNER/REPO/FILE.gguf, a path,
+    ollama:NAME[:TAG], lmstudio:PUBLISHER/MODEL[/FILE], llamacpp:FILE), found offline; a
+    ModelNotFoundError names the command that would get it."""
     from moot.models import store
 
     return store.resolve(ref)

@@ -161,7 +161,7 @@ def _check_regular(path: Path, mode: int) -> None:
         raise ModelIntegrityError(f"{path} is {kind}", hint="name a .gguf model file")
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=256)  # `moot models list` reads every model's header, dozens of them
 def _check_unchanged(path: Path, size: int, mtime_ns: int, inode: int) -> GGUFInfo:
     try:
         # O_NONBLOCK: a FIFO swapped in since the stat above is refused, not waited on.

@@ -30,14 +30,25 @@ class HubFile:
 
 def shards(repo: str, filename: str, revision: str = "main") -> tuple[HubFile, ...]:
     """FILENAME's files: every shard when it names the first of a split model, else itself."""
-    match = _SHARD.match(filename)
+    return tuple(HubFile(repo, name, revision) for name in split_names(filename))
+
+
+def split_names(filename: str) -> tuple[str, ...]:
+    """FILENAME, or every shard's name when it names the first of a split model
+    (`…-00001-of-00003.gguf`); the folder part of FILENAME is kept."""
+    head, _, name = filename.rpartition("/")
+    match = _SHARD.match(name)
     if match is None or int(match["index"]) != 1:
-        return (HubFile(repo, filename, revision),)
-    count = int(match["count"])
-    stem = match["stem"]
-    return tuple(
-        HubFile(repo, f"{stem}-{i:05d}-of-{count:05d}.gguf", revision) for i in range(1, count + 1)
-    )
+        return (filename,)
+    count, stem = int(match["count"]), match["stem"]
+    prefix = f"{head}/" if head else ""
+    return tuple(f"{prefix}{stem}-{i:05d}-of-{count:05d}.gguf" for i in range(1, count + 1))
+
+
+def is_later_shard(name: str) -> bool:
+    """Whether the file NAME is a split model's part other than the first."""
+    match = _SHARD.match(name)
+    return match is not None and int(match["index"]) != 1
 
 
 def cache_dir() -> Path:
@@ -119,8 +130,7 @@ def cached_gguf_files() -> dict[str, tuple[HubFile, Path]]:
         for path in sorted((folder / "snapshots").glob("*/**/*.gguf")):
             relative = path.relative_to(folder / "snapshots").parts
             filename = "/".join(relative[1:])
-            match = _SHARD.match(Path(filename).name)
-            if match is not None and int(match["index"]) != 1:
+            if is_later_shard(Path(filename).name):
                 continue  # listed through its first shard
             found.setdefault(f"hf:{repo}/{filename}", (HubFile(repo, filename), path))
     return found

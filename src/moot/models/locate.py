@@ -14,7 +14,7 @@ from typing import Any
 from moot.config import models_dir
 from moot.errors import ModelIntegrityError, ModelNotFoundError, MootError, UsageError
 from moot.inference.remote import is_remote_ref
-from moot.models import gguf_check, hub_cache, registry
+from moot.models import gguf_check, hub_cache, registry, stores
 from moot.models.catalog import CHAT_FORMATS, HfSource, ModelCard, PypiSource, load_catalog
 from moot.models.hub_cache import HubFile
 from moot.prompts import chat_template_problem
@@ -22,8 +22,8 @@ from moot.prompts import chat_template_problem
 HF_PREFIX = "hf:"
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")  # a scheme: a URL, never a file name
 REF_HINT = (
-    "name a catalog id (`moot models list`), hf:OWNER/REPO/FILE.gguf, a registered name "
-    "or a .gguf path"
+    "name a catalog id (`moot models list`), hf:OWNER/REPO/FILE.gguf, a registered name, "
+    f"a .gguf path, or a model of another tool's store: {stores.REF_FORMS}"
 )
 # Architectures whose chat format is unambiguous. "llama" is not here: SmolLM, Llama 2/3 and
 # Mistral all use it with different formats, and guessing wrong gives garbage silently.
@@ -55,10 +55,18 @@ class Target:
     hub: tuple[HubFile, ...] = ()
     path: Path | None = None
     registered: dict[str, Any] | None = None
+    store: stores.StoreRef | None = None  # a model of Ollama, LM Studio or llama.cpp's cache
+
+    @property
+    def users_own(self) -> bool:
+        """Whether the file is one the user brought (a path, a registered name, another
+        tool's store), not one moot downloaded: a bad header in it is bad input."""
+        return self.path is not None or self.store is not None
 
 
 def parse_ref(ref: str) -> Target:
-    """What REF names: hf: reference, catalog id, registered name or path (in that order)."""
+    """What REF names: a store's model (ollama:, lmstudio:, llamacpp:), hf: reference,
+    catalog id, registered name or path (in that order)."""
     ref = ref.strip()
     if not ref:
         raise UsageError("the model reference is empty", hint=REF_HINT)
@@ -66,8 +74,12 @@ def parse_ref(ref: str) -> Target:
         raise UsageError(
             f"{ref} is a server URL: it names no local model file",
             hint="a server URL goes to --model or --role directly; `moot models …` works on "
-            "catalog ids, hf: references, registered names and .gguf paths",
+            "catalog ids, hf: references, registered names, .gguf paths and the models of "
+            "Ollama, LM Studio and llama.cpp's cache",
         )
+    in_store = stores.parse(ref)
+    if in_store is not None:
+        return Target(id=ref, store=in_store)
     if ref.startswith(HF_PREFIX):
         return Target(id=ref, hub=hub_files(ref))
     catalog = load_catalog()
@@ -101,6 +113,8 @@ def hub_files(ref: str) -> tuple[HubFile, ...]:
 
 def find(target: Target) -> Located:
     """The target's files on disk and their expected sha256; ModelNotFoundError if absent."""
+    if target.store is not None:
+        return stores.find(target.store)
     pull_hint = f"download it first: `moot models pull {target.id}`"
     if target.path is not None:
         check_file(target.path, lambda: _missing_path(target))

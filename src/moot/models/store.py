@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -20,25 +20,21 @@ from moot.errors import (
 )
 from moot.inference.protocol import ResolvedModel
 from moot.inference.remote import is_remote_ref
-from moot.models import gguf_check, hub_cache, integrity, locate, pypi, registry
+from moot.models import (
+    architectures,
+    gguf_check,
+    hub_cache,
+    integrity,
+    locate,
+    pypi,
+    registry,
+    stores,
+)
 from moot.models.catalog import CHAT_FORMATS, HfSource, ModelCard, PypiSource, load_catalog
 from moot.models.hub_cache import HubFile
 from moot.models.hub_errors import download_error
-
-
-@dataclass(frozen=True)
-class ModelEntry:
-    """One row of `moot models list`."""
-
-    id: str
-    name: str
-    kind: str  # "catalog", "registered" or "hf-cache"
-    installed: bool
-    verified: bool | None  # None: present but not checked yet
-    size: int | None
-    path: Path | None
-    is_default: bool = False
-    licence: str | None = None
+from moot.models.listing import ModelEntry as ModelEntry  # `moot models list`'s rows
+from moot.models.listing import list_models
 
 
 @dataclass(frozen=True)
@@ -75,11 +71,13 @@ class Removal:
 
 
 def resolve(ref: str) -> ResolvedModel:
-    """Resolve REF (catalog id, hf:OWNER/REPO/FILE.gguf, registered name or .gguf path) offline.
+    """Resolve REF (catalog id, hf:OWNER/REPO/FILE.gguf, registered name, .gguf path, or
+    ollama:…, lmstudio:…, llamacpp:…) offline.
 
     Never touches the network. Every file gets a GGUF header check; its sha256 is compared
-    with the catalog's, the hub's ETag or the one recorded at `moot models add` (a stamp
-    keyed by size and mtime spares re-hashing an unchanged file).
+    with the catalog's, the hub's ETag, the one recorded at `moot models add` or the one an
+    Ollama blob is named by (a stamp keyed by size and mtime spares re-hashing an unchanged
+    file: each is hashed once).
     """
     return _resolve(locate.parse_ref(ref))[0]
 
@@ -88,7 +86,8 @@ def _resolve(target: locate.Target) -> tuple[ResolvedModel, gguf_check.GGUFInfo]
     files, expected = locate.find(target)
     with _users_file(target):
         headers = [gguf_check.check(path) for path in files]
-    digests = [_verify(target, path, want) for path, want in zip(files, expected, strict=True)]
+    with _users_file(target) if target.store else nullcontext():
+        digests = [_verify(target, p, want) for p, want in zip(files, expected, strict=True)]
     with _users_file(target):
         return _resolved(target, files, headers[0], digests[0]), headers[0]
 
@@ -100,7 +99,7 @@ def _users_file(target: locate.Target) -> Iterator[None]:
     try:
         yield
     except ModelIntegrityError as exc:
-        if target.path is None or isinstance(exc, locate.ModelFileError):
+        if not target.users_own or isinstance(exc, locate.ModelFileError):
             raise
         raise locate.ModelFileError(exc.message, hint=exc.hint) from None
 
@@ -125,7 +124,8 @@ def check(ref: str) -> ResolvedModel | None:
     digests = [integrity.read_stamp(path) for path in files]
     for path, got, want in zip(files, digests, expected, strict=True):
         if got is not None and want is not None and got != want:
-            raise ModelIntegrityError(
+            error = locate.ModelFileError if target.store else ModelIntegrityError
+            raise error(
                 f"{path} fails its checksum: sha256 {got}, expected {want}",
                 hint=_mismatch_hint(target),
             )
@@ -147,13 +147,17 @@ def check_server_url(ref: str) -> None:
 
 
 def _verify(target: locate.Target, path: Path, expected: str | None) -> str | None:
-    if target.path is not None and target.registered is None:
-        # A bare path has nothing to be compared with: hashing gigabytes would prove nothing.
+    bare = target.path is not None and target.registered is None
+    if bare or (target.store is not None and expected is None):
+        # Nothing to be compared with (a bare path, an LM Studio file): hashing gigabytes
+        # would prove nothing.
         return integrity.read_stamp(path)
     return integrity.verify_file(path, expected, hint=_mismatch_hint(target))
 
 
 def _mismatch_hint(target: locate.Target) -> str:
+    if target.store is not None:
+        return stores.mismatch_hint(target.store)
     if target.path is not None:
         return (
             "the file changed since it was registered: record it as it is now with "
@@ -169,6 +173,12 @@ def _resolved(
     digest: str | None,
 ) -> ResolvedModel:
     card = target.card
+    unfit = architectures.unfit(header)
+    if unfit is not None:
+        raise locate.ModelFileError(
+            f"{target.id} is {unfit.reason}",
+            hint="pick a model that writes text: `moot models list` shows which can debate",
+        )
     context = header.context_length or (card.context_length if card else None)
     if context is None:
         raise ModelIntegrityError(f"{files[0]}: the GGUF header states no context length")
@@ -200,6 +210,9 @@ def pull(ref: str, *, endpoint: str | None = None, progress: bool = True) -> Res
     its checks is kept.
     """
     target = locate.parse_ref(ref)
+    if target.store is not None:
+        # moot never downloads into another tool's store: a missing model says how to get it.
+        return resolve(ref)
     try:
         return resolve(ref)  # present and verified: no network at all
     except ModelNotFoundError:
@@ -367,57 +380,12 @@ def info(ref: str) -> ModelDetails:
     return ModelDetails(resolved=resolved, header=header, card=target.card, size=size)
 
 
-def list_models() -> list[ModelEntry]:
-    """Catalog models (installed or not), registered names and other GGUFs in the hub cache.
-
-    Offline and without hashing: `verified` reports the stamps an earlier check left.
-    """
-    catalog = load_catalog()
-    entries = [
-        _entry(
-            locate.Target(id=card.id, card=card), card.name, "catalog", card.id == catalog.default
-        )
-        for card in catalog.cards.values()
-    ]
-    for name, reg in registry.load().items():
-        target = locate.Target(id=name, path=Path(reg["path"]), registered=reg)
-        entries.append(_entry(target, name, "registered"))
-    in_catalog = {
-        (source.repo, name)
-        for card in catalog.cards.values()
-        for source in card.sources
-        if isinstance(source, HfSource)
-        for name in source.files
-    }
-    for ref, (f, _) in hub_cache.cached_gguf_files().items():
-        if (f.repo, f.filename) not in in_catalog:
-            entries.append(
-                _entry(locate.Target(id=ref, hub=locate.hub_files(ref)), f.filename, "hf-cache")
-            )
-    return entries
-
-
-def _entry(target: locate.Target, name: str, kind: str, is_default: bool = False) -> ModelEntry:
-    card = target.card
-    licence = card.licence if card else None
-    try:
-        files, expected = locate.find(target)
-    except ModelNotFoundError:
-        size = sum(card.size) if card and card.size else None
-        return ModelEntry(target.id, name, kind, False, None, size, None, is_default, licence)
-    stamps = [integrity.read_stamp(p) for p in files]
-    verified: bool | None = None
-    if all(stamps):
-        verified = all(want in (None, got) for got, want in zip(stamps, expected, strict=True))
-    size = sum(p.stat().st_size for p in files)
-    return ModelEntry(target.id, name, kind, True, verified, size, files[0], is_default, licence)
-
-
 def verify(ref: str | None = None) -> list[Verification]:
     """Re-hash REF's files (every installed model when None), ignoring stamps."""
     if ref is not None:
         return [_verify_all(locate.parse_ref(ref))]
-    return [_verify_all(locate.parse_ref(e.id)) for e in list_models() if e.installed]
+    installed = [e for e in list_models() if e.installed and e.path is not None]
+    return [_verify_all(locate.parse_ref(e.id)) for e in installed]
 
 
 def _verify_all(target: locate.Target) -> Verification:
@@ -440,6 +408,12 @@ def removable(ref: str) -> locate.Target:
     if name not in load_catalog().cards and registry.recorded(name):
         return locate.Target(id=name, registered={})  # forgotten even if its entry is malformed
     target = locate.parse_ref(ref)
+    if target.store is not None:
+        raise UsageError(
+            f"{target.id} is in {stores.title(target.store.kind)}, not a file moot downloaded; "
+            "moot leaves it alone",
+            hint=stores.remove_hint(target.store),
+        )
     if target.path is not None and target.registered is None:
         raise UsageError(
             f"{target.path} is not a file moot downloaded; moot leaves it alone",
