@@ -371,6 +371,12 @@ def test_a_model_that_writes_no_text_is_listed_but_not_offered(
     one_line_error(cli("run", MOTION, "--dry-run", "--model", "ollama:embed"), says)
     listed = cli("models", "list")
     assert f"unusable: {says}" in listed.stdout, listed.stdout
+    # A format that picks a model for itself (challenge's --effort) is never offered it.
+    from moot.settings import installed_models
+
+    ollama_model(ollama_root(home), "talker", data=gguf(arch="qwen3"))
+    picked = dict(installed_models())
+    assert "ollama:talker:latest" in picked and "ollama:embed:latest" not in picked
 
 
 @pytest.mark.parametrize(

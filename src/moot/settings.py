@@ -119,10 +119,11 @@ class DebateSetup:
 
 
 def installed_models() -> tuple[tuple[str, int], ...]:
-    """(model id, size in bytes) of every model installed here, for formats that pick one."""
+    """(model id, size in bytes) of every model installed here that can debate, for formats
+    that pick one (an embedding model in another tool's store is listed, never picked)."""
     from moot.models import store
 
-    return tuple((m.id, m.size or 0) for m in store.list_models() if m.installed)
+    return tuple((m.id, m.size or 0) for m in store.list_models() if m.installed and m.usable)
 
 
 def option_name(param: str) -> str:
