@@ -9,9 +9,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import bench_compliance  # noqa: E402
 import bench_formats  # noqa: E402
 import bench_inference  # noqa: E402
 import bench_oxford  # noqa: E402
+import bench_stores  # noqa: E402
 
 
 def main() -> None:
@@ -19,6 +21,8 @@ def main() -> None:
     bench_inference.run(results)
     bench_oxford.run(results)
     bench_formats.run(results)
+    bench_compliance.run(results)
+    bench_stores.run(results)
     print(json.dumps(results, indent=2, ensure_ascii=False))
 
 
