@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from moot.inference.decoding import (
+    CLOSE_ROOM,
     RANDOM_SEED,
     TOP_K,
+    DecodePlan,
     PrefixIndex,
+    ReplyBudget,
     SessionCache,
     Snapshot,
     TextStream,
     common_prefix,
+    fit_thinking,
     fold_system,
     partial_stop,
     plan_decode,
     range_rule,
 )
 from moot.inference.protocol import ChatRequest, Sampling, messages
+from moot.inference.reasoning import HARMONY_FINAL, split
 
 
 def request(**sampling: object) -> ChatRequest:
@@ -240,3 +247,213 @@ def test_prefix_index_drops_empty_pieces_and_keeps_the_tokens_it_is_told_to() ->
     index = PrefixIndex([b"a", b"", b"\0b", b"ab"], always=[3])
     kept = index.narrow(lambda after, tokens: [True] * len(tokens), limit=10)
     assert kept == [0, 3]  # 3 untested, whatever its text
+
+
+# -- reasoning: the decode loop keeps thinking within its budget -----------------------------
+
+
+class FakeRuntime:
+    """A vocabulary of whole words and the sequence fed so far: enough of a Runtime for the
+    decode loop, with no model."""
+
+    VOCAB = ("<eog>", "<think>", "</think>", "\n\n", "hm ", "Cars ", "pollute. ", "<|channel|>",
+             "analysis", "<|message|>", "<|end|>", "<|start|>", "assistant", "final")  # fmt: skip
+
+    def __init__(self) -> None:
+        self.fed: list[int] = []
+        self.llm = type("Llm", (), {"_input_ids": []})()
+
+    def is_eog(self, token: int) -> bool:
+        return token == 0
+
+    def text_piece(self, token: int) -> bytes:
+        return self.VOCAB[token].encode()
+
+    def step(self, token: int) -> None:
+        self.fed.append(token)
+
+    def tokenize(self, text: str) -> list[int]:
+        tokens = []
+        while text:
+            word = max((w for w in self.VOCAB if text.startswith(w)), key=len)
+            tokens.append(self.VOCAB.index(word))
+            text = text[len(word) :]
+        return tokens
+
+
+class Ponderer:
+    """A sampler for a model that thinks until its block is closed for it, then answers
+    `answer` words (forever when None) and ends."""
+
+    def __init__(self, rt: FakeRuntime, *, opens: str = "<think>", answer: int | None = 2):
+        self.rt, self.opens, self.answer = rt, opens, answer
+        self.learned: list[int] = []
+        self.fallbacks = 0
+
+    def __call__(self, rt: FakeRuntime, plan: DecodePlan, *, context: object) -> Ponderer:
+        return self
+
+    def sample(self) -> int:
+        said = [self.rt.VOCAB[t] for t in self.rt.fed]
+        if not said and self.opens:
+            return self.rt.VOCAB.index(self.opens)
+        if "</think>" not in said and "final" not in said:
+            return self.rt.VOCAB.index("hm ")
+        answered = sum(w in ("Cars ", "pollute. ") for w in said)
+        if self.answer is not None and answered >= self.answer:
+            return 0
+        return self.rt.VOCAB.index("pollute. " if answered % 2 else "Cars ")
+
+    def accept(self, token: int) -> bool:
+        return False
+
+    def learn(self, token: int) -> None:
+        self.learned.append(token)
+
+    def free(self) -> None:
+        pass
+
+
+def run_decode(
+    think_budget: int | None, *, max_tokens: int = 10, opened: str = "", **kw: Any
+) -> tuple[str, int, str, FakeRuntime, Ponderer, list[str]]:
+    from moot.inference.llama.decode import decode
+
+    rt = FakeRuntime()
+    sampler = Ponderer(rt, **kw)
+    plan = plan_decode(
+        ChatRequest(
+            messages=messages(("user", "hi")),
+            sampling=Sampling(max_tokens=max_tokens),
+            think_budget=think_budget,
+        )
+    )
+    plan = fit_thinking(plan, spare=10_000, opened=opened)
+    pieces: list[str] = []
+    text, n_out, finish, _ = decode(
+        rt,
+        plan,
+        pieces.append,
+        start=0.0,
+        deadline=None,
+        model_id="m",
+        make_sampler=sampler,  # type: ignore[arg-type]
+    )
+    return text, n_out, finish, rt, sampler, pieces
+
+
+def test_a_think_block_past_its_budget_is_closed_in_the_sequence_and_the_model_answers() -> None:
+    text, n_out, finish, rt, sampler, pieces = run_decode(5)
+    reasoning, answer = split(text)
+    assert reasoning == "hm hm hm hm"  # <think> and four words: five tokens of reasoning
+    assert answer == "Cars pollute."
+    closer = rt.tokenize("</think>\n\n")
+    assert rt.fed[5:7] == closer and sampler.learned == closer  # fed, not drawn
+    assert "".join(pieces) == text and finish == "stop"
+    assert n_out == 5 + 2 + 2
+
+
+def test_the_answer_has_max_tokens_of_its_own_beside_the_reasoning() -> None:
+    text, _, finish, *_ = run_decode(30, max_tokens=6, answer=None)
+    reasoning, answer = split(text)
+    assert len(reasoning.split()) == 29 and len(answer.split()) == 6
+    assert finish == "length"
+
+
+def test_without_a_think_budget_reasoning_shares_max_tokens_as_before() -> None:
+    text, n_out, finish, rt, *_ = run_decode(None, max_tokens=8)
+    assert split(text) == ("hm hm hm hm hm hm hm", "") and n_out == 8 and finish == "length"
+    assert rt.VOCAB.index("</think>") not in rt.fed
+
+
+def test_a_block_the_prompt_opened_is_told_to_the_listener_and_closed_at_its_budget() -> None:
+    text, _, _, rt, _, pieces = run_decode(3, opened="<think>", opens="")
+    assert pieces[0] == "<think>"
+    assert split(text) == ("hm hm hm", "Cars pollute.")
+
+
+def test_harmony_reasoning_is_switched_to_the_final_channel_at_its_budget() -> None:
+    rt = FakeRuntime()
+    seq = [rt.VOCAB.index(w) for w in ("<|channel|>", "analysis", "<|message|>")]
+
+    class Analyst(Ponderer):
+        def sample(self) -> int:
+            n = len(self.rt.fed)
+            return seq[n] if n < len(seq) else super().sample()
+
+    from moot.inference.llama.decode import decode
+
+    sampler = Analyst(rt, opens="", answer=1)
+    plan = fit_thinking(
+        plan_decode(ChatRequest(messages=messages(("user", "hi")), think_budget=6)), spare=999
+    )
+    text, *_ = decode(rt, plan, None, start=0.0, deadline=None, model_id="m", make_sampler=sampler)  # type: ignore[arg-type]
+    assert split(text) == ("hm hm hm", "Cars")
+    assert rt.tokenize(HARMONY_FINAL) == rt.fed[6 : 6 + len(rt.tokenize(HARMONY_FINAL))]
+
+
+def test_the_think_budget_fits_the_context_and_a_grammar_has_none() -> None:
+    plan = plan_decode(ChatRequest(messages=messages(("user", "hi")), think_budget=1000))
+    assert (plan.think_budget, plan.think_room) == (1000, 1000 + CLOSE_ROOM)
+    tight = fit_thinking(plan, spare=200)
+    assert tight.think_budget == 200 - CLOSE_ROOM and tight.think_room == 200
+    assert fit_thinking(plan, spare=3).think_budget == 0
+    assert plan_decode(request(), grammar='root ::= "x"').think_budget is None
+    grammar = plan_decode(
+        ChatRequest(messages=messages(("user", "hi")), think_budget=9), grammar='root ::= "x"'
+    )
+    assert grammar.think_budget is None and grammar.think_room == 0
+    budget = ReplyBudget(tight)
+    for _ in range(tight.think_budget):
+        budget.count(thinking=True)
+    assert budget.thought_enough and not budget.spent
+
+
+# -- reasoning: thinking off, as the chat template is told ---------------------------------
+
+QWEN3 = (
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+    "<|im_start|>assistant\n"
+    "{% if enable_thinking is defined and enable_thinking is false %}"
+    "<think>\n\n</think>\n\n{% endif %}"
+)
+R1 = (
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+    "<|im_start|>assistant\n<think>\n"
+)
+SOFT = "{% for m in messages %}{{ m.content }}\n{% endfor %}<think>is known</think>>>"
+
+
+def formatted(template: str, **ask: Any) -> tuple[str, str]:
+    from moot.inference.llama import LlamaCppModel
+    from moot.inference.llama.model import _TemplateFormatter
+
+    model = LlamaCppModel.__new__(LlamaCppModel)  # the prompt needs no weights
+    model._formatter = _TemplateFormatter(template, eos_token="<|im_end|>", bos_token="")
+    chat = ChatRequest(messages=messages(("user", "Speak.")), **ask)
+    prompt, _, _, opened = model._format_prompt(chat)
+    return prompt, opened
+
+
+def test_thinking_off_is_asked_of_the_template_or_the_block_is_closed_in_the_prompt() -> None:
+    on, opened = formatted(QWEN3, think_budget=50)
+    assert on.endswith("<|im_start|>assistant\n") and not opened
+    off, opened = formatted(QWEN3, think_budget=0)
+    assert off.endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n") and not opened
+    r1_on, opened = formatted(R1, think_budget=50)
+    assert r1_on.endswith("<think>") and opened == "<think>"
+    r1_off, opened = formatted(R1, think_budget=0)
+    assert r1_off.endswith("assistant\n<think></think>\n\n") and not opened
+    assert "/no_think" not in r1_off  # closed in the prompt: the model is told nothing
+    # A structured reply's grammar starts at the first token: thinking is off for it too.
+    from pydantic import BaseModel
+
+    class Reply(BaseModel):
+        x: int
+
+    judged, opened = formatted(R1, reply_schema=Reply)
+    assert judged == r1_off and not opened
+    # A template that knows think blocks but not enable_thinking: Qwen3's own words.
+    soft, _ = formatted(SOFT, think_budget=0)
+    assert soft.startswith("Speak.\n/no_think\n")
+    assert formatted(SOFT, think_budget=9)[0].startswith("Speak.\n<think>")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from pydantic import BaseModel, Field
@@ -12,7 +13,14 @@ from pydantic import BaseModel, Field
 from moot.errors import CallTimeoutError, ContextOverflowError, ModelNotFoundError, MootError
 from moot.inference.decoding import TextStream
 from moot.inference.llama import LlamaCppModel, schema_to_gbnf
-from moot.inference.protocol import ChatRequest, ResolvedModel, Sampling, chat_structured, messages
+from moot.inference.protocol import (
+    ChatRequest,
+    Completion,
+    ResolvedModel,
+    Sampling,
+    chat_structured,
+    messages,
+)
 from moot.models import store
 
 pytestmark = pytest.mark.real
@@ -301,3 +309,60 @@ def test_a_redraw_picks_what_masking_the_whole_vocabulary_would(model_id: str) -
         narrowed.free()
     model.close()
     assert redraws > 40
+
+
+# A ChatML template that opens a think block for the model, as DeepSeek-R1's and QwQ's do.
+OPENS_THINKING = (
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n<think>\n{% endif %}"
+)
+
+
+class OpensThinking(LlamaCppModel):
+    """SmolLM2 under a template that opens a think block in every reply; its thinking kept
+    short (a 135M model would ramble to the end of its room), every request kept."""
+
+    def __init__(self, resolved: ResolvedModel) -> None:
+        from moot.inference.llama.model import _TemplateFormatter
+
+        super().__init__(resolved, n_ctx=2048)
+        self._formatter = _TemplateFormatter(OPENS_THINKING, eos_token="<|im_end|>", bos_token="")
+        self.requests: list[ChatRequest] = []
+
+    def chat(self, request: ChatRequest, *, on_text: object = None) -> Completion:  # type: ignore[override]
+        self.requests.append(request)
+        if request.think_budget:
+            request = request.model_copy(update={"think_budget": 24})
+        return super().chat(request, on_text=on_text)  # type: ignore[arg-type]
+
+
+def test_a_template_that_opens_a_think_block_keeps_the_reasoning_from_every_other_seat(
+    tmp_path: Path,
+) -> None:
+    from moot.runner import Debate
+    from moot.settings import prepare, settings
+
+    model = OpensThinking(resolve_installed("smollm2-135m"))
+    try:
+        chosen = settings(motion="cities should ban cars", seed=3, params={"max_rounds": 3})
+        setup = prepare(chosen, out_dir=tmp_path / "out")
+        result = Debate(setup, model_factory=lambda ref: model).run()
+    finally:
+        model.close()
+    turns = result.transcript.turns
+    assert all(
+        t.data is not None for t in turns if t.role == "judge"
+    )  # grammar after a closed block
+    speeches = [t for t in turns if t.data is None]
+    thought = [t for t in speeches if t.reasoning and len(t.reasoning) >= 20]
+    assert thought, [t.reasoning for t in speeches]
+    sent = [m.content for r in model.requests for m in r.messages]
+    for turn in speeches:
+        assert "<think>" not in turn.text and "</think>" not in turn.text
+    for turn in thought:
+        assert turn.reasoning is not None
+        assert not any(turn.reasoning in content for content in sent)
+    first = speeches[0]
+    opponent = next(r for r in model.requests if r.session == "opposition")
+    if first.text:
+        assert first.text in opponent.messages[-1].content

@@ -212,3 +212,55 @@ def test_sse_events_and_ref_splitting() -> None:
     assert list(sse_events(iter(lines))) == [{"a": 1}]
     assert split_ref("http://h:8000/v1/#qwen") == ("http://h:8000/v1", "qwen")
     assert split_ref("http://h:8000/v1") == ("http://h:8000/v1", None)
+
+
+# -- reasoning ------------------------------------------------------------------------------
+
+
+def test_request_body_gives_the_think_budget_room_and_asks_thinking_off() -> None:
+    thinking = ask("Speak.", max_tokens=100).model_copy(update={"think_budget": 300})
+    body = request_body(thinking, model="m", dialect=None)
+    assert body["max_tokens"] == 400 and "chat_template_kwargs" not in body
+    off = ask("Speak.", max_tokens=100).model_copy(update={"think_budget": 0})
+    body = request_body(off, model="m", dialect=None)
+    assert body["max_tokens"] == 100
+    assert body["chat_template_kwargs"] == {"enable_thinking": False}
+    assert body["messages"][-1]["content"] == "Speak."
+    switched = request_body(off, model="m", dialect=None, soft_switch=True)
+    assert switched["messages"][-1]["content"] == "Speak.\n/no_think"
+    assert switched["messages"][0]["content"] == "You are a debater."
+    assert request_body(ask("Speak."), model="m", dialect=None)["max_tokens"] == 32
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
+def test_reasoning_in_a_field_of_its_own_is_kept_apart_from_the_answer(
+    httpserver: HTTPServer, field: str
+) -> None:
+    body = sse(
+        {"choices": [{"delta": {field: "I plan "}}]},
+        {"choices": [{"delta": {field: "quietly."}}]},
+        {"choices": [{"delta": {"content": "Cars "}}]},
+        {"choices": [{"delta": {"content": "pollute."}, "finish_reason": "stop"}]},
+    )
+    httpserver.expect_request("/v1/chat/completions").respond_with_data(
+        body, content_type="text/event-stream"
+    )
+    pieces: list[str] = []
+    completion = OpenAICompatModel(httpserver.url_for("/v1"), "m").chat(
+        ask("Speak."), on_text=pieces.append
+    )
+    assert (completion.text, completion.reasoning) == ("Cars pollute.", "I plan quietly.")
+    assert "".join(pieces) == "<think>I plan quietly.</think>Cars pollute."
+
+
+def test_a_think_block_in_the_content_and_an_unstreamed_reply_are_split_too(
+    httpserver: HTTPServer,
+) -> None:
+    whole = {
+        "choices": [{"message": {"content": "<think>Plan.</think>\n\nCars pollute."}}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 7},
+    }
+    httpserver.expect_request("/v1/chat/completions").respond_with_json(whole)
+    completion = OpenAICompatModel(httpserver.url_for("/v1"), "m").chat(ask("Speak."))
+    assert (completion.text, completion.reasoning) == ("Cars pollute.", "Plan.")
+    assert completion.completion_tokens == 7

@@ -69,6 +69,10 @@ def physical_cores() -> int:
 
 # -- settings of one run -----------------------------------------------------------------
 
+# Tokens a speaker may think before it speaks, beside the speech's own budget: enough for a
+# plan, not for an essay (Qwen3 runs to thousands when left alone).
+THINK_BUDGET = 1024
+
 # Seeds are what llama.cpp takes: an unsigned 32-bit number. One rule for debates and tournaments.
 MAX_SEED = 2**32 - 1
 Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
@@ -85,6 +89,8 @@ class RunSettings(BaseModel):
     # Seconds one model call may take: at most a day.
     call_timeout_s: float | None = Field(default=240.0, gt=0, le=86_400, allow_inf_nan=False)
     dry_run: bool = False  # scripted models: checks the set-up and the prompts, loads nothing
+    # Tokens a speech may think, beside max_tokens; 0: thinking off where the model allows it.
+    think_budget: int = Field(default=THINK_BUDGET, ge=0, le=32_768)
 
 
 # -- per-format parameters --------------------------------------------------------------

@@ -34,7 +34,8 @@ from moot.checks import (
     opening_problem,
     voice_for,
 )
-from moot.errors import DegenerateReplyError, MootError
+from moot.config import THINK_BUDGET
+from moot.errors import DegenerateReplyError, MootError, ReasoningOnlyError
 from moot.events import Event, Listener, Notice, Scored, Stopped, Token, TurnFinished, TurnStarted
 from moot.inference.protocol import (
     ChatModel,
@@ -45,6 +46,7 @@ from moot.inference.protocol import (
     chat_structured,
 )
 from moot.inference.protocol import degeneracy as find_degeneracy
+from moot.inference.reasoning import Splitter
 from moot.prompts import PromptPack
 from moot.transcript import Journal, Transcript, Turn
 
@@ -113,11 +115,16 @@ class _Stream:
         self._show = show
         self._limit = limit
         self._question = question  # held back whole: the question may not be its first sentence
-        self._vet = vet
+        self._vet = self._vetting = vet
         self._voice = voice
         self._text = ""
         self._shown = 0
         self.rejected: str | None = None
+
+    def restart(self) -> None:
+        """What the stream took for the speech was the model's reasoning after all (a think
+        block the chat template opened, found closed only now): the speech starts afresh."""
+        self._text, self._shown, self.rejected, self._vet = "", 0, None, self._vetting
 
     def _view(self, text: str, *, final: bool = False) -> tuple[str, list[str], bool]:
         """What of TEXT may be shown, what was cleaned out, and whether it was cut where the
@@ -179,6 +186,29 @@ class _Stream:
         return fitted, cleaned
 
 
+class _Reply:
+    """A reply's stream told apart: its reasoning goes to the live view flagged as such and
+    nowhere else; its answer goes on to the speech's stream, which may stop the model."""
+
+    def __init__(self, role: str, emit: Callable[[Event], None], answer: _Stream) -> None:
+        self._role, self._emit, self._answer = role, emit, answer
+        self._splitter = Splitter()
+
+    def __call__(self, piece: str) -> bool:
+        for kind, text in self._splitter.feed(piece):
+            if kind == "retract":
+                self._answer.restart()
+            if kind != "answer":
+                self._emit(Token(self._role, text, reasoning=True))
+            elif self._answer(text):
+                return True
+        return False
+
+
+def _all_reasoning(completion: Completion) -> bool:
+    return not completion.text.strip() and bool(completion.reasoning.strip())
+
+
 def derive_seed(seed: int, *parts: object) -> int:
     """A 31-bit seed from the debate seed and a position: stable across runs and machines."""
     key = ":".join(str(p) for p in (seed, *parts)).encode()
@@ -198,6 +228,7 @@ class Engine:
         listeners: list[Listener] | None = None,
         max_tokens_cap: int | None = None,
         call_timeout_s: float | None = None,
+        think_budget: int = THINK_BUDGET,
         ask: Callable[[str], str] | None = None,
         replay: list[dict[str, Any]] | None = None,
     ) -> None:
@@ -208,6 +239,9 @@ class Engine:
         self.listeners = listeners or []
         self.max_tokens_cap = max_tokens_cap
         self.call_timeout_s = call_timeout_s
+        # Tokens a speech may think beside its own budget (0: thinking off); structured
+        # replies never think: their grammar holds them to JSON from the first token.
+        self.think_budget = think_budget
         self._ask = ask
         # Resuming: the journal's records. Finished turns are reused verbatim, never
         # regenerated, and nothing already in the journal is written to it again.
@@ -285,6 +319,7 @@ class Engine:
         attempt: int,
         *,
         structured: bool = False,
+        think_budget: int | None = None,
     ) -> ChatRequest:
         index = len(self.transcript.turns)
         free = structured is False
@@ -301,6 +336,7 @@ class Engine:
             sampling=sampling,
             session=role.name,
             timeout_s=self.call_timeout_s,
+            think_budget=0 if structured else think_budget,
         )
 
     def speak(
@@ -330,21 +366,35 @@ class Engine:
         variables["round"] = round
         prior = self._replayed(index, role_name, step)
         if prior is not None:
+            if prior.reasoning:
+                self.emit(Token(role_name, prior.reasoning, reasoning=True))
             self.emit(Token(role_name, prior.text))
             return self._reuse(prior, label)
-        note = None
         others = [t.text for t in self.transcript.turns if t.role != role_name and t.data is None]
         voice = voice_for(role_name, self.language, others, self.transcript.motion)
-        for attempt in range(2):
-            request = self._request(role, step, variables, max_tokens, attempt)
+        # One draw again for a reply that opens wrongly or is degenerate; one with thinking
+        # off for a reply that is all reasoning. The attempt numbers the seed.
+        think, attempt = self.think_budget, 0
+        redrawn = rethought = False
+        while True:
+            request = self._request(role, step, variables, max_tokens, attempt, think_budget=think)
             show = lambda text: self.emit(Token(role.name, text))  # noqa: E731
-            stream = _Stream(show, limit, one_question, vet=attempt == 0, voice=voice)
-            completion, note = self._call_free(role, request, stream)
+            stream = _Stream(show, limit, one_question, vet=not redrawn, voice=voice)
+            completion, note = self._call_free(role, request, _Reply(role.name, self.emit, stream))
             problem = note or stream.rejected
             if problem is None:
                 break
-            if attempt == 0:
+            attempt += 1
+            if _all_reasoning(completion):
+                if rethought:
+                    break
+                think, rethought = 0, True
+                self.notice(f"{label}: {problem}; asking again with thinking off", "warn")
+            elif not redrawn:
+                redrawn = True
                 self.notice(f"{label}: {problem}; asking again", "warn")
+            else:
+                break
         if note:
             self.notice(f"{label}: {note}; kept as it is", "warn")
         turn = self._turn(index, round, role, step, request, completion, accepted, note)
@@ -364,11 +414,15 @@ class Engine:
     def _call_free(
         self, role: Role, request: ChatRequest, on_text: Callable[[str], bool]
     ) -> tuple[Completion, str | None]:
+        """The reply, and what makes it degenerate (empty, repeated, all reasoning) if so."""
         try:
             completion = role.model.chat(request, on_text=on_text)
         except DegenerateReplyError as exc:
             spent = exc.completion if isinstance(exc.completion, Completion) else None
             return spent or Completion(text=exc.raw), f"degenerate reply: {exc.message}"
+        if _all_reasoning(completion):
+            only = ReasoningOnlyError(reasoning=completion.reasoning)
+            return completion, f"degenerate reply: {only.message}"
         reason = find_degeneracy(completion.text)
         return completion, (f"degenerate reply: {reason}" if reason else None)
 
@@ -438,6 +492,7 @@ class Engine:
             temperature=role.temperature,
             seed=request.sampling.seed,
             text=completion.text.strip(),
+            reasoning=completion.reasoning.strip() or None,
             prompt_tokens=completion.prompt_tokens,
             completion_tokens=completion.completion_tokens,
             cached_tokens=completion.cached_tokens,

@@ -65,6 +65,16 @@ class DegenerateReplyError(MootError):
         self.completion = completion  # the llm.Completion, with what the reply cost
 
 
+class ReasoningOnlyError(DegenerateReplyError):
+    """A reply that is all reasoning and no answer: the model thought aloud and never answered
+    (its think block unclosed, or closed with nothing after it)."""
+
+    def __init__(self, *, reasoning: str, completion: object = None) -> None:
+        super().__init__("the reply is all reasoning and no answer", raw="", completion=completion)
+        self.hint = "turn thinking off with --think-budget 0, or give it more with --think-budget"
+        self.reasoning = reasoning
+
+
 class CallTimeoutError(MootError, TimeoutError):
     """A model call that ran past its time limit."""
 

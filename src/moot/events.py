@@ -34,8 +34,12 @@ class TurnStarted:
 
 @dataclass(frozen=True)
 class Token:
+    """A piece of a speech as it streams; `reasoning`: of the thinking before it, which the
+    live view shows dimmed (or not at all) and nothing else ever reads."""
+
     role: str
     text: str
+    reasoning: bool = False
 
 
 @dataclass(frozen=True)

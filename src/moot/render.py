@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.markup import escape
 
+from moot.checks import length_units
 from moot.engine import Event, Notice, Scored, Stopped, Token, TurnFinished, TurnStarted
 
 _STYLES = {
@@ -24,8 +25,17 @@ _STYLES = {
 _CLOSING = ("rebuttal", "verdict", "brief")
 
 
+# A speaker's reasoning is folded into one dim line: a mark of progress every so many pieces,
+# then its length and how it ended.
+_THOUGHT_DOT = 50
+_THOUGHT_TAIL = 60
+
+
 class LiveView:
-    """Prints each step as it happens: a labelled header, the streamed speech, the score bar."""
+    """Prints each step as it happens: a labelled header, the streamed speech, the score bar.
+
+    A speaker's reasoning (Token.reasoning) is folded into one dim line, or left out with
+    `hide_reasoning`."""
 
     def __init__(
         self,
@@ -34,13 +44,16 @@ class LiveView:
         quiet: bool = False,
         round_label: str = "Round {n}",
         units: str = "words",
+        hide_reasoning: bool = False,
     ):
         self.console = console
         self.quiet = quiet
         self.round_label = round_label
         self.units = units  # what a length limit counts: words, or 字
+        self.hide_reasoning = hide_reasoning
         self._round: int | None = 0
         self._streaming = False
+        self._thought: list[str] = []  # the reasoning of the turn under way, folded
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, Notice):
@@ -50,8 +63,7 @@ class LiveView:
         elif isinstance(event, TurnStarted):
             self._started(event)
         elif isinstance(event, Token):
-            self.console.file.write(printable(event.text))
-            self.console.file.flush()
+            self._token(event)
         elif isinstance(event, TurnFinished):
             self._finished(event)
         elif isinstance(event, Scored):
@@ -59,7 +71,34 @@ class LiveView:
         elif isinstance(event, Stopped):
             self.console.print()
 
+    def _token(self, event: Token) -> None:
+        if event.reasoning:
+            if not self.hide_reasoning:
+                self._think(event.text)
+            return
+        self._fold()
+        self.console.file.write(printable(event.text))
+        self.console.file.flush()
+
+    def _think(self, text: str) -> None:
+        if not self._thought:
+            self.console.print("[dim]thinking…[/]", end="", highlight=False)
+        self._thought.append(text)
+        if len(self._thought) % _THOUGHT_DOT == 0:
+            self.console.print("[dim].[/]", end="", highlight=False)
+
+    def _fold(self) -> None:
+        """End the folded line of reasoning: how long it was and how it ended."""
+        if not self._thought:
+            return
+        thought = " ".join("".join(self._thought).split())
+        self._thought = []
+        tail = thought if len(thought) <= _THOUGHT_TAIL else "…" + thought[-_THOUGHT_TAIL:]
+        size = f"{length_units(thought)} {self.units}"
+        self.console.print(f"[dim] {size} · {safe(tail)}[/]", highlight=False)
+
     def _started(self, event: TurnStarted) -> None:
+        self._fold()
         if event.round is None or event.step in _CLOSING:
             if self._round is not None:  # after the rounds: a plain rule, once
                 self._round = None
@@ -75,7 +114,9 @@ class LiveView:
 
     def _finished(self, event: TurnFinished) -> None:
         turn = event.turn
-        if self._streaming:
+        if self._thought:
+            self._fold()  # all reasoning, no speech: the fold ends the line
+        elif self._streaming:
             self.console.file.write("\n")
         stats = f"{turn.completion_tokens} tokens · {turn.duration_ms / 1000:.1f} s"
         if turn.limit is not None:

@@ -52,6 +52,9 @@ class Turn(BaseModel):
     cut: bool = False
     flags: list[str] = Field(default_factory=list)
     data: dict[str, Any] | None = None  # a structured reply, validated
+    # What the model thought before it answered: kept beside the turn, never shown to another
+    # seat (every prompt is built from `text`). None: it did not think aloud.
+    reasoning: str | None = None
 
 
 class ModelInfo(BaseModel):

@@ -29,6 +29,7 @@ from moot.cli.options import (
     Seed,
     run_settings,
 )
+from moot.config import THINK_BUDGET
 from moot.errors import UsageError
 from moot.formats import get_format
 from moot.formats.oxford.flow import EXAMPLE_MOTIONS, label
@@ -85,6 +86,17 @@ def run(
         typer.Option("--continue", help="adversarial: follow up on a saved transcript."),
     ] = None,
     call_timeout: CallTimeout = 240.0,
+    think_budget: Annotated[
+        int,
+        typer.Option(
+            help="Tokens a speaker may think before it speaks, beside the speech's own "
+            "(0 = thinking off where the model allows it).",
+        ),
+    ] = THINK_BUDGET,
+    hide_reasoning: Annotated[
+        bool,
+        typer.Option("--hide-reasoning", help="Show nothing of what the speakers think."),
+    ] = False,
     no_save: Annotated[
         bool, typer.Option("--no-save", help="Write nothing to disk: the debate is only shown.")
     ] = False,
@@ -130,6 +142,7 @@ def run(
             gpu_layers=gpu_layers,
             max_tokens=max_tokens,
             call_timeout_s=call_timeout,
+            think_budget=think_budget,
             dry_run=dry_run,
         ),
     )
@@ -143,7 +156,7 @@ def run(
         setup, save=folder is not None, ask=_asker(console) if interactive else None
     )
     try:
-        _run(debate, console, quiet=quiet)
+        _run(debate, console, quiet=quiet, hide_reasoning=hide_reasoning)
     except BaseException:
         if folder:
             folder.release()  # a debate that wrote nothing leaves nothing behind
@@ -190,10 +203,16 @@ def replay(
     raise typer.Exit(1)
 
 
-def _run(debate: Debate, console: Console, *, quiet: bool) -> None:
+def _run(debate: Debate, console: Console, *, quiet: bool, hide_reasoning: bool = False) -> None:
     setup = debate.setup
     units = "字" if setup.language == "zh" else "words"
-    view = LiveView(console, quiet=quiet, round_label=label(setup.language, "round"), units=units)
+    view = LiveView(
+        console,
+        quiet=quiet,
+        round_label=label(setup.language, "round"),
+        units=units,
+        hide_reasoning=hide_reasoning,
+    )
     try:
         result = debate.run(on_event=view)
     except KeyboardInterrupt:

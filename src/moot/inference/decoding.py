@@ -5,7 +5,7 @@ from __future__ import annotations
 import codecs
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from moot.inference.protocol import ChatRequest, OnText
@@ -28,6 +28,12 @@ class DecodePlan:
     grammar: str | None  # GBNF, when the request asks for a reply schema
     repeat_penalty: float = 1.0
     dry: float = 0.0
+    # Reasoning: tokens it may take beside max_tokens (None: it shares max_tokens), what the
+    # reply may take beyond max_tokens in all (the reasoning and closing it), and the think
+    # tag the prompt ends with, if it opened the block.
+    think_budget: int | None = None
+    think_room: int = 0
+    opened: str = ""
 
     @property
     def penalises(self) -> bool:
@@ -49,6 +55,8 @@ def plan_decode(
     stops = tuple(dict.fromkeys(x for x in (*s.stop, *format_stops) if x))
     # Modulo keeps a user's seed off RANDOM_SEED, which would mean "random".
     seed = RANDOM_SEED if s.seed is None else s.seed % RANDOM_SEED
+    # A grammar holds the reply to JSON from its first token: there is no reasoning to budget.
+    think = None if grammar is not None else request.think_budget
     return DecodePlan(
         temperature=s.temperature,
         top_p=s.top_p,
@@ -59,7 +67,52 @@ def plan_decode(
         grammar=grammar,
         repeat_penalty=s.repeat_penalty,
         dry=s.dry,
+        think_budget=think,
+        think_room=0 if think is None else think + CLOSE_ROOM,
     )
+
+
+# Tokens kept for closing a think block the budget cut short ("</think>" and a blank line, or
+# Harmony's switch to the final channel).
+CLOSE_ROOM = 16
+
+
+def fit_thinking(plan: DecodePlan, *, spare: int, opened: str = "") -> DecodePlan:
+    """PLAN with its reasoning kept within SPARE tokens (the context left beyond the prompt and
+    max_tokens), and the think tag the prompt opened."""
+    if plan.think_budget is None:
+        return replace(plan, opened=opened)
+    budget = min(plan.think_budget, max(0, spare - CLOSE_ROOM))
+    return replace(plan, think_budget=budget, think_room=min(plan.think_room, spare), opened=opened)
+
+
+@dataclass
+class ReplyBudget:
+    """What a reply has spent: answer tokens against max_tokens, reasoning tokens against the
+    think budget (with no think budget every token is the answer's)."""
+
+    plan: DecodePlan
+    answer: int = 0
+    thought: int = 0
+
+    def count(self, *, thinking: bool) -> None:
+        if thinking and self.plan.think_budget is not None:
+            self.thought += 1
+        else:
+            self.answer += 1
+
+    @property
+    def spent(self) -> bool:
+        """The reply must end: its answer is as long as allowed, or it has taken all its room."""
+        total = self.answer + self.thought
+        return self.answer >= self.plan.max_tokens or total >= self.plan.max_tokens + (
+            self.plan.think_room
+        )
+
+    @property
+    def thought_enough(self) -> bool:
+        """The reasoning has used its budget: the block is to be closed."""
+        return self.plan.think_budget is not None and self.thought >= self.plan.think_budget
 
 
 def range_rule(schema: dict[str, Any]) -> str | None:

@@ -11,7 +11,7 @@ from typing import Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from moot.errors import DegenerateReplyError, StructuredReplyError
+from moot.errors import DegenerateReplyError, ReasoningOnlyError, StructuredReplyError
 
 T = TypeVar("T", bound=BaseModel)
 # Called with each new piece of a reply; returning True asks the backend to stop there.
@@ -71,15 +71,24 @@ class ChatRequest(BaseModel):
     reply_schema: type[BaseModel] | None = None
     session: str | None = None
     timeout_s: float | None = None  # backends raise CallTimeoutError past it
+    # Tokens the model may think before it answers, beside `sampling.max_tokens`, which is
+    # the answer's own. 0: thinking off where the model allows it, and the reply's own budget
+    # where it thinks anyway; None: reasoning and answer share max_tokens.
+    think_budget: int | None = Field(default=None, ge=0)
 
 
 FinishReason = Literal["stop", "length"]
 
 
 class Completion(BaseModel):
-    """What a finished call returns: the text and what it cost."""
+    """What a finished call returns: the answer, the reasoning before it, and what it cost.
+
+    `text` is the answer only. Streamed pieces (`on_text`) are the reply as written, its
+    reasoning marked as `moot.inference.reasoning` reads it.
+    """
 
     text: str
+    reasoning: str = ""
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
@@ -145,6 +154,8 @@ def _repeated_share(words: list[str], unit: list[str]) -> float:
 
 
 def check_not_degenerate(completion: Completion) -> None:
+    if not completion.text.strip() and completion.reasoning.strip():
+        raise ReasoningOnlyError(reasoning=completion.reasoning, completion=completion)
     reason = degeneracy(completion.text)
     if reason:
         raise DegenerateReplyError(reason, raw=completion.text, completion=completion)

@@ -6,7 +6,7 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
@@ -19,6 +19,7 @@ from moot.inference.protocol import (
     OnText,
     check_not_degenerate,
 )
+from moot.inference.reasoning import CLOSE, OPEN, Splitter, with_soft_switch
 
 if TYPE_CHECKING:
     import httpx  # imported where used: local debates never load the HTTP stack
@@ -45,18 +46,34 @@ def is_remote_ref(ref: str) -> bool:
 
 
 def request_body(
-    request: ChatRequest, *, model: str, dialect: Dialect | None, stream: bool = True
+    request: ChatRequest,
+    *,
+    model: str,
+    dialect: Dialect | None,
+    stream: bool = True,
+    soft_switch: bool = False,
 ) -> dict[str, Any]:
-    """The JSON body of a /chat/completions call for `request`."""
+    """The JSON body of a /chat/completions call for `request`. The server's max_tokens covers
+    the think budget and the answer's own; thinking off is asked of the chat template
+    (`enable_thinking`, which llama.cpp's server and vLLM pass on) and, with SOFT_SWITCH, of
+    a Qwen3-style model in its own words (`/no_think`)."""
     s = request.sampling
+    msgs = [{"role": m.role, "content": m.content} for m in request.messages]
+    off = request.think_budget == 0
+    if off and soft_switch:
+        last = max((i for i, m in enumerate(msgs) if m["role"] == "user"), default=None)
+        if last is not None:
+            msgs[last]["content"] = with_soft_switch(msgs[last]["content"])
     body: dict[str, Any] = {
         "model": model,
-        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        "messages": msgs,
         "temperature": s.temperature,
         "top_p": s.top_p,
-        "max_tokens": s.max_tokens,
+        "max_tokens": s.max_tokens + (request.think_budget or 0),
         "stream": stream,
     }
+    if off:
+        body["chat_template_kwargs"] = {"enable_thinking": False}
     if stream:
         body["stream_options"] = {"include_usage": True}
     if s.seed is not None:
@@ -101,6 +118,7 @@ class OpenAICompatModel:
         self.base_url = base_url.rstrip("/")
         self._client = httpx.Client(timeout=httpx.Timeout(timeout, connect=10.0))
         self.model_name = model_name or self._only_model()
+        self._thinks = False  # a reply of this model came with reasoning
 
     @property
     def model_id(self) -> str:
@@ -155,46 +173,41 @@ class OpenAICompatModel:
     ) -> Completion:
         import httpx
 
-        body = request_body(request, model=self.model_name, dialect=dialect)
-        parts: list[str] = []
+        off = request.think_budget == 0 and (self._thinks or _qwen_like(self.model_name))
+        body = request_body(request, model=self.model_name, dialect=dialect, soft_switch=off)
+        reply = _Reply(request, on_text, start)
         usage: dict[str, Any] = {}
-        finish: FinishReason = "stop"
-        ttft = 0.0
         with contextlib.closing(self._open_stream(body, probing=probing)) as resp:
             try:
-                stopped = False
-                for event in sse_events(resp.iter_lines()):
+                if "json" in resp.headers.get("content-type", ""):
+                    events: Iterator[dict[str, Any]] = iter([_as_event(json.loads(resp.read()))])
+                else:
+                    events = sse_events(resp.iter_lines())
+                for event in events:
                     if request.timeout_s and time.perf_counter() - start > request.timeout_s:
                         raise CallTimeoutError(seconds=request.timeout_s, model=self.model_id)
                     usage = event.get("usage") or usage
-                    for choice in event.get("choices") or ():
-                        piece = (choice.get("delta") or {}).get("content") or ""
-                        if piece:
-                            ttft = ttft or time.perf_counter() - start
-                            parts.append(piece)
-                            if on_text and on_text(piece):
-                                stopped = True
-                                break
-                        if choice.get("finish_reason") == "length":
-                            finish = "length"
-                    if stopped:
-                        break  # asked to stop: the reply ends here, the stream is closed
+                    if reply.take(event.get("choices") or ()):
+                        break  # the reply ends here: the stream is closed
             except httpx.HTTPError as exc:
                 raise _transport_error(self.base_url, exc) from exc
-            except ValueError as exc:
+            except (ValueError, AttributeError) as exc:
                 raise RemoteError(
                     f"{self.base_url} sent a malformed event stream: {exc}",
                     hint="check that the URL points at an OpenAI-compatible /v1 endpoint",
                 ) from exc
+        splitter = reply.done()
+        self._thinks = self._thinks or bool(splitter.reasoning)
         return Completion(
-            text="".join(parts),
+            text=splitter.answer,
+            reasoning=splitter.reasoning,
             # Servers that ignore include_usage: one streamed chunk is one token on llama.cpp.
             prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or len(parts)),
+            completion_tokens=int(usage.get("completion_tokens") or reply.pieces),
             cached_tokens=int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0),
             duration_ms=round((time.perf_counter() - start) * 1000),
-            ttft_ms=round(ttft * 1000),
-            finish_reason=finish,
+            ttft_ms=round(reply.ttft * 1000),
+            finish_reason=reply.finish,
         )
 
     def _open_stream(self, body: dict[str, Any], *, probing: bool) -> httpx.Response:
@@ -228,6 +241,70 @@ class OpenAICompatModel:
         if resp.status_code >= 400:
             raise _status_error(self.base_url, resp)
         return resp
+
+
+class _Reply:
+    """A reply as its chunks arrive: streamed as written, a separate reasoning field marked as
+    a think block; told apart, and kept within its budgets. One chunk is one token (llama.cpp
+    streams so; elsewhere a chunk may hold more)."""
+
+    def __init__(self, request: ChatRequest, on_text: OnText | None, start: float) -> None:
+        self.splitter = Splitter()
+        self.on_text = on_text
+        self.think_budget = request.think_budget
+        self.max_tokens = request.sampling.max_tokens
+        self.start = start
+        self.finish: FinishReason = "stop"
+        self.pieces = self.thought = self.answered = 0
+        self.ttft = 0.0
+        self._field = False  # inside reasoning that came in its own field
+
+    def take(self, choices: Iterable[dict[str, Any]]) -> bool:
+        """Take one event's choices; True once the reply is to end here."""
+        for choice in choices:
+            delta = choice.get("delta") or choice.get("message") or {}
+            if choice.get("finish_reason") == "length":
+                self.finish = "length"
+            thought = delta.get("reasoning_content") or delta.get("reasoning") or ""
+            said = delta.get("content") or ""
+            if thought and self._piece(("" if self._field else OPEN) + thought, field=True):
+                return True
+            if said and self._piece((CLOSE if self._field else "") + said, field=False):
+                return True
+        return False
+
+    def _piece(self, piece: str, *, field: bool) -> bool:
+        self._field = field
+        self.pieces += 1
+        self.ttft = self.ttft or time.perf_counter() - self.start
+        kinds = {kind for kind, _ in self.splitter.feed(piece)}
+        self.thought += "reasoning" in kinds
+        self.answered += "answer" in kinds
+        if self.on_text and self.on_text(piece):
+            return True
+        if self.think_budget and self.thought > self.think_budget and self.splitter.thinking:
+            self.finish = "length"  # the reasoning spent its budget: no answer is coming
+            return True
+        if self.think_budget is not None and self.answered >= self.max_tokens:
+            self.finish = "length"  # the answer's own budget: the server's covers both
+            return True
+        return False
+
+    def done(self) -> Splitter:
+        self.splitter.finish()
+        return self.splitter
+
+
+def _as_event(data: Any) -> dict[str, Any]:
+    """A whole (unstreamed) chat completion, read as the one event of a stream."""
+    if not isinstance(data, dict):
+        raise ValueError("the reply is not a JSON object")
+    return data
+
+
+def _qwen_like(name: str) -> bool:
+    """Qwen3 and QwQ take `/no_think` in the user's message as their own switch."""
+    return any(family in name.lower() for family in ("qwen3", "qwq"))
 
 
 class _Rejected(Exception):

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from moot.inference.protocol import ChatRequest, Completion, OnText
+from moot.inference.reasoning import Splitter
 
 Reply = str | Callable[[ChatRequest], str]
 
@@ -41,16 +42,13 @@ class ScriptedModel:
             text = json.dumps(_minimal(request.reply_schema))
         else:
             text = _echo(request)
-        pieces = _pieces(text)
-        for n, piece in enumerate(pieces, 1):
-            if on_text and on_text(piece):
-                text = "".join(pieces[:n])  # asked to stop: the reply ends here
-                break
+        said, splitter = _say(text, request.think_budget, on_text)
         prompt_tokens = sum(len(m.content.split()) for m in request.messages)
         return Completion(
-            text=text,
+            text=splitter.answer,
+            reasoning=splitter.reasoning,
             prompt_tokens=prompt_tokens,
-            completion_tokens=len(text.split()),
+            completion_tokens=len(said.split()),
             finish_reason="stop",
         )
 
@@ -69,6 +67,25 @@ def _echo(request: ChatRequest) -> str:
     # seat's speech (a dry run keeps the voice rules like any other).
     quoted = " ".join(first_line[:60].split()[:6])
     return f"[{request.session or 'speaker'}] responding to: {quoted}."
+
+
+def _say(text: str, think_budget: int | None, on_text: OnText | None) -> tuple[str, Splitter]:
+    """TEXT streamed a word at a time, as written (reasoning marked): what was said before
+    the listener asked to stop, or the reasoning ran past a positive THINK_BUDGET (in words),
+    and the reply told apart."""
+    splitter = Splitter()
+    said: list[str] = []
+    thought = 0
+    for piece in _pieces(text):
+        said.append(piece)
+        splitter.feed(piece)
+        thought += splitter.thinking
+        if on_text and on_text(piece):
+            break  # asked to stop: the reply ends here
+        if think_budget and thought > think_budget and splitter.thinking:
+            break  # the budget is spent: a server would be stopped here too
+    splitter.finish()
+    return "".join(said), splitter
 
 
 def _pieces(text: str) -> list[str]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from moot.errors import MootError
 from moot.inference.decoding import PrefixIndex, Snapshot, common_prefix
+from moot.inference.reasoning import MARKERS
 
 
 class Runtime:
@@ -84,6 +85,20 @@ class Runtime:
             self._buf = ctypes.create_string_buffer(-n)
             n = to_piece(self.vocab, token, self._buf, -n, 0, special)
         return self._buf.raw[:n]
+
+    def text_piece(self, token: int) -> bytes:
+        """The token's bytes as the reply's text: control tokens are left out, but for the
+        Harmony markers (gpt-oss), which tell its reasoning from its answer."""
+        data = self.piece(token)
+        if not data and not self.is_eog(token):
+            spelled = self.piece(token, special=True)
+            if spelled.decode("utf-8", "replace") in MARKERS:
+                return spelled
+        return data
+
+    def tokenize(self, text: str) -> list[int]:
+        """TEXT's tokens, special ones read as such, without a BOS."""
+        return list(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
     def candidates(self, tokens: Sequence[int] | None = None) -> Any:
         """`tokens` (every token by default) with their logits from the last decode, as a

@@ -7,12 +7,12 @@ import inspect
 import logging
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from moot import config
 from moot.errors import ContextOverflowError, ModelIntegrityError, MootError
-from moot.inference.decoding import SessionCache, fold_system, plan_decode
+from moot.inference.decoding import SessionCache, fit_thinking, fold_system, plan_decode
 from moot.inference.llama.context import Runtime
 from moot.inference.llama.decode import decode
 from moot.inference.llama.grammar import schema_to_gbnf
@@ -23,6 +23,7 @@ from moot.inference.protocol import (
     ResolvedModel,
     check_not_degenerate,
 )
+from moot.inference.reasoning import close_in_prompt, opens_thinking, split, with_soft_switch
 from moot.prompts import render_chat_template
 
 log = logging.getLogger("moot.inference.llama")
@@ -90,7 +91,7 @@ class LlamaCppModel:
     def count_tokens(self, request: ChatRequest) -> int:
         """How many tokens the request's prompt takes, chat template included."""
         with self._lock:
-            prompt, _, added_special = self._format_prompt(request)
+            prompt, _, added_special, _ = self._format_prompt(request)
             return len(self._tokenize(prompt, added_special))
 
     def text_tokens(self, text: str) -> int:
@@ -102,14 +103,16 @@ class LlamaCppModel:
         with self._lock:
             if self._closed:
                 raise MootError(f"{self.model_id} was closed", hint="load the model again")
-            prompt, stops, added_special = self._format_prompt(request)
+            prompt, stops, added_special, opened = self._format_prompt(request)
             tokens = self._tokenize(prompt, added_special)
             grammar = schema_to_gbnf(request.reply_schema) if request.reply_schema else None
             plan = plan_decode(request, format_stops=stops, grammar=grammar)
-            if len(tokens) + plan.max_tokens > self.n_ctx:
+            spare = self.n_ctx - len(tokens) - plan.max_tokens
+            if spare < 0:
                 raise ContextOverflowError(
                     prompt_tokens=len(tokens), n_ctx=self.n_ctx, max_tokens=plan.max_tokens
                 )
+            plan = fit_thinking(plan, spare=spare, opened=opened)
             cached = self._prepare_kv(tokens, request.session)
             deadline = start + request.timeout_s if request.timeout_s else None
             text, n_out, finish, ttft = decode(
@@ -118,8 +121,11 @@ class LlamaCppModel:
             if request.session and self._sessions.enabled:
                 self._sessions.discard(request.session)  # free it before taking the new one
                 self._sessions.put(request.session, self._runtime.snapshot(trim=True))
+        # A structured reply is JSON from its first token (thinking is off for it).
+        reasoning, answer = ("", text) if grammar else split(text)
         completion = Completion(
-            text=text,
+            text=answer,
+            reasoning=reasoning,
             prompt_tokens=len(tokens),
             completion_tokens=n_out,
             cached_tokens=cached,
@@ -140,16 +146,29 @@ class LlamaCppModel:
                 self._runtime.close()
                 self._llm.close()
 
-    def _format_prompt(self, request: ChatRequest) -> tuple[str, tuple[str, ...], bool]:
+    def _format_prompt(self, request: ChatRequest) -> tuple[str, tuple[str, ...], bool, str]:
+        """The prompt, its stop strings, whether it holds its special tokens, and the think
+        tag it ends with when the chat template opened the block for the model.
+
+        Thinking is off for a think budget of 0 and for a structured reply (its grammar
+        holds it to JSON from the first token): the template is told (`enable_thinking`),
+        a Qwen3-style one that cannot be told gets `/no_think`, and a block the template
+        opens anyway is closed in the prompt."""
+        off = request.think_budget == 0 or request.reply_schema is not None
         msgs = [{"role": m.role, "content": m.content} for m in request.messages]
-        result = _render(self._formatter, msgs)
-        system = "\n\n".join(m["content"] for m in msgs if m["role"] == "system").strip()
-        if system and system not in result.prompt:
-            # Some formats (gemma) drop system messages without a word.
-            result = _render(self._formatter, fold_system(msgs))
+        formatter = self._formatter
+        if off and isinstance(formatter, _TemplateFormatter):
+            formatter = formatter.without_thinking()
+        result = _render_chat(formatter, msgs)
+        if off and _soft_switch(formatter, result.prompt, msgs):
+            msgs[-1]["content"] = with_soft_switch(msgs[-1]["content"])
+            result = _render_chat(formatter, msgs)
         stop = result.stop or ()
         stops = (stop,) if isinstance(stop, str) else tuple(stop)
-        return result.prompt, stops, bool(result.added_special)
+        prompt = result.prompt
+        if off:
+            return close_in_prompt(prompt), stops, bool(result.added_special), ""
+        return prompt, stops, bool(result.added_special), opens_thinking(prompt) or ""
 
     def _tokenize(self, prompt: str, added_special: bool) -> list[int]:
         data = prompt.encode("utf-8")
@@ -168,6 +187,27 @@ class LlamaCppModel:
             n_past = 0
         rt.eval_from(n_past, tokens)
         return n_past
+
+
+def _render_chat(formatter: Any, msgs: list[dict[str, str]]) -> Any:
+    result = _render(formatter, msgs)
+    system = "\n\n".join(m["content"] for m in msgs if m["role"] == "system").strip()
+    if system and system not in result.prompt:
+        # Some formats (gemma) drop system messages without a word.
+        result = _render(formatter, fold_system(msgs))
+    return result
+
+
+def _soft_switch(formatter: Any, prompt: str, msgs: list[dict[str, str]]) -> bool:
+    """Whether thinking off must be asked in the model's own words: a template that knows
+    think blocks but not `enable_thinking`, and does not open the block itself (which is
+    closed in the prompt then)."""
+    return (
+        isinstance(formatter, _TemplateFormatter)
+        and formatter.soft_switch
+        and opens_thinking(prompt) is None
+        and msgs[-1]["role"] == "user"
+    )
 
 
 def _render(formatter: Any, msgs: list[dict[str, str]]) -> Any:
@@ -196,12 +236,29 @@ class _TemplateFormatter:
     template: str
     eos_token: str
     bos_token: str
+    variables: tuple[tuple[str, object], ...] = ()
 
     def __call__(self, *, messages: list[dict[str, str]]) -> _Formatted:
         prompt = render_chat_template(
-            self.template, messages, eos_token=self.eos_token, bos_token=self.bos_token
+            self.template,
+            messages,
+            eos_token=self.eos_token,
+            bos_token=self.bos_token,
+            **dict(self.variables),
         )
         return _Formatted(prompt=prompt, stop=[self.eos_token])
+
+    def without_thinking(self) -> _TemplateFormatter:
+        """The template told to leave thinking out: Qwen3's `enable_thinking`, and the lowest
+        `reasoning_effort` for gpt-oss, which cannot stop reasoning altogether."""
+        off = (("enable_thinking", False), ("reasoning_effort", "low"))
+        return replace(self, variables=off)
+
+    @property
+    def soft_switch(self) -> bool:
+        """A template that knows think blocks but not `enable_thinking`: a Qwen3-style model
+        is then told in its own words."""
+        return "<think>" in self.template and "enable_thinking" not in self.template
 
 
 def _make_formatter(llm: Any, model: ResolvedModel) -> Any:

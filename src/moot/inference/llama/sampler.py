@@ -127,6 +127,11 @@ class Sampler:
         lc.llama_sampler_apply(self.chain, ctypes.byref(cur))
         return int(cur.data[cur.selected].id)
 
+    def learn(self, token: int) -> None:
+        """A token fed into the sequence without being drawn: the penalties see it too."""
+        if self.chain:
+            self.lc.llama_sampler_accept(self.chain, token)
+
     def accept(self, token: int) -> bool:
         """Advance the grammar past `token`; True once it is complete (it would allow the end)."""
         if self.grammar is None:
