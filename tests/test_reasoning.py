@@ -525,3 +525,14 @@ def test_a_server_that_never_stops_thinking_is_cut_off_and_asked_with_thinking_o
     finally:
         server.httpd.shutdown()
         server.httpd.server_close()
+
+
+def test_the_think_budget_a_caller_sets_reaches_every_speech(tmp_path: Path) -> None:
+    model = ScriptedModel()
+    chosen = settings(
+        motion="cities should ban cars", seed=3, params={"max_rounds": 3}, run={"think_budget": 9}
+    )
+    Debate(prepare(chosen, out_dir=tmp_path / "out"), model_factory=lambda ref: model).run()
+    free = [r.think_budget for r in model.requests if r.reply_schema is None]
+    assert free and set(free) == {9}
+    assert {r.think_budget for r in model.requests if r.reply_schema is not None} == {0}

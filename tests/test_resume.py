@@ -339,3 +339,22 @@ def test_an_old_form_transcript_renders_as_the_new_form_does(
     old = Transcript.model_validate(data)
     render = get_format(fmt).render
     assert render(old) == render(new) == (folder / get_format(fmt).document).read_text()
+
+
+def test_a_resumed_debate_keeps_its_think_budget_and_call_time_limit(
+    tmp_path: Path, cli: Cli
+) -> None:
+    from moot.config import THINK_BUDGET
+    from moot.runner import setup_from_record
+
+    out = tmp_path / "d"
+    args = ["--dry-run", "--think-budget", "7", "--call-timeout", "33", "--out", str(out)]
+    proc = cli("run", "tea is better than coffee", *args, "--quiet", home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads((out / "transcript.json").read_text())
+    run = setup_from_record(data, out_dir=None).run
+    assert (run.think_budget, run.call_timeout_s) == (7, 33.0)
+    for key in ("think_budget", "call_timeout_s"):  # a record from before they were kept
+        del data["params"][key]
+    older = setup_from_record(data, out_dir=None).run
+    assert (older.think_budget, older.call_timeout_s) == (THINK_BUDGET, None)

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from moot.config import RunSettings, Seed
+from moot.config import THINK_BUDGET, RunSettings, Seed
 from moot.engine import Engine, Listener, Role
 from moot.errors import MootError, UsageError
 from moot.formats.base import Cast
@@ -116,7 +116,13 @@ class Debate:
             refs=self.refs(),
             sampling=temps,
             prompt_pack=pack.digest,
-            params={**params, "max_tokens": s.run.max_tokens, "n_ctx": s.run.n_ctx},
+            params={
+                **params,
+                "max_tokens": s.run.max_tokens,
+                "n_ctx": s.run.n_ctx,
+                "think_budget": s.run.think_budget,
+                "call_timeout_s": s.run.call_timeout_s,
+            },
         )
 
     def _open_journal(self, transcript: Transcript) -> Journal:
@@ -161,6 +167,7 @@ class Debate:
             listeners=self.listeners,
             max_tokens_cap=s.run.max_tokens,
             call_timeout_s=s.run.call_timeout_s,
+            think_budget=s.run.think_budget,
             ask=self.ask,
             replay=self.replay,
         )
@@ -230,6 +237,8 @@ class _SavedRun(BaseModel):
     max_tokens: int | None = None
     prompts_root: str | None = None
     dry_run: bool
+    think_budget: int | None = None  # older records: the default
+    call_timeout_s: float | int | None = None  # older records: none
 
 
 class _Header(BaseModel):
@@ -275,7 +284,8 @@ def setup_from_record(
             "n_ctx": ran.n_ctx or RunSettings().n_ctx,
             "gpu_layers": ran.gpu_layers or 0,
             "max_tokens": ran.max_tokens,
-            "call_timeout_s": None,
+            "call_timeout_s": ran.call_timeout_s,
+            "think_budget": THINK_BUDGET if ran.think_budget is None else ran.think_budget,
             "dry_run": ran.dry_run,
         },
         name=source,
