@@ -45,7 +45,7 @@ def _root(
 
 
 def _register() -> None:
-    from moot.cli import check, history, judge, models, run, tournament  # noqa: F401  (commands register themselves on import)
+    from moot.cli import check, history, judge, models, run, serve, tournament  # noqa: F401  (commands register themselves on import)
 
 
 def main() -> None:

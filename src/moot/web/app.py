@@ -1,0 +1,332 @@
+"""The ASGI app of `moot serve`: the page, its API and its event streams, behind the guard.
+
+Starlette for the routes (small, typed, and already what llama.cpp's server extra brings),
+sse-starlette for the event streams (pings, disconnects, shutdown handled), the page as
+plain ES modules: nothing to build, nothing fetched from elsewhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+from sse_starlette import EventSourceResponse
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from moot import __version__, files, history
+from moot.config import tournaments_dir
+from moot.errors import MootError, UsageError
+from moot.web import forms, runs, wire
+from moot.web import tournament as tournaments
+from moot.web.guard import Guard
+from moot.web.jobs import END, Hub, Job
+
+STATIC = Path(__file__).parent / "static"
+TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
+BODY_LIMIT = 256 * 1024  # a form is a few kilobytes
+_ID = re.compile(r"[\w-][\w.-]*")  # a folder name moot made; never a path
+DOWNLOAD_TYPES = {
+    ".json": "application/json",
+    ".md": "text/markdown; charset=utf-8",
+    ".jsonl": "application/x-ndjson",
+}
+
+
+class NotFound(MootError):
+    """A job, a saved debate or a file the server does not have."""
+
+
+def build(
+    *, token: str, host: str, port: int, dry_run: bool, pace: float = runs.PACE
+) -> tuple[Guard, Hub]:
+    """The app behind its guard, and the hub of its jobs."""
+    hub = Hub()
+    api = _Api(hub, dry_run=dry_run, pace=pace)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await run_in_threadpool(hub.close)
+
+    app = Starlette(routes=api.routes(), lifespan=lifespan)
+    return Guard(app, token=token, host=host, port=port), hub
+
+
+class _Api:
+    def __init__(self, hub: Hub, *, dry_run: bool, pace: float) -> None:
+        self.hub, self.dry_run, self.pace = hub, dry_run, pace
+        self.static = {p.name for p in STATIC.iterdir() if p.is_file() and p.suffix in TYPES}
+
+    def routes(self) -> list[Route]:
+        return [
+            Route("/", self.index),
+            Route("/static/{name}", self.asset),
+            Route("/api/info", self.info),
+            Route("/api/formats", self.formats),
+            Route("/api/models", self.models),
+            Route("/api/jobs", self.jobs),
+            Route("/api/debates", self.start_debate, methods=["POST"]),
+            Route("/api/tournaments", self.start_tournament, methods=["POST"]),
+            Route("/api/jobs/{job}", self.job),
+            Route("/api/jobs/{job}/events", self.events),
+            Route("/api/jobs/{job}/stop", self.stop, methods=["POST"]),
+            Route("/api/history", self.saved_list),
+            Route("/api/history/{id}", self.saved, methods=["GET", "DELETE"]),
+            Route("/api/history/{id}/resume", self.resume, methods=["POST"]),
+            Route("/api/history/{id}/files/{name}", self.download),
+            Route("/api/tournaments/{id}/ratings.png", self.ratings_chart),
+        ]
+
+    # -- the page -------------------------------------------------------------------------
+
+    def index(self, request: Request) -> Response:
+        return self._file("index.html")
+
+    def asset(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in self.static:
+            return _missing("no such file")
+        return self._file(name)
+
+    def _file(self, name: str) -> Response:
+        path = STATIC / name
+        return Response(path.read_bytes(), media_type=TYPES[path.suffix])
+
+    def info(self, request: Request) -> Response:
+        return JSONResponse({"version": __version__, "dry_run": self.dry_run})
+
+    def formats(self, request: Request) -> Response:
+        return JSONResponse({"debate": forms.formats(), "tournament": tournaments.formats()})
+
+    def models(self, request: Request) -> Response:
+        from moot import models
+
+        try:
+            entries = models.list()
+        except MootError as exc:
+            return _error(exc)
+        listed = [
+            {
+                "id": m.id,
+                "default": bool(getattr(m, "is_default", False)),
+                "size": getattr(m, "size", None),
+            }
+            for m in entries
+            if m.installed and getattr(m, "usable", True)
+        ]
+        return JSONResponse({"models": listed})
+
+    # -- jobs -----------------------------------------------------------------------------
+
+    def jobs(self, request: Request) -> Response:
+        return JSONResponse({"jobs": [j.info() for j in reversed(self.hub.jobs())]})
+
+    async def start_debate(self, request: Request) -> Response:
+        form = await _form(request)
+        if isinstance(form, Response):
+            return form
+
+        def start() -> Job:
+            setup = forms.debate_setup(form, dry_run=self.dry_run)
+            return self.hub.submit(runs.debate_job(setup, pace=self.pace))
+
+        return await self._start(start)
+
+    async def start_tournament(self, request: Request) -> Response:
+        form = await _form(request)
+        if isinstance(form, Response):
+            return form
+
+        def start() -> Job:
+            choice = tournaments.choose(form, dry_run=self.dry_run)
+            return self.hub.submit(tournaments.tournament_job(choice))
+
+        return await self._start(start)
+
+    async def _start(self, start: Callable[[], Job]) -> Response:
+        try:
+            job = await run_in_threadpool(start)
+        except forms.FormErrors as exc:
+            return JSONResponse({"errors": exc.fields}, status_code=400)
+        except MootError as exc:
+            return _error(exc)
+        return JSONResponse(job.info(), status_code=201)
+
+    def job(self, request: Request) -> Response:
+        job = self.hub.get(request.path_params["job"])
+        return JSONResponse(job.info()) if job else _missing("no such debate")
+
+    async def events(self, request: Request) -> Response:
+        """The job's events so far, then each as it comes, until it is over."""
+        job = self.hub.get(request.path_params["job"])
+        if job is None:
+            return _missing("no such debate")
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[wire.Wire] = asyncio.Queue()
+
+        def listener(item: wire.Wire) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is gone: the server stops
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+
+        backlog = job.subscribe(listener)
+
+        async def stream() -> AsyncIterator[dict[str, str]]:
+            try:
+                for item in backlog:
+                    yield {"data": json.dumps(item, ensure_ascii=False)}
+                if backlog[-1] is END:
+                    return
+                while True:
+                    item = await queue.get()
+                    yield {"data": json.dumps(item, ensure_ascii=False)}
+                    if item is END:
+                        return
+            finally:
+                job.unsubscribe(listener)
+
+        return EventSourceResponse(stream(), ping=15)
+
+    def stop(self, request: Request) -> Response:
+        job = self.hub.get(request.path_params["job"])
+        if job is None:
+            return _missing("no such debate")
+        self.hub.stop(job)
+        return JSONResponse(job.info())
+
+    # -- saved debates --------------------------------------------------------------------
+
+    def saved_list(self, request: Request) -> Response:
+        try:
+            saved = history.list_debates()
+        except MootError as exc:
+            return _error(exc)
+        listed = []
+        for debate in reversed(saved):
+            item = wire.saved_summary(debate)
+            live = self.hub.live_in(debate.id)
+            item["job"] = live.id if live else None
+            listed.append(item)
+        return JSONResponse({"debates": listed})
+
+    def saved(self, request: Request) -> Response:
+        try:
+            debate = self._saved(request.path_params["id"])
+            live = self.hub.live_in(debate.id)
+            if request.method == "DELETE":
+                if live is not None:
+                    raise UsageError("the debate is running", hint="stop it first, then delete it")
+                history.remove(debate)
+                return JSONResponse({"deleted": debate.id})
+            item = wire.saved_debate(debate)
+        except MootError as exc:
+            return _error(exc)
+        item["job"] = live.id if live else None
+        return JSONResponse(item)
+
+    def resume(self, request: Request) -> Response:
+        try:
+            debate = self._saved(request.path_params["id"])
+            if self.hub.live_in(debate.id) is not None:
+                raise UsageError("the debate is running already", hint="open it from the list")
+            if debate.finished:
+                raise UsageError("the debate finished already", hint="open it to read it")
+            job = self.hub.submit(runs.resume_job(debate, pace=self.pace))
+        except MootError as exc:
+            return _error(exc)
+        return JSONResponse(job.info(), status_code=201)
+
+    def download(self, request: Request) -> Response:
+        try:
+            debate = self._saved(request.path_params["id"])
+            name = request.path_params["name"]
+            if name not in wire.downloads(debate):
+                raise NotFound(f"{debate.id} has no {name}")
+            data = files.read_bytes(
+                debate.path / name, what=name, limit=files.RECORD_LIMIT, follow_symlinks=False
+            )
+        except MootError as exc:
+            return _error(exc)
+        kind = DOWNLOAD_TYPES.get(Path(name).suffix, "application/octet-stream")
+        disposition = f'attachment; filename="{name}"'
+        return Response(data, media_type=kind, headers={"content-disposition": disposition})
+
+    def ratings_chart(self, request: Request) -> Response:
+        ident = request.path_params["id"]
+        root = tournaments_dir()
+        try:
+            names = {p.name for p in root.iterdir() if p.is_dir() and not p.is_symlink()}
+        except OSError:
+            names = set()
+        if not _ID.fullmatch(ident) or ident not in names:
+            return _missing("no such tournament")
+        try:
+            data = files.read_bytes(
+                root / ident / "ratings.png",
+                what="ratings chart",
+                limit=files.RECORD_LIMIT,
+                follow_symlinks=False,
+            )
+        except MootError:
+            return _missing("the tournament has no ratings chart yet")
+        return Response(data, media_type="image/png")
+
+    def _saved(self, ident: str) -> history.SavedDebate:
+        """A saved debate by its id, exactly: a folder of moot's data directory, never a path
+        from the request."""
+        if _ID.fullmatch(ident):
+            for debate in history.list_debates():
+                if debate.id == ident:
+                    return debate
+        raise NotFound(f"no saved debate {ident!r}", hint="see the history")
+
+
+async def _form(request: Request) -> dict[str, Any] | Response:
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        return JSONResponse(
+            {"error": {"message": "send the form as JSON", "hint": "reload the page"}},
+            status_code=415,
+        )
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > BODY_LIMIT:
+            return JSONResponse(
+                {"error": {"message": "the form is too large", "hint": "shorten it"}},
+                status_code=413,
+            )
+    try:
+        form = json.loads(body)
+    except (ValueError, RecursionError):
+        return JSONResponse(
+            {"error": {"message": "the form is not JSON", "hint": "reload the page"}},
+            status_code=400,
+        )
+    if not isinstance(form, dict):
+        return JSONResponse(
+            {"error": {"message": "the form is not an object", "hint": "reload the page"}},
+            status_code=400,
+        )
+    return form
+
+
+def _error(exc: MootError) -> Response:
+    status = 404 if isinstance(exc, NotFound) else 400
+    return JSONResponse({"error": {"message": exc.message, "hint": exc.hint}}, status_code=status)
+
+
+def _missing(message: str) -> Response:
+    return JSONResponse({"error": {"message": message, "hint": ""}}, status_code=404)

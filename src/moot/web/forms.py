@@ -1,0 +1,251 @@
+"""The page's forms: what each format asks for, and a filled-in form turned into the setup
+`moot run` would build from the same choices, its problems named by the field they concern."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from moot.errors import MootError, UsageError
+from moot.formats import NAMES, get_format
+from moot.formats.base import Format, RunOptions
+from moot.settings import DebateSetup, check_model_ref, check_motion, option_name, prepare, settings
+
+FieldErrors = dict[str, dict[str, str]]
+MAX_MODELS = 8  # model fields the page offers a format that seats one model each
+TEXT_LIMIT = 4000  # characters of one text field (a motion's limit); longer is refused
+
+
+class FormErrors(UsageError):
+    """A form with problems, each named by the field it concerns ("form": the whole form)."""
+
+    def __init__(self, fields: FieldErrors) -> None:
+        first = next(iter(fields.values()))
+        super().__init__(first["message"], hint=first["hint"])
+        self.fields = fields
+
+
+# -- what the page offers ----------------------------------------------------------------
+
+
+def formats() -> list[dict[str, Any]]:
+    """Each format's seats, default temperatures and parameters, for the form."""
+    return [_describe(get_format(name)) for name in NAMES]
+
+
+def _describe(fmt: Format) -> dict[str, Any]:
+    seats = _seats(fmt)
+    schema = fmt.params_type.model_json_schema()
+    props = schema.get("properties", {})
+    params = []
+    order = list(props)
+    for name in sorted(
+        fmt.reads - {"continue_from"},
+        key=lambda n: (n not in order, order.index(n) if n in order else 0, n),
+    ):
+        spec = props.get(name, {})
+        choices = spec.get("enum") or next(
+            (a["enum"] for a in spec.get("anyOf", []) if "enum" in a), None
+        )
+        kind = "choice" if choices else spec.get("type", "string")
+        params.append(
+            {
+                "name": name,
+                "kind": kind,  # number, integer, choice, array
+                "default": spec.get("default"),
+                "minimum": spec.get("minimum"),
+                "maximum": spec.get("maximum"),
+                "choices": choices,
+                "option": option_name(name),
+            }
+        )
+    return {
+        "name": fmt.name,
+        "roles": [r for r in seats.roles if r not in seats.models],
+        "temperatures": dict(seats.temperatures),
+        "models": MAX_MODELS if seats.models else 1,
+        "params": params,
+        "document": fmt.document,
+    }
+
+
+def _seats(fmt: Format) -> Any:
+    """The format's seats when two models are named (the formats that seat one each name
+    them from the models); else its seats with one."""
+    for models in (("a", "b"), ()):
+        try:
+            return fmt.cast(fmt.params(RunOptions(models=models)))
+        except UsageError:
+            continue
+    raise UsageError(f"the {fmt.name} format has no seats without models")  # pragma: no cover
+
+
+# -- a debate ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Read:
+    """The form's values, typed; problems reading them go to `errors`."""
+
+    errors: FieldErrors
+    values: dict[str, Any]
+
+
+def debate_setup(form: object, *, dry_run: bool) -> DebateSetup:
+    """The setup the form asks for, checked as `moot run` checks it (every field the page
+    offers is one of its options); FormErrors names each problem's field."""
+    if not isinstance(form, dict):
+        raise FormErrors({"form": problem("the form is not an object", "reload the page")})
+    read = _read(form, dry_run=dry_run)
+    if read.errors:
+        raise FormErrors(read.errors)
+    try:
+        chosen = settings(hint="see moot run --help", options=True, **read.values)
+        return prepare(chosen)
+    except MootError as exc:
+        field = _field_of(exc.message, read.values)
+        raise FormErrors({field: problem(_beside(exc.message, field), exc.hint)}) from None
+
+
+def _read(form: dict[str, Any], *, dry_run: bool) -> _Read:
+    errors: FieldErrors = {}
+    name = text_of(form.get("format")) or "oxford"
+    try:
+        fmt = get_format(name)
+    except UsageError as exc:
+        return _Read({"format": problem(exc.message, exc.hint)}, {})
+    motion = text_of(form.get("motion"))
+    try:
+        check_motion(motion)
+    except UsageError as exc:
+        errors["motion"] = problem(exc.message, exc.hint)
+    models = [text_of(m) for m in list_of(form.get("models"))][:MAX_MODELS]
+    roles = {str(k): text_of(v) for k, v in dict_of(form.get("roles")).items() if text_of(v)}
+    for field, ref in [
+        *((f"models.{i}", r) for i, r in enumerate(models)),
+        *((f"roles.{k}", r) for k, r in roles.items()),
+    ]:
+        if ref:
+            _check_ref(ref, field, errors)
+    temperatures = {}
+    for role, value in dict_of(form.get("temperatures")).items():
+        number = number_of(value, f"temperatures.{role}", errors, float)
+        if number is not None:
+            temperatures[str(role)] = number
+    params: dict[str, Any] = {}
+    for spec in _describe(fmt)["params"]:
+        value = dict_of(form.get("params")).get(spec["name"])
+        key = f"params.{spec['name']}"
+        if spec["kind"] == "array":
+            params[spec["name"]] = tuple(
+                line.strip() for line in text_of(value).splitlines() if line.strip()
+            )
+        elif spec["kind"] in ("number", "integer"):
+            params[spec["name"]] = number_of(
+                value, key, errors, int if spec["kind"] == "integer" else float
+            )
+        else:
+            params[spec["name"]] = text_of(value) or None
+    seed = number_of(form.get("seed"), "seed", errors, int)
+    max_tokens = number_of(form.get("max_tokens"), "max_tokens", errors, int)
+    lang = text_of(form.get("lang")) or "auto"
+    values = {
+        "motion": motion,
+        "format": fmt.name,
+        "models": tuple(m for m in models if m),
+        "roles": roles,
+        "temperatures": temperatures,
+        "lang": lang,
+        "seed": seed,
+        "params": params,
+        "run": {"max_tokens": max_tokens, "dry_run": dry_run},
+    }
+    return _Read(errors, values)
+
+
+def _check_ref(ref: str, field: str, errors: FieldErrors) -> None:
+    try:
+        check_model_ref(ref)
+    except MootError as exc:
+        errors[field] = problem(exc.message, exc.hint)
+
+
+# The fields of `moot run`'s options, by the option its errors name.
+_OPTION_FIELDS = {
+    "the motion": "motion",
+    "unknown format": "format",
+    "--lang": "lang",
+    "--seed": "seed",
+    "--max-tokens": "max_tokens",
+    "--model": "models.0",
+    "--role": "roles",
+}
+
+
+def _field_of(message: str, values: dict[str, Any]) -> str:
+    """The form's field an error of `moot run`'s checks concerns, from the option it names."""
+    if m := re.match(r"--temperature (\w+)=", message):
+        return f"temperatures.{m.group(1)}"
+    if m := re.match(r"(roles|temperatures): unknown role '(\w+)'", message):
+        return f"{m.group(1)}.{m.group(2)}"
+    if re.match(r"the \w+ format (takes one model|needs at least)", message):
+        return "models.0"
+    for name in values.get("params", {}):
+        option = option_name(name)
+        if message == option or message.startswith((option + " ", option + ":")):
+            return f"params.{name}"
+    for option, field in _OPTION_FIELDS.items():
+        if message.startswith(option):
+            return field
+    return "form"
+
+
+def _beside(message: str, field: str) -> str:
+    """The message as shown beside its field: the option it starts with is that field."""
+    if field.startswith("temperatures."):
+        given = f"--temperature {field.removeprefix('temperatures.')}="
+        return message.removeprefix(given)
+    for name in (field.removeprefix("params."), field):
+        option = option_name(name)
+        if field != "form" and message.startswith(option + " "):
+            return message[len(option) + 1 :]
+    return message
+
+
+def problem(message: str, hint: str) -> dict[str, str]:
+    return {"message": message, "hint": hint}
+
+
+# -- typed values from a form ------------------------------------------------------------
+
+
+def text_of(value: object) -> str:
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else str(value)
+    return text[: TEXT_LIMIT + 1]  # one over: a text past the limit is still refused by it
+
+
+def list_of(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def dict_of(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def number_of(value: object, field: str, errors: FieldErrors, kind: type[Any]) -> Any:
+    text = text_of(value).strip()
+    if not text:
+        return None
+    try:
+        number = kind(text)
+    except ValueError:
+        what = "a whole number" if kind is int else "a number"
+        errors[field] = problem(f"{text[:40]!r} is not {what}", "type digits, e.g. 3")
+        return None
+    if isinstance(number, float) and number != number:  # NaN: no range holds it
+        errors[field] = problem(f"{text[:40]!r} is not a number", "type digits, e.g. 0.5")
+        return None
+    return number

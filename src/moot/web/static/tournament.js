@@ -1,0 +1,97 @@
+// A tournament on the page: its table fills in debate by debate, then its ratings.
+
+import { api, el, problem } from "./dom.js";
+import { t } from "./i18n.js";
+
+export class TournamentView {
+  constructor(root, { language = "en" } = {}) {
+    this.root = root;
+    this.language = language;
+    this.reset();
+  }
+
+  t(key, values) {
+    return t(this.language, key, values);
+  }
+
+  reset() {
+    this.rows = new Map();
+    this.state = el("span", { class: "state" });
+    this.heading = el("h1", { class: "motion" });
+    this.actions = el("div", { class: "actions" });
+    this.body = el("tbody");
+    this.end = el("section", { class: "end" });
+    const head = el("tr", {}, ...["debate", "proposition", "opposition", "result"].map((k) => el("th", { text: this.t(k) })));
+    this.root.replaceChildren(
+      el("header", { class: "debate-head" }, this.heading, el("p", { class: "meta" }, this.state), this.actions),
+      el("table", { class: "table tournament-table" }, el("thead", {}, head), this.body),
+      this.end,
+    );
+    this.root.lang = this.language;
+  }
+
+  handle(ev) {
+    if (ev.type === "job") this.job(ev);
+    else if (ev.type === "t_plan") for (const d of ev.debates) this.row(d);
+    else if (ev.type === "t_begun") this.mark(ev.debate, "running", this.t("state_running"));
+    else if (ev.type === "t_turn") this.mark(ev.debate, "running", this.t("speaking", { label: ev.label }));
+    else if (ev.type === "t_done") this.mark(ev.debate, "done", this.winner(ev));
+    else if (ev.type === "t_failed") this.mark(ev.debate, "failed", ev.message);
+    else if (ev.type === "ratings") this.ratings(ev);
+  }
+
+  job(info) {
+    this.heading.textContent = info.title;
+    this.state.textContent = this.t(`state_${info.state}`);
+    this.state.dataset.state = info.state;
+    this.root.dataset.state = info.state;
+    this.actions.replaceChildren();
+    if (!["finished", "stopped", "failed"].includes(info.state)) {
+      this.actions.append(el("button", { class: "stop", text: this.t("stop"), onclick: () => api(`/api/jobs/${info.id}/stop`, { method: "POST" }) }));
+    }
+    if (info.error) this.end.append(problem(info.error, this.t("hint")));
+  }
+
+  row(d) {
+    const result = el("td", { class: "result", text: this.t("pending") });
+    const row = el("tr", { "data-debate": d.debate, "data-status": "pending" }, el("td", { text: d.motion }), el("td", { text: d.proposition }), el("td", { text: d.opposition }), result);
+    this.rows.set(d.debate, { row, result });
+    this.body.append(row);
+  }
+
+  mark(id, status, text) {
+    if (!this.rows.has(id)) this.row({ debate: id, motion: id, proposition: "", opposition: "" });
+    const { row, result } = this.rows.get(id);
+    row.dataset.status = status;
+    result.textContent = text;
+  }
+
+  winner(ev) {
+    const side = this.t(`winner_${ev.winner}`);
+    return ev.margin ? `${side} (${ev.margin})` : side;
+  }
+
+  ratings(ev) {
+    const rows = ev.report.models.map((m) =>
+      el(
+        "tr",
+        {},
+        el("td", { text: m.rank }),
+        el("td", { text: m.model }),
+        el("td", { text: m.strength.toFixed(2) }),
+        el("td", { text: `${m.ci_low.toFixed(2)} – ${m.ci_high.toFixed(2)}` }),
+        el("td", { text: `${m.wins}–${m.losses}–${m.draws}` }),
+      ),
+    );
+    const head = el("tr", {}, ...["rank", "model", "strength", "interval", "record"].map((k) => el("th", { text: this.t(k) })));
+    this.end.append(
+      el(
+        "section",
+        { class: "ratings" },
+        el("h2", { text: this.t("ratings") }),
+        el("table", { class: "table" }, el("thead", {}, head), el("tbody", {}, ...rows)),
+        el("img", { class: "chart", alt: this.t("chart"), src: `/api/tournaments/${encodeURIComponent(ev.tournament)}/ratings.png` }),
+      ),
+    );
+  }
+}

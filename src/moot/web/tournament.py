@@ -1,0 +1,217 @@
+"""A tournament from the page: its form checked as `moot tournament` checks it, then run by
+`moot.tournament` in a job whose events fill in the page's table and end in the ratings."""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from moot.api import debate_settings, tournament
+from moot.errors import MootError
+from moot.formats import get_format
+from moot.settings import format_params
+from moot.tournaments.plan import (
+    SIDES,
+    checked_identity,
+    make_plan,
+    two_sided,
+    word_motions,
+)
+from moot.tournaments.run import DebateBegun, DebateDone, DebateFailed, InDebate, TournamentEvent
+from moot.web.forms import (
+    FieldErrors,
+    FormErrors,
+    dict_of,
+    list_of,
+    number_of,
+    problem,
+    text_of,
+)
+from moot.web.jobs import Job
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A tournament as the form chose it, checked; the plan's debates for the page's table."""
+
+    models: list[str]
+    judges: list[str]
+    motions: list[str]
+    format: str
+    lang: str
+    seed: int
+    swaps: int
+    params: dict[str, Any]
+    dry_run: bool
+    debates: list[dict[str, Any]] = field(default_factory=list)
+
+
+def formats() -> list[str]:
+    return list(SIDES)
+
+
+def choose(form: object, *, dry_run: bool) -> Choice:
+    """The tournament the form asks for; FormErrors names each problem's field."""
+    if not isinstance(form, dict):
+        raise FormErrors({"form": problem("the form is not an object", "reload the page")})
+    errors: FieldErrors = {}
+    models = [m for m in (text_of(r).strip() for r in list_of(form.get("models"))) if m]
+    judges = [j for j in (text_of(r).strip() for r in list_of(form.get("judges"))) if j]
+    motions = [line for line in text_of(form.get("motions")).splitlines() if line.strip()]
+    seed = number_of(form.get("seed"), "seed", errors, int)
+    swaps = number_of(form.get("swaps"), "swaps", errors, int)
+    params: dict[str, Any] = {}
+    for name, kind in (("min_score", float), ("max_rounds", int), ("rounds", int)):
+        value = number_of(dict_of(form.get("params")).get(name), f"params.{name}", errors, kind)
+        if value is not None:
+            params[name] = value
+    effort = text_of(dict_of(form.get("params")).get("effort")).strip()
+    if effort:
+        params["effort"] = effort
+    if not motions:
+        errors["motions"] = problem("no motions", "write one motion a line")
+    if errors:
+        raise FormErrors(errors)
+    swaps = swaps if swaps is not None else 1
+    name = text_of(form.get("format")) or "oxford"
+    lang = text_of(form.get("lang")) or "auto"
+    try:
+        fmt = get_format(name)
+        two_sided(fmt)
+        reads = {k: v for k, v in params.items() if k in fmt.reads}
+        chosen = debate_settings("-", format=name, lang=lang, run={"dry_run": dry_run}, **reads)
+        seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
+        plan = make_plan(
+            fmt,
+            models,
+            word_motions(motions, fmt, chosen.lang),
+            params=format_params(fmt, chosen.params),
+            seed=seed,
+            judges=judges,
+            options=chosen.run.model_dump(),
+            identify=checked_identity,
+            swaps=swaps,
+        )
+    except MootError as exc:
+        raise FormErrors({_field_of(exc.message): problem(exc.message, exc.hint)}) from None
+    debates = [
+        {
+            "debate": p.id,
+            "proposition": p.proposition,
+            "opposition": p.opposition,
+            "motion": plan.motions[p.motion].text,
+        }
+        for p in plan.debates
+    ]
+    return Choice(models, judges, motions, fmt.name, lang, seed, swaps, reads, dry_run, debates)
+
+
+_FIELDS = (
+    (r"a tournament needs|--model", "models"),
+    (r"--judge", "judges"),
+    (r"motion|\d+ motions", "motions"),
+    (r"--swaps", "swaps"),
+    (r"--seed", "seed"),
+    (r"unknown format|the \w+ format has no two", "format"),
+    (r"--min-score", "params.min_score"),
+    (r"--max-rounds", "params.max_rounds"),
+    (r"--rounds", "params.rounds"),
+    (r"--effort", "params.effort"),
+    (r"--lang", "lang"),
+)
+
+
+def _field_of(message: str) -> str:
+    for pattern, name in _FIELDS:
+        if re.match(pattern, message):
+            return name
+    if re.search(r"unknown model|not installed|--model|\.gguf", message):
+        return "models"
+    return "form"
+
+
+def tournament_job(choice: Choice) -> Job:
+    """The job that runs CHOICE with `moot.tournament`, its table filling in as it goes."""
+
+    def work(job: Job) -> None:
+        job.publish({"type": "t_plan", "debates": choice.debates})
+
+        def on_event(event: TournamentEvent) -> None:
+            if job.stop_requested:
+                raise _Stop
+            item = tournament_event(event)
+            if item is not None:
+                job.publish(item)
+
+        result = tournament(
+            choice.models,
+            choice.motions,
+            format=choice.format,
+            judges=choice.judges,
+            lang=choice.lang,
+            seed=choice.seed,
+            swaps=choice.swaps,
+            run={"dry_run": choice.dry_run},
+            on_event=on_event,
+            **choice.params,
+        )
+        job.update(folder=result.folder.name)
+        job.publish(
+            {
+                "type": "ratings",
+                "tournament": result.folder.name,
+                "report": result.report.model_dump(mode="json"),
+                "failed": [f.pairing.id for f in result.failed],
+            }
+        )
+
+    return Job(
+        work,
+        kind="tournament",
+        title=" · ".join(choice.motions)[:200],
+        holds={*choice.models, *choice.judges},
+        language=_language(choice),
+        format=choice.format,
+        dry_run=choice.dry_run,
+    )
+
+
+def _language(choice: Choice) -> str:
+    from moot.prompts import resolve_language
+
+    return resolve_language(choice.lang, choice.motions[0]) if choice.motions else "en"
+
+
+class _Stop(BaseException):
+    """Ends a tournament asked to stop, at its next event; a resume finishes it."""
+
+
+def tournament_event(event: TournamentEvent) -> dict[str, Any] | None:
+    """A tournament's event as the page's table reads it; a debate's own events are only
+    named (the turn now speaking), not streamed."""
+    if isinstance(event, DebateBegun):
+        return {"type": "t_begun", "debate": event.pairing.id}
+    if isinstance(event, DebateDone):
+        v = event.verdict
+        return {
+            "type": "t_done",
+            "debate": event.pairing.id,
+            "winner": v.winner,
+            "margin": v.margin,
+            "votes": v.votes,
+        }
+    if isinstance(event, DebateFailed):
+        return {
+            "type": "t_failed",
+            "debate": event.pairing.id,
+            "message": event.message,
+            "hint": event.hint,
+        }
+    if isinstance(event, InDebate):
+        from moot.events import TurnStarted
+
+        if isinstance(event.event, TurnStarted):
+            return {"type": "t_turn", "debate": event.pairing.id, "label": event.event.label}
+    return None

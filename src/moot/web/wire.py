@@ -1,0 +1,194 @@
+"""What the page reads: events, saved debates and documents as plain JSON-ready values."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+from typing import Any
+
+from moot import files, history
+from moot.events import Event, Notice, Scored, Stopped, Token, TurnFinished, TurnStarted
+from moot.formats import NAMES as FORMATS
+from moot.formats import get_format
+from moot.transcript import Turn, read_journal
+
+Wire = dict[str, Any]
+
+# The turn fields the page shows; the rest (seeds, token counts) stay in transcript.json.
+_TURN_FIELDS = (
+    "index",
+    "round",
+    "role",
+    "step",
+    "model",
+    "text",
+    "accepted",
+    "note",
+    "limit",
+    "length",
+    "cut",
+    "flags",
+    "data",
+    "completion_tokens",
+    "duration_ms",
+)
+
+
+def event(ev: Event) -> Wire:
+    """One debate event as the page reads it."""
+    if isinstance(ev, TurnStarted):
+        return {
+            "type": "turn_started",
+            "index": ev.index,
+            "round": ev.round,
+            "role": ev.role,
+            "step": ev.step,
+            "label": ev.label,
+            "streams": ev.streams,
+        }
+    if isinstance(ev, Token):
+        return {"type": "token", "role": ev.role, "text": ev.text}
+    if isinstance(ev, TurnFinished):
+        return {"type": "turn_finished", "label": ev.label, "turn": turn(ev.turn)}
+    if isinstance(ev, Scored):
+        return {
+            "type": "scored",
+            "round": ev.round,
+            "score": ev.score,
+            "threshold": ev.threshold,
+            "reasoning": ev.reasoning,
+        }
+    if isinstance(ev, Notice):
+        return {"type": "notice", "level": ev.level, "message": ev.message}
+    if isinstance(ev, Stopped):
+        return {"type": "stopped", "reason": ev.reason}
+    raise TypeError(f"not a debate event: {ev!r}")
+
+
+def turn(t: Turn | dict[str, Any]) -> Wire:
+    data = t.model_dump(mode="json") if isinstance(t, Turn) else t
+    return {name: data.get(name) for name in _TURN_FIELDS}
+
+
+# -- documents ----------------------------------------------------------------------------
+
+
+def document_html(markdown: str) -> str:
+    """A document's Markdown as HTML the page can show as it is: raw HTML in it is escaped,
+    links and images stay text (nothing on the page points anywhere but the server)."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False})
+    md.disable(["image", "link", "autolink", "html_inline", "html_block"])
+    return md.render(markdown)
+
+
+# -- saved debates ------------------------------------------------------------------------
+
+
+def saved_summary(debate: history.SavedDebate) -> Wire:
+    return {
+        "id": debate.id,
+        "format": debate.format,
+        "motion": debate.motion,
+        "turns": debate.turns,
+        "status": debate.status,
+        "problem": debate.problem,
+    }
+
+
+def saved_debate(debate: history.SavedDebate) -> Wire:
+    """A saved debate as the page shows it: its header, turns, scores and document."""
+    record = _record(debate.path)
+    language = str(record.get("language")) if record.get("language") in ("en", "zh") else "en"
+    fmt = debate.format
+    turns = [turn(t) for t in history.turns(debate)]
+    for t in turns:
+        t["label"] = turn_label(fmt, language, str(t.get("role")), str(t.get("step")))
+    markdown = history.document(debate) if debate.finished else None
+    params = _mapping(record.get("params"))
+    threshold = params.get("min_score")
+    if not isinstance(threshold, int | float):
+        threshold = None
+    scores = []
+    for rnd, score in _mapping(record.get("scores")).items():
+        if isinstance(score, dict) and isinstance(score.get("score"), int | float):
+            scores.append(
+                {
+                    "round": int(rnd) if str(rnd).isdigit() else rnd,
+                    "score": score["score"],
+                    "threshold": threshold,
+                    "reasoning": str(score.get("reasoning") or ""),
+                }
+            )
+    return {
+        **saved_summary(debate),
+        "language": language,
+        "stop_reason": record.get("stop_reason"),
+        "dry_run": bool(params.get("dry_run")),
+        "list": turns,
+        "scores": scores,
+        "document": document_html(markdown) if markdown is not None else None,
+        "files": downloads(debate),
+    }
+
+
+def _mapping(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _record(folder: Path) -> dict[str, Any]:
+    """The transcript, or the journal's header for a debate that did not finish."""
+    transcript = folder / history.TRANSCRIPT
+    if os.path.lexists(transcript):
+        data = files.read_json(
+            transcript, what="saved transcript", limit=files.RECORD_LIMIT, follow_symlinks=False
+        )
+        return data if isinstance(data, dict) else {}
+    journal = folder / history.JOURNAL
+    if os.path.lexists(journal):
+        records = read_journal(journal)
+        return next((r for r in records if r.get("type") == "debate"), {})
+    return {}
+
+
+def downloads(debate: history.SavedDebate) -> list[str]:
+    """The files of a saved debate the page offers: the transcript and the document once it
+    finished, the journal before."""
+    if debate.finished:
+        names = [history.TRANSCRIPT, document_name(debate.format)]
+    else:
+        names = [history.JOURNAL]
+    return [n for n in names if n and _is_file(debate.path / n)]
+
+
+def _is_file(path: Path) -> bool:
+    return path.is_file() and not path.is_symlink()
+
+
+def document_name(fmt: str) -> str | None:
+    return get_format(fmt).document if fmt in FORMATS else None
+
+
+# -- labels of saved turns -----------------------------------------------------------------
+
+# Where a format keeps the names of its seats and steps (as its documents name them).
+_NAMES_IN = {
+    "oxford": "moot.formats.oxford.flow",
+    "challenge": "moot.formats.challenge.text",
+    "adversarial": "moot.formats.adversarial.text",
+}
+
+
+def turn_label(fmt: str, language: str, role: str, step: str) -> str:
+    """A saved turn's heading: its seat and step in the format's own words where it has
+    them, else the role as it is spelled."""
+    names: dict[str, str] = {}
+    module = _NAMES_IN.get(fmt)
+    if module is not None:
+        table = getattr(importlib.import_module(module), "NAMES", {})
+        names = table.get(language) or table.get("en") or {}
+    seat = names.get(role) or role.replace("_", " ").capitalize()
+    what = names.get(step) or names.get(f"{step}_step") or step.replace("_", " ")
+    return f"{seat} · {what}"
