@@ -8,9 +8,11 @@ MODELS := $(VENV)/.models-stamp
 PUBLIC := src/moot/__init__.py src/moot/api src/moot/models/__init__.py src/moot/events.py \
           src/moot/settings.py src/moot/config.py src/moot/errors.py
 
-.PHONY: install models test lint demo bench clean
+CHROMIUM := /usr/bin/chromium
 
-install: $(STAMP) $(MODELS)
+.PHONY: install models browser test lint demo bench clean
+
+install: $(STAMP) $(MODELS) browser
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +28,19 @@ $(MODELS): $(STAMP) models/catalog.toml
 	touch $@
 
 models: $(MODELS)
+
+# The browser tests drive Debian's Chromium, never one Playwright downloads. As root with
+# apt-get (CI on Debian) it is installed here; elsewhere the package to install is named.
+browser:
+	@if [ -x $(CHROMIUM) ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing Debian's chromium package for the browser tests"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y chromium \
+		|| { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }; \
+	else \
+		echo "the browser tests need Chromium at $(CHROMIUM): install Debian's chromium package" \
+			"(sudo apt-get install chromium); without it they fail"; \
+	fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

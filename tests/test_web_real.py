@@ -1,0 +1,98 @@
+"""The page in Chromium against `moot serve` running the real tiny models: an Oxford debate
+started from the form streams in, ends in its brief, is opened again from the history,
+downloaded and deleted, in English and in Chinese; nothing on the page leaves the server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import real_model_path
+from web_serve import Browser, Served, launch, serve
+
+pytestmark = pytest.mark.real
+
+LONG = 900_000  # ms: a whole debate on a CPU
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    home = tmp_path_factory.mktemp("real-serve-home")
+    for model in ("smollm2-135m", "gemma3-270m"):
+        real = real_model_path(model)
+        link = home / "models" / model / real.name
+        link.parent.mkdir(parents=True)
+        link.symlink_to(real)
+    served = serve(home)
+    yield served
+    served.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(server: Served) -> Iterator[Browser]:
+    with launch() as b:
+        yield b
+        assert b.outside(server.base) == []
+
+
+@pytest.fixture
+def page(browser: Browser, server: Served) -> Iterator[Any]:
+    page = browser.page()
+    page.goto(server.url)
+    page.wait_for_selector("#debate-form")
+    yield page
+    page.close()
+    assert browser.outside(server.base) == []
+
+
+def debate(page: Any, motion: str, model: str) -> int:
+    """Start a short debate from the form, watch it stream in, wait for its brief."""
+    page.fill("textarea[name=motion]", motion)
+    page.fill("input[name='models.0']", model)
+    page.fill("input[name='params.max_rounds']", "3")
+    page.click("summary")
+    page.fill("input[name=seed]", "7")
+    page.fill("input[name=max_tokens]", "48")
+    page.click("#debate-form button[type=submit]")
+    page.wait_for_selector(".turn.speaking", timeout=LONG)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.turn.speaking .text')].some(t => t.textContent)",
+        timeout=LONG,
+    )
+    page.wait_for_selector(".debate[data-state=finished] .document", timeout=LONG)
+    return int(page.locator(".turn.spoken").count())
+
+
+def reopen_download_delete(page: Any, server: Served, tmp_path: Path, turns: int) -> None:
+    page.click("a.open-saved")
+    page.wait_for_selector(".debate.saved .document")
+    assert page.locator(".turn.spoken").count() == turns
+    with page.expect_download() as download:
+        page.click("a.download[download='transcript.json']")
+    path = tmp_path / "transcript.json"
+    download.value.save_as(path)
+    assert len(json.loads(path.read_text(encoding="utf-8"))["turns"]) == turns
+    folder = page.evaluate("decodeURIComponent(location.hash.split('/')[2])")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("button.delete")
+    page.wait_for_url("**/#/history")
+    assert not (server.home / "debates" / folder).exists()
+
+
+def test_an_english_debate_on_smollm2(page: Any, server: Served, tmp_path: Path) -> None:
+    turns = debate(page, "remote work is better than office work", "smollm2-135m")
+    assert "Debate Brief" in page.locator(".document h1").inner_text()
+    assert page.locator(".score .caption").count() >= 1
+    reopen_download_delete(page, server, tmp_path, turns)
+
+
+def test_a_chinese_debate_on_gemma(page: Any, server: Served, tmp_path: Path) -> None:
+    turns = debate(page, "本院认为人工智能将是人类最后一项伟大发明", "gemma3-270m")
+    assert page.locator(".round").first.inner_text() == "第1轮"
+    assert "辩论简报" in page.locator(".document h1").inner_text()
+    assert page.locator(".debate .state").inner_text() == "已完成"
+    reopen_download_delete(page, server, tmp_path, turns)
