@@ -209,3 +209,57 @@ def test_a_chinese_transcript_is_checked_for_its_language(tmp_path: Path, cli: A
     drift = cli("check", str(tmp_path / "drift.json"), "--json")
     assert drift.returncode == 1
     assert json.loads(drift.stdout)["summary"]["language"] == 1
+
+
+class Asker(ScriptedModel):
+    """Points of information that ask nothing on the first draw and a question on the next;
+    POI answers of one sentence too long on the first draw; speeches that keep the rules."""
+
+    def __init__(self) -> None:
+        super().__init__((), model_id="asker")
+        self.draws: dict[str, int] = {}
+
+    def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
+        prompt = request.messages[-1].content if request.messages else ""
+        kind = (
+            "poi"
+            if "as a Point of Information" in prompt
+            else "answer"
+            if "You accept it." in prompt
+            else "other"
+        )
+        n = self.draws[kind] = self.draws.get(kind, 0) + 1
+        if request.reply_schema is None:
+            if kind == "poi":
+                self.queue("Offices cost less." if n % 2 else "Who pays for the desks?")
+            elif kind == "answer":
+                long = (
+                    "The employer pays for the desks, the chairs, the screens, the power, the "
+                    "heating, the broadband, the software licences, the training and the travel "
+                    "that every remote worker needs."
+                )
+                self.queue(long if n % 2 else "The employer pays.")
+            else:
+                self.queue(f"Speech {n}: remote work saves hours. It widens hiring.")
+        return super().chat(request, on_text=on_text)
+
+
+def test_a_point_of_information_that_asks_nothing_is_drawn_again(tmp_path: Path) -> None:
+    from moot.runner import Debate
+    from moot.settings import prepare, settings
+
+    chosen = settings(motion="remote work is better", seed=2, params={"max_rounds": 3})
+    model = Asker()
+    events: list[Any] = []
+    setup = prepare(chosen, out_dir=tmp_path / "out")
+    transcript = Debate(setup, listeners=[events.append], model_factory=lambda r: model).run()
+    turns = transcript.transcript.turns
+    questions = [t for t in turns if t.step == "poi_question"]
+    answers = [t for t in turns if t.step == "poi_answer"]
+    assert questions and all(t.text == "Who pays for the desks?" for t in questions)
+    assert answers and all(t.text == "The employer pays." for t in answers)
+    assert not any(t.flags for t in questions + answers)
+    notices = " ".join(e.message for e in events if type(e).__name__ == "Notice")
+    assert "asked no question within 15 words; asking again" in notices
+    assert "first sentence ran past the limit of 25; asking again" in notices
+    assert model.draws["poi"] == 2 * len(questions)

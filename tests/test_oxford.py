@@ -91,7 +91,12 @@ class Chamber:
             return rubric(ok)
         if request.reply_schema is Brief:
             return brief_json()
-        language = "zh" if "辩题" in request.messages[-1].content else "en"
+        prompt = request.messages[-1].content
+        language = "zh" if "辩题" in prompt else "en"
+        if "as a Point of Information" in prompt:  # a point of information asks one question
+            return f"Who pays for that, speaker {self.counter}?"
+        if "You accept it." in prompt:  # and is answered within its 25 words
+            return f"The employer pays, as answer {self.counter} shows."
         said = SAID[language][request.session or "proposition"]
         return f"{said} [{request.session} #{self.counter}]"
 
@@ -432,6 +437,8 @@ class HollowBrief(Chamber):
     def reply(self, request: ChatRequest) -> str:
         if request.reply_schema is Brief:
             return json.dumps({k: "x" for k in Brief.model_fields})
+        if "as a Point of Information" in request.messages[-1].content:
+            return "Offices cost less than that, and every draw says so."  # asks nothing
         return super().reply(request)
 
 

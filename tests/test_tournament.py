@@ -55,6 +55,10 @@ class Debater(ScriptedModel):
     def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
         if request.reply_schema is Ballot:
             self.queue("not json" if self.bad_ballots else ballot(request))
+        elif request.reply_schema is None and "as a Point of Information" in (
+            request.messages[-1].content
+        ):
+            self.queue(f"I am {self.model_id}: who pays for that [{len(self.requests)}]?")
         elif request.reply_schema is None:
             self.queue(
                 f"I am {self.model_id}, and my case rests on evidence from many studies, "

@@ -117,6 +117,7 @@ class _Stream:
         self._question = question  # held back whole: the question may not be its first sentence
         self._vet = self._vetting = vet
         self._voice = voice
+        self._units = "字" if voice.language == "zh" else "words"
         self._text = ""
         self._shown = 0
         self.rejected: str | None = None
@@ -155,14 +156,32 @@ class _Stream:
             if self.rejected:
                 return True
         view, _, drifted = self._view(self._text)
+        over = length_units(view) > self._limit
         if self._question:
             asked = first_question(view, self._limit) is not None
-            return asked or drifted or length_units(view) > self._limit
+            if not asked and (over or drifted) and self._vetting:
+                self.rejected = f"it asked no question within {self._limit} {self._units}"
+            return asked or drifted or over
         end = complete_prefix(view, self._limit)
+        if over and not end and not self._shown and self._vetting:
+            # Nothing shown yet, and no sentence ends within the limit: draw again rather
+            # than cut the one sentence in the middle.
+            self.rejected = f"its first sentence ran past the limit of {self._limit}"
+            return True
         if end > self._shown:
             self._show(view[self._shown : end])
             self._shown = end
-        return drifted or length_units(view) > self._limit
+        return drifted or over
+
+    def asked_nothing(self, completion: Completion) -> str | None:
+        """A point of information whose whole reply asks no question within its limit, on a
+        draw that may be made again (nothing of it was shown: it is held back whole)."""
+        if not (self._question and self._vetting and self._limit is not None):
+            return None
+        view = self._view(completion.text, final=True)[0]
+        if first_question(view, self._limit) is None:
+            return f"it asked no question within {self._limit} {self._units}"
+        return None
 
     def finish(self, completion: Completion) -> tuple[Fitted, list[str]]:
         """The turn's text cleaned and fitted to the limit, and what was cleaned out or is
@@ -381,7 +400,7 @@ class Engine:
             show = lambda text: self.emit(Token(role.name, text))  # noqa: E731
             stream = _Stream(show, limit, one_question, vet=not redrawn, voice=voice)
             completion, note = self._call_free(role, request, _Reply(role.name, self.emit, stream))
-            problem = note or stream.rejected
+            problem = note or stream.rejected or stream.asked_nothing(completion)
             if problem is None:
                 break
             attempt += 1
