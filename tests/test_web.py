@@ -308,3 +308,18 @@ def test_the_wheel_ships_the_page_and_depends_on_its_server(wheel: Path) -> None
         if line.startswith("Requires-Dist:") and "extra ==" not in line
     ]
     assert {"starlette", "uvicorn", "sse-starlette", "markdown-it-py"} <= set(requires)
+
+
+def test_a_thinking_models_reasoning_reaches_the_page_marked_as_such() -> None:
+    from moot.events import Token
+    from moot.transcript import Turn
+
+    assert wire.event(Token("proposition", "my plan", reasoning=True))["reasoning"] is True
+    assert wire.event(Token("proposition", "Cars go."))["reasoning"] is False
+    spoken = Turn(
+        index=0, round=1, role="proposition", step="speech", model="m", temperature=0.5,
+        text="Cars go.", reasoning="my plan",
+    )  # fmt: skip
+    assert wire.turn(spoken)["reasoning"] == "my plan" and wire.turn(spoken)["text"] == "Cars go."
+    page = (Path(wire.__file__).parent / "static" / "debate.js").read_text(encoding="utf-8")
+    assert "ev.reasoning" in page and "details" in page

@@ -23,6 +23,7 @@ _TURN_FIELDS = (
     "step",
     "model",
     "text",
+    "reasoning",  # a thinking model's own: shown folded beside its turn, never in its text
     "accepted",
     "note",
     "limit",
@@ -48,7 +49,7 @@ def event(ev: Event) -> Wire:
             "streams": ev.streams,
         }
     if isinstance(ev, Token):
-        return {"type": "token", "role": ev.role, "text": ev.text}
+        return {"type": "token", "role": ev.role, "text": ev.text, "reasoning": ev.reasoning}
     if isinstance(ev, TurnFinished):
         return {"type": "turn_finished", "label": ev.label, "turn": turn(ev.turn)}
     if isinstance(ev, Scored):

@@ -103,8 +103,24 @@ export class DebateView {
 
   token(ev) {
     if (!this.current) return;
+    if (ev.reasoning) {
+      // A thinking model's reasoning: folded and dimmed, apart from what it says.
+      this.thoughtOf(this.current.node).textContent += ev.text;
+      return;
+    }
     this.current.streamed += ev.text;
     this.current.text.textContent = this.current.streamed;
+  }
+
+  thoughtOf(node) {
+    let body = node.querySelector("details.reasoning p");
+    if (!body) {
+      body = el("p", {});
+      node.querySelector(".text").before(
+        el("details", { class: "reasoning" }, el("summary", { text: this.t("thinking") }), body),
+      );
+    }
+    return body;
   }
 
   turnFinished(ev) {
@@ -120,6 +136,7 @@ export class DebateView {
   fill(node, turn) {
     node.classList.remove("speaking");
     node.classList.add("spoken");
+    if (turn.reasoning) this.thoughtOf(node).textContent = turn.reasoning;
     const text = node.querySelector(".text");
     if (turn.data !== null && turn.data !== undefined) {
       text.replaceChildren(
