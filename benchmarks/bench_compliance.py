@@ -5,6 +5,7 @@ for; the engine's guarantees make some of them certain, the models' manners the 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 import time
@@ -37,11 +38,13 @@ def one(fmt: str, model: str, lang: str, *, seed: int = 7) -> dict[str, Any]:
         options["model"] = (model, model)
     else:
         options["model"] = model
+    keep = os.environ.get("MOOT_BENCH_OUT")  # a folder to keep the debates in, to read them
     with tempfile.TemporaryDirectory() as tmp:
+        out = Path(keep or tmp) / f"{fmt}-{lang}-{model}"
         start = time.perf_counter()
-        moot.debate(TOPIC[lang], format=fmt, lang=lang, seed=seed, out=Path(tmp) / "o", **options)
+        moot.debate(TOPIC[lang], format=fmt, lang=lang, seed=seed, out=out, **options)
         wall = time.perf_counter() - start
-        transcript, _ = load(Path(tmp) / "o" / "transcript.json")
+        transcript, _ = load(out / "transcript.json")
     report = check_debate(transcript)
     return {"wall_s": round(wall, 1), **report.summary()}
 
