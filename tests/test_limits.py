@@ -263,3 +263,11 @@ def test_a_point_of_information_that_asks_nothing_is_drawn_again(tmp_path: Path)
     assert "asked no question within 15 words; asking again" in notices
     assert "first sentence ran past the limit of 25; asking again" in notices
     assert model.draws["poi"] == 2 * len(questions)
+
+
+def test_a_saved_reply_whose_choice_is_one_word_is_not_hollow() -> None:
+    from moot.checks import hollow_fields
+
+    # A decision's recommendation is one of its positions, whatever their length.
+    assert hollow_fields({"recommendation": "Postgres", "confidence_reason": "the data say"}) == []
+    assert hollow_fields({"confidence_reason": "yes"}) == ["confidence_reason says nothing: 'yes'"]

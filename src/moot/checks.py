@@ -441,7 +441,7 @@ _ANY_RULE = "voice rules"  # "every sentence broke the rulebook's voice rules: k
 # Structured fields that hold prose whatever their schema allowed (moot check has no schema).
 _PROSE_KEYS = re.compile(
     r"reason|summary|rationale|explanation|justification|argument|critique|balance|attacks"
-    r"|rebuttals|^pro$|^con$|trade_offs|recommendation|analysis|assessment",
+    r"|rebuttals|^pro$|^con$|trade_offs|analysis|assessment|^dissent$|what_would_change",
     re.IGNORECASE,
 )
 
