@@ -9,6 +9,8 @@ import pytest
 
 from conftest import Cli, real_model_path
 from gguf_samples import write_gguf
+from moot.models import catalog, integrity
+from moot.models.catalog import HfSource
 
 
 @pytest.fixture(autouse=True)
@@ -131,3 +133,56 @@ def test_store_references_are_named_in_the_help(cli: Cli) -> None:
     assert shown.returncode == 0
     for form in ("ollama:NAME[:TAG]", "lmstudio:PUBLISHER/MODEL[/FILE]", "llamacpp:FILE"):
         assert form in shown.stdout, shown.stdout
+
+
+def _row(table: str, model_id: str) -> str:
+    return next(ln for ln in table.splitlines() if f" {model_id} " in ln)
+
+
+def test_list_says_which_models_think(cli: Cli) -> None:
+    listed = cli("models", "list")
+    assert listed.returncode == 0, listed.stderr
+    header = next(ln for ln in listed.stdout.splitlines() if " licence " in ln)
+    assert " thinks " in header
+    assert "switchable" in _row(listed.stdout, "qwen3-0.6b")
+    assert "always" in _row(listed.stdout, "deepseek-r1-1.5b")
+    gemma = _row(listed.stdout, "gemma3-1b")
+    assert "switchable" not in gemma and "always" not in gemma and " no " in gemma
+    # Not installed: the catalog's quantisation and context stand in for the header's.
+    assert "Q8_0" in _row(listed.stdout, "qwen3-1.7b") and "32,768" in gemma
+    rows = {r["id"]: r for r in json.loads(cli("models", "list", "--json").stdout)}
+    assert rows["qwen3-8b"]["thinks"] == "switchable" and rows["llama3.2-3b"]["thinks"] == "no"
+    assert rows["deepseek-r1-1.5b"]["thinks"] == "always"
+    assert not rows["qwen3-8b"]["installed"] and rows["qwen3-8b"]["licence"] == "apache-2.0"
+
+
+def _installed(model_id: str, hub: Path, **header: object) -> Path:
+    """A small stand-in for MODEL_ID's file, laid in the hub cache at its pinned commit with
+    the stamp a pull that verified it leaves (its weights are not needed to read its card)."""
+    card = catalog.get_card(model_id)
+    (source,) = card.sources
+    assert isinstance(source, HfSource)
+    folder = hub / f"models--{source.repo.replace('/', '--')}" / "snapshots" / source.revision
+    path = write_gguf(folder / source.files[0], **header)
+    integrity.write_stamp(path, card.sha256[0])
+    return path
+
+
+def test_info_says_whether_a_model_thinks(tmp_path: Path, cli: Cli) -> None:
+    _installed("qwen3-0.6b", tmp_path / "hf-home" / "hub", arch="qwen3", file_type=7)
+    shown = cli("models", "info", "qwen3-0.6b")
+    assert shown.returncode == 0, shown.stderr
+    line = next(ln for ln in shown.stdout.splitlines() if ln.split()[:1] == ["thinks"])
+    assert line.split() == ["thinks", "switchable"]
+    details = json.loads(cli("models", "info", "qwen3-0.6b", "--json").stdout)
+    assert details["thinks"] == "switchable" and details["licence"] == "apache-2.0"
+    assert details["architecture"] == "qwen3" and details["languages"] == ["en", "zh"]
+    assert "switchable" in _row(cli("models", "list").stdout, "qwen3-0.6b")
+
+    # A file of the user's own is not in the catalog: whether it thinks is not known.
+    mine = write_gguf(tmp_path / "mine.gguf", arch="qwen3")
+    assert cli("models", "add", "mine", str(mine)).returncode == 0
+    assert json.loads(cli("models", "info", "mine", "--json").stdout)["thinks"] is None
+    assert "unknown (not a catalog model)" in cli("models", "info", "mine").stdout
+    rows = {r["id"]: r for r in json.loads(cli("models", "list", "--json").stdout)}
+    assert rows["mine"]["thinks"] is None and rows["qwen3-0.6b"]["installed"]

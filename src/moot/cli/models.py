@@ -57,6 +57,10 @@ WHERE = {
 }
 
 
+# Whether a model thinks aloud before it answers, as the catalog says; blank for one it lacks.
+THINKS = {"always": "[magenta]always[/]", "switchable": "switchable", "no": "[dim]no[/]"}
+
+
 def _status(entry: store.ModelEntry) -> str:
     if not entry.usable:  # the reason names files and folders: text, never markup
         return f"[red]unusable:[/] {safe(entry.reason)}"
@@ -77,7 +81,9 @@ def list_(as_json: AsJson = False) -> None:
         rows = [{**vars(e), "path": str(e.path) if e.path else None} for e in entries]
         print(json.dumps(rows, indent=2))
         return
-    table = Table("id", "status", "where", "size", "arch", "quant", "context", "licence", "name")
+    table = Table(
+        "id", "status", "where", "size", "arch", "quant", "context", "thinks", "licence", "name"
+    )
     table.columns[0].no_wrap = True
     for e in entries:  # ids, names, licences and architectures come from files: shown as text
         mark = " [dim](default)[/]" if e.is_default else ""
@@ -89,6 +95,7 @@ def list_(as_json: AsJson = False) -> None:
             _architecture(e),
             safe(e.quantisation or ""),
             f"{e.context_length:,}" if e.context_length else "",
+            THINKS.get(e.thinks or "", ""),
             safe(e.licence or ""),
             safe(e.name),
         )
@@ -137,6 +144,7 @@ def _details(d: store.ModelDetails) -> dict[str, Any]:
         "gguf_version": h.version,
         "languages": list(r.languages),
         "licence": d.card.licence if d.card else None,
+        "thinks": d.card.thinks if d.card else None,
     }
 
 
@@ -153,6 +161,8 @@ def info(ref: Ref, as_json: AsJson = False) -> None:
     for key, value in details.items():
         if key == "chat_template":
             value = "present" if value else "absent"
+        elif key == "thinks" and value is None:
+            value = "unknown (not a catalog model)"
         elif key == "size":
             value = _size(value)
         elif isinstance(value, list):

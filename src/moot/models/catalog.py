@@ -26,6 +26,11 @@ CHAT_FORMATS = frozenset(
 
 _PART_SUFFIX = re.compile(r"\.part\d+$")
 
+# Whether a model reasons aloud before it answers: "no"; "switchable", thinking unless its
+# chat template is told not to (Qwen3's enable_thinking); "always", however it is asked
+# (DeepSeek-R1 distills).
+Thinks = Literal["no", "switchable", "always"]
+
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -81,6 +86,7 @@ class ModelCard(_Frozen):
     licence: str = "unknown"
     context_length: int = Field(gt=0)
     quantisation: str | None = None
+    thinks: Thinks = "no"
     sources: tuple[Source, ...] = Field(min_length=1)
 
     @field_validator("sha256", "size", mode="before")

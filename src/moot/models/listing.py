@@ -8,7 +8,7 @@ from pathlib import Path
 
 from moot.errors import ModelIntegrityError, ModelNotFoundError, MootError
 from moot.models import architectures, gguf_check, hub_cache, integrity, locate, registry, stores
-from moot.models.catalog import HfSource, ModelCard, load_catalog
+from moot.models.catalog import HfSource, Thinks, load_catalog
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,7 @@ class ModelEntry:
     loadable: bool | None = None  # whether the bundled llama.cpp knows the architecture
     usable: bool = True  # False: here, but it cannot debate (`reason` says why)
     reason: str = ""
+    thinks: Thinks | None = None  # the catalog's word; None: not a catalog model
 
 
 def list_models() -> list[ModelEntry]:
@@ -75,11 +76,21 @@ def _entry(
     found_here: bool = False,
 ) -> ModelEntry | None:
     card = target.card
-    absent = ModelEntry(target.id, name, kind, False, None, None, None, is_default, _licence(card))
+    absent = ModelEntry(target.id, name, kind, False, None, None, None, is_default)
+    if card is not None:
+        absent = replace(absent, licence=card.licence, thinks=card.thinks)
     try:
         files, expected = locate.find(target)
     except ModelNotFoundError:
-        return replace(absent, size=sum(card.size) if card and card.size else None)
+        if card is None:
+            return absent
+        # Not here yet: what the catalog says of the file stands in for its header.
+        return replace(
+            absent,
+            size=sum(card.size) if card.size else None,
+            quantisation=card.quantisation,
+            context_length=card.context_length,
+        )
     except MootError as exc:  # a hub ref file that names no commit, and the like
         return replace(absent, usable=False, reason=exc.message)
     return _present(
@@ -136,7 +147,3 @@ def _present(
         usable=unfit is None,
         reason=unfit.reason if unfit else "",
     )
-
-
-def _licence(card: ModelCard | None) -> str | None:
-    return card.licence if card else None
