@@ -188,3 +188,53 @@ def test_a_tournament_fills_its_table_then_shows_the_ratings(
     assert page.locator(".tournament-table tr[data-status=done]").count() == 2
     page.wait_for_function("() => document.querySelector('.ratings img.chart').naturalWidth > 0")
     assert page.locator(".ratings tbody tr").count() == 2
+
+
+def test_a_person_takes_the_opposition_seat_submits_speeches_and_declines_a_poi(
+    page: Any, server: Served
+) -> None:
+    page.fill("textarea[name=motion]", "cities should ban cars")
+    page.fill("input[name='params.max_rounds']", "3")
+    page.click(".seat[data-role=opposition] .take-seat")
+    assert page.input_value("input[name='roles.opposition']") == "human"
+    page.click("#debate-form button[type=submit]")
+    page.wait_for_selector(".seat-box[data-ask='1']")
+    # The Opposition's point of information first: what the seat sees, its limit, a live count.
+    assert page.locator(".seat-box .seat-limit").inner_text() == "at most 15 words"
+    assert (
+        "This House Believes That cities should ban cars"
+        in page.locator(".seat-box .seat-sees pre").last.text_content()
+    )
+    count = page.locator(".seat-box .seat-count")
+    assert count.inner_text() == "0 of 15 words"
+    page.fill(".seat-box textarea", "Who pays")
+    assert count.inner_text() == "2 of 15 words"
+    question = "Who pays for the buses and the drivers and the depots and the new lanes too?"
+    page.fill(".seat-box textarea", question)
+    assert count.inner_text().startswith("16 of 15 words · over the limit")
+    assert "over" in (count.get_attribute("class") or "")
+    page.click(".seat-box .submit-seat")
+    speeches, declined, ask = [question], 0, 2
+    while True:
+        page.wait_for_selector(
+            f".seat-box[data-ask='{ask}'], .debate[data-state=finished] .document", timeout=60_000
+        )
+        if page.locator(".debate[data-state=finished]").count():
+            break
+        if page.locator(".seat-box").get_attribute("data-kind") == "decision":
+            assert page.locator(".seat-box .seat-question").inner_text()
+            page.click(".seat-box .decline-poi")
+            declined += 1
+        else:
+            speeches.append(f"Speech {ask}: fund the buses first, then ban the cars.")
+            page.fill(".seat-box textarea", speeches[-1])
+            page.click(".seat-box .submit-seat")
+        ask += 1
+    assert declined == 3 and page.locator(".seat-box").count() == 0
+    typed = page.locator(".turn.spoken[data-role=opposition] .text").all_inner_texts()
+    assert typed == speeches  # every turn the person gave, as they gave it
+    flag = page.locator(".turn[data-role=opposition][data-step=poi_question] .flag").first
+    assert flag.inner_text() == "over the limit: 16 of 15 words, kept as the speaker's"
+    notices = page.locator(".notice").all_inner_texts()
+    assert notices.count("Point of Information 🔵 Proposition → 🔴 Opposition: declined") == 3
+    assert "Debate Brief" in page.locator(".document h1").inner_text()

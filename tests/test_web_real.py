@@ -96,3 +96,41 @@ def test_a_chinese_debate_on_gemma(page: Any, server: Served, tmp_path: Path) ->
     assert "辩论简报" in page.locator(".document h1").inner_text()
     assert page.locator(".debate .state").inner_text() == "已完成"
     reopen_download_delete(page, server, tmp_path, turns)
+
+
+def test_the_page_takes_the_opposition_seat_against_smollm2(page: Any, server: Served) -> None:
+    page.fill("textarea[name=motion]", "cities should ban cars from their centres")
+    page.fill("input[name='models.0']", "smollm2-135m")
+    page.fill("input[name='params.max_rounds']", "3")
+    page.click(".seat[data-role=opposition] .take-seat")
+    page.click("summary")
+    page.fill("input[name=seed]", "7")
+    page.fill("input[name=max_tokens]", "48")
+    page.click("#debate-form button[type=submit]")
+    typed, declined, ask = [], 0, 1
+    while True:
+        page.wait_for_selector(
+            f".seat-box[data-ask='{ask}'], .debate[data-state=finished] .document", timeout=LONG
+        )
+        if page.locator(".debate[data-state=finished]").count():
+            break
+        box = page.locator(".seat-box")
+        if box.get_attribute("data-kind") == "decision":
+            page.click(".seat-box .decline-poi")
+            declined += 1
+        else:
+            # The seat sees the Proposition's real speech before it answers it.
+            assert "This House Believes That" in box.locator(".seat-sees pre").last.text_content()
+            typed.append(f"Turn {ask}: buses first, then the ban, or night workers are stranded.")
+            page.fill(".seat-box textarea", typed[-1])
+            assert page.locator(".seat-box .seat-count").inner_text().endswith("words")
+            page.click(".seat-box .submit-seat")
+        ask += 1
+    assert declined >= 2  # rounds 1 and 2 come before the judge may end the rounds
+    assert page.locator(".turn.spoken[data-role=opposition] .text").all_inner_texts() == typed
+    assert "Debate Brief" in page.locator(".document h1").inner_text()
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("a.open-saved")
+    page.wait_for_selector(".debate.saved button.delete")
+    page.click("button.delete")
+    page.wait_for_url("**/#/history")

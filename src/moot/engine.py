@@ -37,6 +37,7 @@ from moot.checks import (
 from moot.config import THINK_BUDGET
 from moot.errors import DegenerateReplyError, MootError, ReasoningOnlyError
 from moot.events import Event, Listener, Notice, Scored, Stopped, Token, TurnFinished, TurnStarted
+from moot.inference.human import HumanSeat, is_human
 from moot.inference.protocol import (
     ChatModel,
     ChatRequest,
@@ -64,7 +65,8 @@ JSON_DRY = 1.0
 
 @dataclass
 class Role:
-    """A seat in the debate: its model, temperature and persona."""
+    """A seat in the debate: its model, temperature and persona. A model that is a
+    `HumanSeat` is a person: their turns are never cut, drawn again or cleaned."""
 
     name: str
     model: ChatModel
@@ -320,6 +322,33 @@ class Engine:
         """A reproducible coin: True with probability p, from the debate seed and `parts`."""
         return random.Random(derive_seed(self.seed, "draw", *parts)).random() < p
 
+    def is_human(self, role_name: str) -> bool:
+        """Whether a person holds the seat ROLE_NAME."""
+        return is_human(self.roles[role_name].model)
+
+    def decide(self, role_name: str, question: Turn, p: float, *parts: object, label: str) -> bool:
+        """Whether ROLE_NAME takes the point of information QUESTION (a finished turn): a
+        person is asked, once (journaled, so a resumed debate keeps the answer); a model's
+        answer is the seeded draw, True with probability P. It is kept on the question's
+        turn, where a saved debate replayed finds it."""
+        if question.accepted is not None:
+            return question.accepted
+        seat = self.roles[role_name].model
+        if isinstance(seat, HumanSeat):
+            key = ":".join(str(part) for part in ("decide", *parts))
+            ask = lambda: seat.decide(  # noqa: E731
+                question.text,
+                role=role_name,
+                label=label,
+                language=self.language,
+                turn=question.index,
+            )
+            accepted = bool(self.keep(key, ask))
+        else:
+            accepted = self.draw(p, *parts)
+        question.accepted = accepted
+        return accepted
+
     # -- turns --------------------------------------------------------------------------
 
     def _messages(self, role: Role, user: str, variables: dict[str, Any]) -> tuple[Message, ...]:
@@ -374,7 +403,8 @@ class Engine:
         """One free-text turn: streamed, journaled before returning. With a LIMIT (words, or
         字 in Chinese) the turn is never longer: generation stops once it is passed, the text
         ends on the last complete sentence within it, and the token budget comes from it.
-        ONE_QUESTION (a point of information): the first question asked within the limit."""
+        ONE_QUESTION (a point of information): the first question asked within the limit.
+        A person's turn is theirs: kept as they submitted it, flagged when over the limit."""
         role = self.roles[role_name]
         if limit is not None:
             max_tokens = token_budget(role.model, limit, self.language)
@@ -389,6 +419,9 @@ class Engine:
                 self.emit(Token(role_name, prior.reasoning, reasoning=True))
             self.emit(Token(role_name, prior.text))
             return self._reuse(prior, label)
+        if isinstance(role.model, HumanSeat):
+            request = self._request(role, step, variables, max_tokens, 0, think_budget=0)
+            return self._human_speech(index, round, role, step, request, label, limit, accepted)
         others = [t.text for t in self.transcript.turns if t.role != role_name and t.data is None]
         voice = voice_for(role_name, self.language, others, self.transcript.motion)
         # One draw again for a reply that opens wrongly or is degenerate; one with thinking
@@ -430,6 +463,43 @@ class Engine:
                 self.notice(f"{label}: {flag}", "warn")
         return self._record(turn, label)
 
+    def _human_speech(
+        self,
+        index: int,
+        rnd: int | None,
+        role: Role,
+        step: str,
+        request: ChatRequest,
+        label: str,
+        limit: int | None,
+        accepted: bool | None,
+    ) -> Turn:
+        """A person's turn: shown what a model in the seat is sent, and kept as submitted.
+        Past the limit, or submitted by the time limit, it is flagged, never cut."""
+        seat = role.model
+        assert isinstance(seat, HumanSeat)
+        said = seat.speak(
+            request, role=role.name, label=label, limit=limit, language=self.language, turn=index
+        )
+        completion = Completion(text=said.text.strip(), duration_ms=said.duration_ms)
+        if completion.text:
+            self.emit(Token(role.name, completion.text))
+        turn = self._turn(index, rnd, role, step, request, completion, accepted, None)
+        flags = []
+        if limit is not None:
+            turn.limit, turn.length = limit, length_units(turn.text)
+            if turn.length > limit:
+                units = "字" if self.language == "zh" else "words"
+                flags.append(
+                    f"over the limit: {turn.length} of {limit} {units}, kept as the speaker's"
+                )
+        if said.timed_out:
+            flags.append("time ran out: submitted as it stood")
+        for flag in flags:
+            turn.flags.append(flag)
+            self.notice(f"{label}: {flag}", "warn")
+        return self._record(turn, label)
+
     def _call_free(
         self, role: Role, request: ChatRequest, on_text: Callable[[str], bool]
     ) -> tuple[Completion, str | None]:
@@ -465,13 +535,20 @@ class Engine:
         if prior is not None:
             return schema.model_validate(prior.data or {}), self._reuse(prior, label)
         request = self._request(role, step, variables, max_tokens, 0, structured=True)
-        parsed, completion = chat_structured(role.model, request, schema, check=hollow)
+        if isinstance(role.model, HumanSeat):
+            parsed, took = role.model.fill(
+                request, schema, role=role_name, label=label, language=self.language, turn=index
+            )
+            completion = Completion(text=parsed.model_dump_json(), duration_ms=took)
+        else:
+            parsed, completion = chat_structured(role.model, request, schema, check=hollow)
         turn = self._turn(index, round, role, step, request, completion, None, None)
         turn.data = parsed.model_dump()
         problem = hollow(parsed)  # asked again already: the seat is degraded, visibly
         if problem:
             turn.flags.append(f"hollow reply: {problem}")
-            self.notice(f"{label}: the reply {problem}, asked twice", "warn")
+            asked = "kept as the person's" if isinstance(role.model, HumanSeat) else "asked twice"
+            self.notice(f"{label}: the reply {problem}, {asked}", "warn")
         return parsed, self._record(turn, label)
 
     def _replayed(self, index: int, role_name: str, step: str) -> Turn | None:

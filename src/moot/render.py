@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 from rich.console import Console
 from rich.markdown import Markdown
@@ -10,6 +11,7 @@ from rich.markup import escape
 
 from moot.checks import length_units
 from moot.engine import Event, Notice, Scored, Stopped, Token, TurnFinished, TurnStarted
+from moot.inference.human import HUMAN
 
 _STYLES = {
     "proposition": "bold blue",
@@ -45,12 +47,15 @@ class LiveView:
         round_label: str = "Round {n}",
         units: str = "words",
         hide_reasoning: bool = False,
+        typed_here: Collection[str] = (),
     ):
         self.console = console
         self.quiet = quiet
         self.round_label = round_label
         self.units = units  # what a length limit counts: words, or 字
         self.hide_reasoning = hide_reasoning
+        # The roles a person holds at this terminal: what they typed is on the screen already.
+        self.typed_here = frozenset(typed_here)
         self._round: int | None = 0
         self._streaming = False
         self._thought: list[str] = []  # the reasoning of the turn under way, folded
@@ -75,6 +80,9 @@ class LiveView:
         if event.reasoning:
             if not self.hide_reasoning:
                 self._think(event.text)
+            return
+        if event.role in self.typed_here:
+            self._streaming = False
             return
         self._fold()
         self.console.file.write(printable(event.text))
@@ -118,11 +126,16 @@ class LiveView:
             self._fold()  # all reasoning, no speech: the fold ends the line
         elif self._streaming:
             self.console.file.write("\n")
-        stats = f"{turn.completion_tokens} tokens · {turn.duration_ms / 1000:.1f} s"
+        if turn.model == HUMAN:
+            stats = f"typed in {turn.duration_ms / 1000:.1f} s"
+        else:
+            stats = f"{turn.completion_tokens} tokens · {turn.duration_ms / 1000:.1f} s"
         if turn.limit is not None:
             stats += f" · {turn.length} of {turn.limit} {self.units}"
             if turn.cut:
                 stats += " · cut to fit"
+            elif turn.length is not None and turn.length > turn.limit:
+                stats += " · over the limit, kept as the speaker's"
         self.console.print(f"[dim]{stats}[/]", highlight=False)
 
     def _scored(self, event: Scored) -> None:

@@ -14,6 +14,7 @@ from moot.config import THINK_BUDGET, RunSettings, Seed
 from moot.engine import Engine, Listener, Role
 from moot.errors import MootError, UsageError
 from moot.formats.base import Cast
+from moot.inference.human import HUMAN, Ask, HumanSeat, Said, is_human_ref
 from moot.inference.pool import ModelPool
 from moot.inference.protocol import ChatModel
 from moot.inference.scripted import EchoModel
@@ -25,6 +26,7 @@ from moot.transcript import (
     Journal,
     ModelInfo,
     Transcript,
+    Turn,
     check_version,
     load,
     make_private_dir,
@@ -73,6 +75,30 @@ class Debate:
         }
 
     def _models(self, refs: dict[str, str]) -> tuple[dict[str, ChatModel], dict[str, ModelInfo]]:
+        """Each role's model and what the transcript records of it; a seat a person holds is
+        theirs, in a dry run too."""
+        people = [r for r, ref in refs.items() if is_human_ref(ref)]
+        seat = self._human_seat(people) if people else None  # before any model loads
+        models, infos = self._machines({r: ref for r, ref in refs.items() if r not in people})
+        if seat is not None:
+            for r in people:
+                models[r], infos[r] = seat, ModelInfo(id=HUMAN)
+        return {r: models[r] for r in refs}, {r: infos[r] for r in refs}
+
+    def _human_seat(self, roles: list[str]) -> HumanSeat:
+        console = self.setup.human
+        if console is None:
+            raise UsageError(
+                f"a person holds the {roles[0]} seat, and there is no one here to ask",
+                hint="run it with `moot run` or `moot serve`; from Python, set the "
+                "setup's `human` to a console (moot.inference.human)",
+            )
+        return HumanSeat(console)
+
+    def _machines(self, refs: dict[str, str]) -> tuple[dict[str, ChatModel], dict[str, ModelInfo]]:
+        """The models of the seats no person holds: scripted, a caller's, or loaded here."""
+        if not refs:
+            return {}, {}
         if self.setup.run.dry_run or self._factory:
             make = self._factory or (lambda ref: EchoModel(model_id=f"echo:{ref}"))
             models = {r: make(ref) for r, ref in refs.items()}
@@ -332,6 +358,7 @@ def replay(path: Path, *, listeners: list[Listener] | None = None) -> ReplayRepo
     saved = transcript.turns
     hint = "pass the transcript.json of a debate moot saved"
     setup = setup_from_record(data, out_dir=None, source=str(path), hint=hint)
+    setup.human = _Recorded(transcript)  # a person's turns are theirs: replayed as saved
 
     def compare(event: Event) -> None:
         if not isinstance(event, TurnFinished):
@@ -353,3 +380,28 @@ def replay(path: Path, *, listeners: list[Listener] | None = None) -> ReplayRepo
         n = len(result.transcript.turns)
         return ReplayReport(n, n, where="the re-run ended after a different number of turns")
     return ReplayReport(len(saved))
+
+
+class _Recorded:
+    """A person's seat in a replay: each turn they were asked for is the one they gave, by
+    its place in the saved debate (a decision: the saved question's)."""
+
+    def __init__(self, transcript: Transcript) -> None:
+        self._turns = transcript.turns
+
+    def _saved(self, ask: Ask) -> Turn:
+        if ask.turn is None or not 0 <= ask.turn < len(self._turns):
+            raise MootError(
+                f"the replay asks the person for a turn the saved debate lacks ({ask.label})",
+                hint="the format's flow changed since the debate was saved",
+            )
+        return self._turns[ask.turn]
+
+    def speech(self, ask: Ask) -> Said:
+        return Said(self._saved(ask).text)
+
+    def decision(self, ask: Ask) -> bool:
+        return bool(self._saved(ask).accepted)
+
+    def form(self, ask: Ask) -> dict[str, Any]:
+        return dict(self._saved(ask).data or {})

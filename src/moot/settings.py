@@ -14,6 +14,7 @@ from moot.config import OPTION_NAMES, RunSettings, Seed
 from moot.errors import UsageError
 from moot.formats import get_format
 from moot.formats.base import Format, RunOptions
+from moot.inference.human import HUMAN, Console, is_human_ref
 from moot.prompts import Language, resolve_language
 
 Temperature = Annotated[float, Field(ge=0.0, le=2.0)]
@@ -116,6 +117,9 @@ class DebateSetup:
     temperatures: dict[str, float] = field(default_factory=dict)
     prompts_root: Path | None = None
     run: RunSettings = field(default_factory=RunSettings)
+    # Who answers for a seat a person holds (`--role ROLE=human`): a terminal, a script on
+    # standard input, the page. None: nobody here can be asked.
+    human: Console | None = None
 
 
 def installed_models() -> tuple[tuple[str, int], ...]:
@@ -172,7 +176,14 @@ def check_model_ref(ref: str) -> None:
 
     if not ref.strip():
         raise UsageError("a model reference is empty", hint="see `moot models list`")
+    if is_human_ref(ref):
+        return  # a person takes the seat: no model to check
     models.check(ref)
+
+
+def _ref(ref: str) -> str:
+    """A model reference as it is recorded: "human" for a seat a person holds."""
+    return HUMAN if is_human_ref(ref) else ref
 
 
 def prepare(chosen: DebateSettings, *, out_dir: Path | None = None) -> DebateSetup:
@@ -180,7 +191,8 @@ def prepare(chosen: DebateSettings, *, out_dir: Path | None = None) -> DebateSet
     fmt = get_format(chosen.format)
     check_motion(chosen.motion)
     language = resolve_language(chosen.lang, chosen.motion)
-    params = format_params(fmt, chosen.params, chosen.models)
+    refs = tuple(_ref(m) for m in chosen.models)
+    params = format_params(fmt, chosen.params, refs)
     cast = fmt.cast(params)
     if len(chosen.models) > 1 and not cast.models:
         raise UsageError(
@@ -202,8 +214,8 @@ def prepare(chosen: DebateSettings, *, out_dir: Path | None = None) -> DebateSet
         seed=chosen.seed if chosen.seed is not None else random.SystemRandom().randrange(2**31),
         params=params,
         out_dir=out_dir,
-        default_model=chosen.models[0] if chosen.models else None,
-        role_models=dict(chosen.roles),
+        default_model=refs[0] if refs else None,
+        role_models={role: _ref(ref) for role, ref in chosen.roles.items()},
         temperatures=dict(chosen.temperatures),
         prompts_root=chosen.prompts,
         run=chosen.run,

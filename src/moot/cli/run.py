@@ -12,7 +12,7 @@ from rich.console import Console
 
 from moot import history
 from moot.api import Debate
-from moot.cli import app
+from moot.cli import app, err
 from moot.cli.options import (
     CallTimeout,
     DryRun,
@@ -29,12 +29,25 @@ from moot.cli.options import (
     Seed,
     run_settings,
 )
+from moot.cli.seat import END, Reader, TerminalSeat
 from moot.config import THINK_BUDGET
 from moot.errors import UsageError
 from moot.formats import get_format
 from moot.formats.oxford.flow import EXAMPLE_MOTIONS, label
+from moot.inference.human import SeatLeft, is_human_ref
 from moot.render import LiveView, safe, show_document
-from moot.settings import prepare, settings
+from moot.runner import Debate as Runner
+from moot.settings import DebateSetup, prepare, settings
+
+TimeLimit = Annotated[
+    float | None,
+    typer.Option(
+        min=1.0,
+        max=86400.0,
+        help="Seconds a person in a seat has for each speech; then it is submitted as it "
+        "stands, and marked so.",
+    ),
+]
 
 
 @app.command()
@@ -106,9 +119,11 @@ def run(
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Ask nothing; accept proposals.")
     ] = False,
+    time_limit: TimeLimit = None,
     dry_run: DryRun = False,
 ) -> None:
-    """Run a debate on MOTION and print its result."""
+    """Run a debate on MOTION and print its result. `--role ROLE=human` takes a seat
+    yourself: you are shown what the seat may see and type its turns."""
     console = Console()
     get_format(fmt)  # an unknown format is the first thing to say
     if no_save and out is not None:
@@ -147,6 +162,7 @@ def run(
         ),
     )
     setup = prepare(chosen)
+    _seat_people(setup, console, time_limit)
     # The CLI places the folder itself: `--out` and `--no-save` are checked before it.
     saves = not no_save and (out is not None or setup.format.saves_by_default)
     folder = history.claim(out, motion=text) if saves else None
@@ -171,16 +187,40 @@ def _asker(console: Console) -> Callable[[str], str]:
     return ask
 
 
+def people(setup: DebateSetup) -> set[str]:
+    """The roles a person holds."""
+    return {role for role, ref in Runner(setup).refs().items() if is_human_ref(ref)}
+
+
+def _seat_people(setup: DebateSetup, console: Console, time_limit: float | None) -> None:
+    """A person's seats are answered here: at this terminal, or from the piped input."""
+    if not people(setup):
+        if time_limit is not None:
+            raise UsageError(
+                "--time-limit applies to a seat a person holds",
+                hint="take one with --role ROLE=human, or drop --time-limit",
+            )
+        return
+    setup.human = TerminalSeat(
+        console, Reader(sys.stdin), interactive=sys.stdin.isatty(), time_limit=time_limit
+    )
+
+
 @app.command()
 def resume(
     debate: Annotated[str, typer.Argument(help="A saved debate's id (or prefix) or folder.")],
     quiet: Annotated[bool, typer.Option(help="Print only the result.")] = False,
+    time_limit: TimeLimit = None,
 ) -> None:
-    """Continue an interrupted debate from its journal; finished turns are reused verbatim."""
+    """Continue an interrupted debate from its journal; finished turns are reused verbatim,
+    and a person in a seat is asked again for the turn they were on."""
     folder = history.find(debate).path
     if (folder / "transcript.json").exists():
         raise UsageError(f"{folder.name} already finished", hint=f"moot history show {folder.name}")
-    _run(Debate.resume(folder), Console(), quiet=quiet)
+    console = Console()
+    resumed = Debate.resume(folder)
+    _seat_people(resumed.setup, console, time_limit)
+    _run(resumed, console, quiet=quiet)
 
 
 @app.command()
@@ -206,23 +246,39 @@ def replay(
 def _run(debate: Debate, console: Console, *, quiet: bool, hide_reasoning: bool = False) -> None:
     setup = debate.setup
     units = "字" if setup.language == "zh" else "words"
+    seated = people(setup)
     view = LiveView(
         console,
         quiet=quiet,
         round_label=label(setup.language, "round"),
         units=units,
         hide_reasoning=hide_reasoning,
+        typed_here=seated if sys.stdin.isatty() else (),
+    )
+    where = (
+        f": finished turns are in {safe(setup.out_dir / 'journal.jsonl')}" if setup.out_dir else ""
+    )
+    again = (
+        f"; `moot resume {safe(setup.out_dir.name)}` asks you again for the turn you were on"
+        if seated and setup.out_dir
+        else ""
     )
     try:
         result = debate.run(on_event=view)
     except KeyboardInterrupt:
-        where = (
-            f": finished turns are in {safe(setup.out_dir / 'journal.jsonl')}"
-            if setup.out_dir
-            else ""
-        )
-        console.print(f"\n[yellow]interrupted[/]{where}", highlight=False)
+        console.print(f"\n[yellow]interrupted[/]{where}{again}", highlight=False)
         raise typer.Exit(130) from None
+    except SeatLeft as left:  # the input ended before a person's turn: the debate waits
+        console.print()
+        err.print(f"[bold red]error:[/] {safe(left.message)}{where}", highlight=False)
+        hint = (
+            f"`moot resume {setup.out_dir.name}` asks for it again"
+            if setup.out_dir
+            else "nothing was saved; give one answer per turn the seat is asked for, each "
+            f"ending with a line holding only {END!r}"
+        )
+        err.print(f"[dim]hint:[/] {safe(hint)}", highlight=False)
+        raise typer.Exit(2) from None
     show_document(console, result.markdown)
     if result.folder is not None:
         for name in ("transcript.json", setup.format.document):

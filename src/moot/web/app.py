@@ -25,6 +25,7 @@ from starlette.routing import Route
 from moot import __version__, files, history
 from moot.config import tournaments_dir
 from moot.errors import MootError, UsageError
+from moot.inference.human import HUMAN
 from moot.web import forms, runs, wire
 from moot.web import tournament as tournaments
 from moot.web.guard import Guard
@@ -84,6 +85,7 @@ class _Api:
             Route("/api/jobs/{job}", self.job),
             Route("/api/jobs/{job}/events", self.events),
             Route("/api/jobs/{job}/stop", self.stop, methods=["POST"]),
+            Route("/api/jobs/{job}/seat", self.seat, methods=["POST"]),
             Route("/api/history", self.saved_list),
             Route("/api/history/{id}", self.saved, methods=["GET", "DELETE"]),
             Route("/api/history/{id}/resume", self.resume, methods=["POST"]),
@@ -128,6 +130,7 @@ class _Api:
             for m in entries
             if m.installed and getattr(m, "usable", True)
         ]
+        listed.append({"id": HUMAN, "default": False, "size": None, "human": True})
         return JSONResponse({"models": listed})
 
     # -- jobs -----------------------------------------------------------------------------
@@ -199,6 +202,21 @@ class _Api:
                 job.unsubscribe(listener)
 
         return EventSourceResponse(stream(), ping=15)
+
+    async def seat(self, request: Request) -> Response:
+        """A person's answer from the page to what their seat was asked."""
+        job = self.hub.get(request.path_params["job"])
+        if job is None:
+            return _missing("no such debate")
+        form = await _form(request)
+        if isinstance(form, Response):
+            return form
+        if job.seat is None:
+            return _conflict("no person holds a seat in this debate", "give a seat the model human")
+        problem = job.seat.answer(form)
+        if problem is not None:
+            return _conflict(problem, "reload the page: it shows what the seat is asked now")
+        return JSONResponse({"answered": form.get("ask")})
 
     def stop(self, request: Request) -> Response:
         job = self.hub.get(request.path_params["job"])
@@ -326,6 +344,10 @@ async def _form(request: Request) -> dict[str, Any] | Response:
 def _error(exc: MootError) -> Response:
     status = 404 if isinstance(exc, NotFound) else 400
     return JSONResponse({"error": {"message": exc.message, "hint": exc.hint}}, status_code=status)
+
+
+def _conflict(message: str, hint: str) -> Response:
+    return JSONResponse({"error": {"message": message, "hint": hint}}, status_code=409)
 
 
 def _missing(message: str) -> Response:

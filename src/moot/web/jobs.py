@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from moot.errors import MootError
+from moot.inference.human import SeatLeft
+from moot.web.seat import WebSeat
 
 Wire = dict[str, Any]
 Listener = Callable[[Wire], None]
@@ -53,7 +55,8 @@ class Job:
         self._backlog: list[Wire] = []
         self._listeners: list[Listener] = []
         self._turn_at: int | None = None  # where the turn now speaking starts in the backlog
-        self._on_stop: Callable[[], None] | None = None
+        self._on_stop: list[Callable[[], None]] = []
+        self.seat: WebSeat | None = None  # a person's seat, answered from the page
 
     @property
     def over(self) -> bool:
@@ -72,6 +75,7 @@ class Job:
             "folder": self.folder,
             "waiting": self.waiting,
             "error": self.error,
+            "seat": self.seat is not None,
         }
 
     # -- events ---------------------------------------------------------------------------
@@ -87,7 +91,13 @@ class Job:
                 start = self._turn_at + 1
                 self._backlog[start:] = [e for e in self._backlog[start:] if e["type"] != "token"]
                 self._turn_at = None
-            self._backlog.append(item)
+            if kind == "seat_done":  # the ask is answered: a later page is not shown it
+                asked = item.get("ask")
+                self._backlog = [
+                    e for e in self._backlog if not (e["type"] == "seat" and e["ask"] == asked)
+                ]
+            else:
+                self._backlog.append(item)
             listeners = list(self._listeners)
         for listener in listeners:
             listener(item)
@@ -126,7 +136,7 @@ class Job:
     def on_stop(self, hook: Callable[[], None]) -> None:
         """HOOK stops the work once it runs; called at once if a stop was asked already."""
         with self._lock:
-            self._on_stop = hook
+            self._on_stop.append(hook)
             asked = self.stop_requested
         if asked:
             hook()
@@ -134,8 +144,8 @@ class Job:
     def request_stop(self) -> None:
         with self._lock:
             self.stop_requested = True
-            hook = self._on_stop
-        if hook is not None:
+            hooks = list(self._on_stop)
+        for hook in hooks:
             hook()
 
 
@@ -241,6 +251,10 @@ class Hub:
         except Exception as exc:
             state = "failed"
             error = {"message": f"unexpected {type(exc).__name__}: {exc}", "hint": "report it"}
+        except SeatLeft as exc:  # a person's seat left waiting: the debate is stopped there
+            state = "stopped"
+            if not job.stop_requested:
+                error = {"message": exc.message, "hint": exc.hint}
         except BaseException:
             state = "stopped" if job.stop_requested else "failed"
             if not job.stop_requested:

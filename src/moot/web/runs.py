@@ -10,12 +10,14 @@ from typing import Any
 from moot import history
 from moot.api import Debate, Result
 from moot.api.debates import ModelSource
+from moot.inference.human import is_human_ref
 from moot.inference.protocol import ChatModel, ChatRequest, Completion, OnText
 from moot.inference.scripted import EchoModel
 from moot.runner import Debate as Runner
 from moot.settings import DebateSetup
 from moot.web import wire
 from moot.web.jobs import Job
+from moot.web.seat import WebSeat
 
 PACE = 0.01  # seconds between the words of a scripted speaker: a dry run a person can follow
 
@@ -83,7 +85,8 @@ def debate_job(setup: DebateSetup, *, pace: float = PACE) -> Job:
 
 def resume_job(saved: history.SavedDebate, *, pace: float = PACE) -> Job:
     """The interrupted debate SAVED, going on from its journal (`moot resume`): with the
-    models its journal names, scripted ones if it was a dry run."""
+    models its journal names, scripted ones if it was a dry run; a person's seat is asked
+    again on the page for the turn it was on."""
     debate = Debate.resume(saved.path)
     debate.pool = models_for(debate.setup, pace)
     job = _job(debate.setup, lambda job: _run(job, debate))
@@ -92,15 +95,21 @@ def resume_job(saved: history.SavedDebate, *, pace: float = PACE) -> Job:
 
 
 def _job(setup: DebateSetup, work: Callable[[Job], None]) -> Job:
-    return Job(
+    job = Job(
         work,
         kind="debate",
         title=setup.motion,
-        holds=models_of(setup),
+        holds=models_of(setup),  # "human" among them: one person, one debate at a time
         language=setup.language,
         format=setup.format.name,
         dry_run=setup.run.dry_run,
     )
+    if any(is_human_ref(ref) for ref in Runner(setup).refs().values()):
+        seat = WebSeat()
+        seat.attach(job.publish)
+        job.seat = setup.human = seat
+        job.on_stop(seat.close)
+    return job
 
 
 def _run(job: Job, debate: Debate) -> None:

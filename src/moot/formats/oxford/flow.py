@@ -260,23 +260,33 @@ def _round(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) -> d
 def _point_of_information(
     engine: Engine, rnd: int, *, asker: str, target: str, seen: dict[str, Any]
 ) -> None:
-    """The asker's question at the weakest claim; accepted 60 % of the time by a seeded draw."""
+    """The asker's question at the weakest claim; a model accepts it 60 % of the time by a
+    seeded draw (drawn first: the question's heading says it), a person once they read it."""
     lang = engine.language
-    accepted = engine.draw(POI_ACCEPT, "poi", rnd, asker)
-    outcome = label(lang, "accepted" if accepted else "declined")
-    question = engine.speak(
+    heading = f"{label(lang, 'poi')} {label(lang, asker)} → {label(lang, target)}"
+    person = engine.is_human(target)
+    accepted = None if person else engine.draw(POI_ACCEPT, "poi", rnd, asker)
+    outcome = (
+        "" if accepted is None else f" ({label(lang, 'accepted' if accepted else 'declined')})"
+    )
+    asked = engine.speak(
         asker,
         "poi_question",
         round=rnd,
         accepted=accepted,
-        label=f"{label(lang, 'poi')} {label(lang, asker)} → {label(lang, target)} ({outcome})",
+        label=heading + outcome,
         max_tokens=TOKENS["poi_question"],
         limit=LIMITS["poi_question"],
         one_question=True,
         side=asker,
         target=target,
         **seen,
-    ).text
+    )
+    question = asked.text
+    if person:
+        accepted = engine.decide(target, asked, POI_ACCEPT, "poi", rnd, asker, label=heading)
+        said = label(lang, "accepted" if accepted else "declined")
+        engine.notice(f"{heading}: {said}")
     if accepted:
         engine.speak(
             target,

@@ -2,6 +2,7 @@
 
 import { api, el, problem } from "./dom.js";
 import { t } from "./i18n.js";
+import { seatBox } from "./seat.js";
 
 const CLOSING = new Set(["rebuttal", "verdict", "brief"]);
 
@@ -22,6 +23,7 @@ export class DebateView {
     this.root.replaceChildren();
     this.round = undefined;
     this.current = null;
+    this.seat = null; // the box of what a person's seat is asked now
     this.state = el("span", { class: "state" });
     this.waiting = el("span", { class: "waiting" });
     this.actions = el("div", { class: "actions" });
@@ -45,11 +47,14 @@ export class DebateView {
       notice: () => this.notice(ev),
       stopped: () => this.stopped(ev),
       done: () => this.done(ev),
+      seat: () => this.asked(ev),
+      seat_done: () => this.answered(ev),
     }[ev.type];
     if (handler) handler();
   }
 
   job(info) {
+    this.jobId = info.id;
     this.title = info.title;
     this.heading.textContent = info.title;
     this.meta.querySelector(".format").textContent = info.format;
@@ -69,6 +74,22 @@ export class DebateView {
       this.actions.append(el("a", { class: "open-saved button", href: `#/saved/${encodeURIComponent(info.folder)}`, text: this.t("open_saved") }));
     }
     if (info.error) this.end.append(problem(info.error, this.t("hint")));
+  }
+
+  // -- a person's seat --------------------------------------------------------------------
+
+  asked(ev) {
+    this.seat?.remove();
+    this.seat = seatBox(ev, this.jobId, (key, values) => this.t(key, values));
+    this.turns.append(this.seat);
+    this.seat.scrollIntoView({ block: "nearest" });
+  }
+
+  answered(ev) {
+    if (this.seat && this.seat.dataset.ask === String(ev.ask)) {
+      this.seat.remove();
+      this.seat = null;
+    }
   }
 
   setState(state) {

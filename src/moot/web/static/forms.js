@@ -169,6 +169,15 @@ export function debateForm({ formats, lang }) {
               { class: "seat", "data-role": role },
               el("span", { class: "role", text: role }),
               field(`roles.${role}`, t(lang, "seat_model"), modelInput(`roles.${role}`, t(lang, "default_model"))),
+              el("button", {
+                type: "button",
+                class: "take-seat",
+                "data-role": role,
+                text: t(lang, "take_seat"),
+                onclick: (event) => {
+                  event.currentTarget.closest(".seat").querySelector(`[name="roles.${role}"]`).value = "human";
+                },
+              }),
               field(`temperatures.${role}`, t(lang, "temperature"), el("input", { name: `temperatures.${role}`, inputmode: "decimal", placeholder: spec.temperatures[role] })),
             ),
           ),

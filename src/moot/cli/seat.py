@@ -1,0 +1,288 @@
+"""A person in a seat, at this terminal or from a script piped to standard input.
+
+Each turn first shows what the seat may see (the messages a model there would be sent) and
+the step with its limit. At a terminal a speech is typed line by line, each line's prompt
+counting the words (字) so far; `:e` on a line of its own opens $EDITOR; a speech over the
+limit is kept, edited or typed again, as the person chooses. From a pipe each turn is read
+up to a line holding only `.` (or the end of the input), a decision is one line, `accept` or
+`decline`, and a structured reply is a JSON object. With a time limit a speech is submitted
+as it stands when the time runs out.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import json
+import os
+import select
+import shlex
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+from rich.console import Console
+
+from moot.checks import length_units
+from moot.inference.human import Ask, FormField, Said, SeatLeft, decision_of, form_fields
+from moot.render import printable, safe
+
+END = "."  # a line holding only this ends a turn
+EDIT = ":e"  # a line holding only this opens $EDITOR
+RESUME = "the turns finished so far are journaled: `moot resume` asks again for this one"
+
+
+class Reader:
+    """Standard input a line at a time, each line waited for until a deadline where the
+    input allows it (a terminal or a pipe: select on its descriptor; anything else is read
+    as it comes). What arrived past the last whole line is kept, for when time runs out."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        try:
+            self._fd: int | None = stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            self._fd = None
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._buffer = ""
+
+    def readline(self, deadline: float | None = None) -> str | None:
+        """The next line with its newline; "" at the end of the input (a last line without
+        one comes first); None once DEADLINE (time.monotonic) has passed."""
+        if self._fd is None:
+            return self._stream.readline()
+        while "\n" not in self._buffer:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([self._fd], [], [], wait)
+            if not ready:
+                return None
+            chunk = os.read(self._fd, 65536)
+            if not chunk:  # the end of the input (at a terminal: Ctrl-D)
+                line, self._buffer = self._buffer + self._decoder.decode(b"", final=True), ""
+                return line
+            self._buffer += self._decoder.decode(chunk)
+        line, _, self._buffer = self._buffer.partition("\n")
+        return line + "\n"
+
+    def pending(self) -> str:
+        """What arrived past the last whole line; it is taken."""
+        text, self._buffer = self._buffer, ""
+        return text
+
+
+class TerminalSeat:
+    """The console of a human seat in `moot run` and `moot resume` (see the module)."""
+
+    def __init__(
+        self,
+        out: Console,
+        reader: Reader,
+        *,
+        interactive: bool,
+        time_limit: float | None = None,
+    ) -> None:
+        self.out = out
+        self.reader = reader
+        self.interactive = interactive
+        self.time_limit = time_limit
+
+    # -- what the seat sees ---------------------------------------------------------------
+
+    def _say(self, text: str, style: str = "dim") -> None:
+        self.out.print(f"[{style}]{safe(text)}[/]", highlight=False)
+        self.out.file.flush()
+
+    def _show(self, ask: Ask) -> None:
+        """The messages a model in the seat would be sent, then the step and its limit."""
+        self.out.rule(f"[dim]what {safe(ask.label)} sees[/]")
+        for message in ask.messages:
+            if message.role != "user":
+                self._say(f"[{message.role}]")
+            self.out.print(printable(message.content), markup=False, highlight=False)
+        self.out.rule()
+        self._say(ask.instruction(), "bold")
+
+    # -- a speech ---------------------------------------------------------------------------
+
+    def speech(self, ask: Ask) -> Said:
+        self._show(ask)
+        deadline = time.monotonic() + self.time_limit if self.time_limit else None
+        if self.interactive:
+            self._say(
+                f"End with a line holding only {END!r} (or Ctrl-D); {EDIT!r} on a line of its "
+                "own opens $EDITOR."
+            )
+        text, timed_out = self._type(ask, deadline)
+        while not timed_out and self.interactive and self._over(ask, text):
+            choice = self._line("[k]eep it as it is (it is flagged), [e]dit it or [r]etype it? ")
+            if choice is None or choice.strip().lower()[:1] in ("", "k"):
+                break
+            if choice.strip().lower().startswith("e"):
+                text, timed_out = self._edit(ask, text, deadline)
+            elif choice.strip().lower().startswith("r"):
+                text, timed_out = self._type(ask, deadline)
+        if timed_out:
+            self._say("time ran out: submitted as it stood", "yellow")
+        return Said(text, timed_out=timed_out)
+
+    def _type(self, ask: Ask, deadline: float | None) -> tuple[str, bool]:
+        """Lines up to the end mark or the end of the input; True once the time ran out."""
+        lines: list[str] = []
+        while True:
+            if self.interactive:
+                self._count(ask, "".join(lines), deadline)
+            line = self.reader.readline(deadline)
+            if line is None:
+                return "".join(lines) + self.reader.pending(), True
+            if line == "":
+                if not lines and not self.interactive:
+                    raise SeatLeft(f"the input ended before {ask.instruction()}", hint=RESUME)
+                return "".join(lines), False
+            body = line.rstrip("\r\n")
+            if body == END:
+                return "".join(lines), False
+            if self.interactive and body == EDIT:
+                text, timed_out = self._edit(ask, "".join(lines), deadline)
+                if timed_out:
+                    return text, True
+                lines = [text + "\n"] if text else []
+                continue
+            lines.append(line)
+
+    def _count(self, ask: Ask, text: str, deadline: float | None) -> None:
+        """The next line's prompt: the words (字) so far against the limit, the time left."""
+        count = f"{length_units(text)}"
+        if ask.limit is not None:
+            count += f"/{ask.limit}"
+        parts = [f"{count} {ask.units}"]
+        if deadline is not None:
+            parts.append(f"{max(0, round(deadline - time.monotonic()))} s left")
+        over = ask.limit is not None and length_units(text) > ask.limit
+        style = "yellow" if over else "dim"
+        self.out.print(f"[{style}]{' · '.join(parts)} ›[/] ", end="", highlight=False)
+        self.out.file.flush()
+
+    def _over(self, ask: Ask, text: str) -> bool:
+        n = length_units(text)
+        if ask.limit is None or n <= ask.limit:
+            return False
+        self._say(f"over the limit: {n} of {ask.limit} {ask.units}", "yellow")
+        return True
+
+    def _line(self, prompt: str) -> str | None:
+        self.out.print(f"[bold]{safe(prompt)}[/]", end="", highlight=False)
+        self.out.file.flush()
+        line = self.reader.readline()
+        return None if line == "" else line
+
+    def _edit(self, ask: Ask, text: str, deadline: float | None) -> tuple[str, bool]:
+        """TEXT edited in $VISUAL or $EDITOR; True when the time ran out meanwhile."""
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+        if not editor:
+            self._say("no $EDITOR is set: type on here", "yellow")
+            return text, False
+        fd, name = tempfile.mkstemp(prefix="moot-turn-", suffix=".txt")
+        path = Path(name)
+        timed_out = False
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            wait = None if deadline is None else max(0.1, deadline - time.monotonic())
+            try:
+                subprocess.run([*shlex.split(editor), str(path)], check=False, timeout=wait)
+            except subprocess.TimeoutExpired:
+                timed_out = True  # run() has stopped the editor: the file as it was saved
+            except OSError as exc:
+                self._say(f"cannot start {editor}: {exc.strerror or exc}; type on here", "yellow")
+                return text, False
+            edited = path.read_text(encoding="utf-8", errors="replace")
+        finally:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        edited = edited.rstrip("\n")
+        self._say(f"edited: {length_units(edited)} {ask.units}; {END!r} submits it, or type on")
+        return edited, timed_out
+
+    # -- a point of information -------------------------------------------------------------
+
+    def decision(self, ask: Ask) -> bool:
+        self._say(ask.instruction(), "bold")
+        self.out.print(printable(ask.question or ""), markup=False, highlight=False)
+        while True:
+            if self.interactive:
+                self.out.print(
+                    f"[bold]{safe('accept or decline? [a/d]')}[/] ", end="", highlight=False
+                )
+                self.out.file.flush()
+            line = self.reader.readline()
+            if not line:
+                raise SeatLeft(f"the input ended before {ask.instruction()}", hint=RESUME)
+            decided = decision_of(line)
+            if decided is not None:
+                return decided
+            self._say(f"answer accept or decline, not {line.strip()[:40]!r}", "yellow")
+
+    # -- a structured reply -----------------------------------------------------------------
+
+    def form(self, ask: Ask) -> str | Mapping[str, Any]:
+        assert ask.schema is not None
+        fields = form_fields(ask.schema)
+        if ask.problem is None:
+            self._show(ask)
+        else:
+            self._say(f"not taken: {ask.problem}; give it again", "yellow")
+        if self.interactive:
+            return self._fields(ask, fields)
+        if ask.problem is None:
+            listed = ", ".join(f"{f.name} ({_kind(f)})" for f in fields)
+            self._say(f"a JSON object with {listed}; end with a line holding only {END!r}")
+        text, _ = self._type(ask, None)
+        return text
+
+    def _fields(self, ask: Ask, fields: list[FormField]) -> dict[str, Any]:
+        """One prompt per field; Enter keeps the value given last time."""
+        values: dict[str, Any] = dict(ask.draft or {})
+        for f in fields:
+            kept = values.get(f.name)
+            shown = f" [{json.dumps(kept, ensure_ascii=False)[:40]}]" if f.name in values else ""
+            line = self._line(f"{f.name} ({_kind(f)}){shown}: ")
+            if line is None:
+                raise SeatLeft(f"the input ended before {ask.instruction()}", hint=RESUME)
+            raw = line.rstrip("\r\n")
+            if raw or f.name not in values:
+                values[f.name] = _typed(f, raw)
+        return values
+
+
+def _kind(f: FormField) -> str:
+    if f.kind == "boolean":
+        return "yes or no"
+    if f.kind == "choice":
+        return " | ".join(str(c) for c in f.choices)
+    if f.kind == "string" and f.max_length:
+        return f"text, at most {f.max_length} characters"
+    if f.kind in ("integer", "number"):
+        bounds = [str(b) for b in (f.minimum, f.maximum) if b is not None]
+        return f"a number {' to '.join(bounds)}".rstrip()
+    return "text" if f.kind == "string" else "JSON"
+
+
+def _typed(f: FormField, raw: str) -> Any:
+    """A typed value as its field takes it; what does not read as one is left as typed, for
+    the schema to say why."""
+    if f.kind == "boolean":
+        decided = decision_of(raw)
+        return raw if decided is None else decided
+    if f.kind in ("integer", "number", "json") or (f.kind == "choice" and not _all_text(f)):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw
+
+
+def _all_text(f: FormField) -> bool:
+    return all(isinstance(c, str) for c in f.choices)

@@ -1,0 +1,127 @@
+"""A person's seat on the page: each time the seat is asked, the ask goes to the job's pages
+(kept for a page opened later) and the debate waits for the answer the page posts back."""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from moot.inference.human import Ask, Said, SeatLeft, form_fields
+
+Wire = dict[str, Any]
+SPEECH_LIMIT = 20_000  # characters of one typed turn: far past any step's limit
+_CLOSED = object()
+STOPPED = "the debate was stopped while a person's seat waited for its answer"
+
+
+def ask_wire(ask: Ask) -> Wire:
+    """What the page shows of an ask: the seat's view, the step and its limit, the question or
+    the fields to fill in."""
+    return {
+        "type": "seat",
+        "ask": ask.number,
+        "kind": ask.kind,
+        "role": ask.role,
+        "label": ask.label,
+        "instruction": ask.instruction(),
+        "language": ask.language,
+        "limit": ask.limit,
+        "units": ask.units,
+        "messages": [{"role": m.role, "content": m.content} for m in ask.messages],
+        "question": ask.question,
+        "fields": [f.wire() for f in form_fields(ask.schema)] if ask.schema else [],
+        "problem": ask.problem,
+        "draft": dict(ask.draft) if ask.draft is not None else None,
+        "turn": ask.turn,
+    }
+
+
+class WebSeat:
+    """The console of a human seat in a job of `moot serve`."""
+
+    def __init__(self) -> None:
+        self._publish: Callable[[Wire], None] = lambda item: None
+        self._answers: queue.Queue[object] = queue.Queue()
+        self._lock = threading.Lock()
+        self._open: Ask | None = None
+        self._closed = False
+
+    def attach(self, publish: Callable[[Wire], None]) -> None:
+        """Where each ask goes: the job's pages."""
+        self._publish = publish
+
+    def close(self) -> None:
+        """The debate stops: a seat waiting for its answer leaves it."""
+        with self._lock:
+            self._closed = True
+        self._answers.put(_CLOSED)
+
+    @property
+    def waiting(self) -> Ask | None:
+        with self._lock:
+            return self._open
+
+    # -- the debate's side ----------------------------------------------------------------
+
+    def _wait(self, ask: Ask) -> Any:
+        with self._lock:
+            if self._closed:
+                raise SeatLeft(STOPPED, hint="resume it from the history: the seat is asked again")
+            self._open = ask
+        self._publish(ask_wire(ask))
+        try:
+            while True:
+                item = self._answers.get()
+                if item is _CLOSED:
+                    raise SeatLeft(STOPPED, hint="resume it from the history")
+                assert isinstance(item, tuple)
+                number, value = item
+                if number == ask.number:
+                    return value
+        finally:
+            with self._lock:
+                self._open = None
+            self._publish({"type": "seat_done", "ask": ask.number})
+
+    def speech(self, ask: Ask) -> Said:
+        return Said(str(self._wait(ask)))
+
+    def decision(self, ask: Ask) -> bool:
+        return bool(self._wait(ask))
+
+    def form(self, ask: Ask) -> Mapping[str, Any]:
+        value = self._wait(ask)
+        return value if isinstance(value, Mapping) else {}
+
+    # -- the page's side ------------------------------------------------------------------
+
+    def answer(self, body: Mapping[str, Any]) -> str | None:
+        """The page's answer to the open ask; what is wrong with it, in one line, else None.
+        An answer to an ask that is no longer open is refused: the page shows an old one."""
+        with self._lock:
+            ask = self._open
+            if ask is None or body.get("ask") != ask.number:
+                return "the seat is not waiting for this answer"
+            problem, value = _value(ask, body)
+            if problem is None:
+                self._open = None  # answered: a second answer to it is refused
+                self._answers.put((ask.number, value))
+        return problem
+
+
+def _value(ask: Ask, body: Mapping[str, Any]) -> tuple[str | None, Any]:
+    """The answer BODY holds for ASK, or what is wrong with it."""
+    if ask.kind == "speech":
+        text = body.get("text")
+        if not isinstance(text, str):
+            return "a speech is text", None
+        if len(text) > SPEECH_LIMIT:
+            return f"the speech is over {SPEECH_LIMIT:,} characters", None
+        return None, text
+    if ask.kind == "decision":
+        accept = body.get("accept")
+        return (None, accept) if isinstance(accept, bool) else ("answer accept or decline", None)
+    data = body.get("data")
+    return (None, data) if isinstance(data, dict) else ("the reply is a set of fields", None)
