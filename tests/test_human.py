@@ -6,6 +6,7 @@ time limit, Ctrl-C and `moot resume`; driven in process by a scripted console an
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -484,9 +485,7 @@ def running(home: Path, *args: str) -> Iterator[tuple[subprocess.Popen[str], que
         env=env,
     )
     lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(
-        target=lambda: [lines.put(line) for line in proc.stdout or ()], daemon=True
-    ).start()
+    threading.Thread(target=pump, args=(proc, lines), daemon=True).start()
     try:
         yield proc, lines
     finally:
@@ -499,8 +498,11 @@ def wait_for(lines: queue.Queue[str], text: str, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            if text in lines.get(timeout=max(0.01, deadline - time.monotonic())):
+            line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            if text in line:
                 return
+            if not line:
+                break  # the output ended
         except queue.Empty:
             break
     raise AssertionError(f"never printed {text!r}")
@@ -516,7 +518,7 @@ def test_a_time_limit_submits_the_turn_as_it_stands_and_says_so(tmp_path: Path) 
         "--role",
         "opposition=human",
         "--time-limit",
-        "2",
+        "3",
         "--out",
         str(out),
     )
@@ -560,13 +562,17 @@ def test_ctrl_c_at_a_persons_turn_and_moot_resume_asks_for_it_again(tmp_path: Pa
     assert [t["text"] for t in saved(out)["turns"] if t["model"] == "human"] == said
 
 
+def pump(proc: subprocess.Popen[str], lines: queue.Queue[str]) -> None:
+    """PROC's output into LINES, line by line, then "" once it has ended."""
+    for line in proc.stdout or ():
+        lines.put(line)
+    lines.put("")
+
+
 def iter_lines(lines: queue.Queue[str]) -> Iterator[str]:
-    time.sleep(0.2)
-    while True:
-        try:
-            yield lines.get_nowait()
-        except queue.Empty:
-            return
+    """The rest of the output, up to its end."""
+    while line := lines.get(timeout=30):
+        yield line
 
 
 def test_a_debate_with_a_person_replays_and_is_judged_again(tmp_path: Path) -> None:
@@ -608,21 +614,35 @@ def test_at_a_terminal_each_line_counts_the_words_and_a_long_turn_is_kept_by_cho
         )
     finally:
         os.close(keyboard)
+    shown: list[str] = []
+    declined = "Point of Information 🔵 Proposition → 🔴 Opposition: declined"
     try:
         typed = "Who pays\nfor the buses and the drivers and the depots and the new lanes too?\n"
         os.write(terminal, (typed + ".\nk\nBuses first.\n.\nd\n").encode())
-        time.sleep(2.5)
-        os.kill(proc.pid, signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        lines: queue.Queue[str] = queue.Queue()
+        reader = threading.Thread(target=pump, args=(proc, lines))
+        reader.start()
+        deadline = time.monotonic() + 60
+        while not any(declined in line for line in shown) and time.monotonic() < deadline:
+            with contextlib.suppress(queue.Empty):
+                shown.append(lines.get(timeout=1))
+            if shown and not shown[-1]:
+                break  # the output ended
+        os.kill(proc.pid, signal.SIGINT)  # waiting for the Opposition's next turn
+        proc.wait(timeout=30)
+        reader.join(timeout=10)
+        shown += list(iter_lines(lines))
+        err = proc.stderr.read() if proc.stderr else ""
     finally:
         os.close(terminal)
+    out = "".join(shown)
     assert "0/15 words ›" in out and "2/15 words ›" in out  # the count before each line
     assert "over the limit: 16 of 15 words" in out
     assert "[k]eep it as it is (it is flagged), [e]dit it or [r]etype it?" in out
     assert "over the limit: 16 of 15 words, kept as the speaker's" in out
     assert "the depots" not in out  # what was typed at the terminal is not printed again
     assert "accept or decline? [a/d]" in out
-    assert "Point of Information 🔵 Proposition → 🔴 Opposition: declined" in out
+    assert declined in out
     assert proc.returncode == 130 and "Traceback" not in err
 
 
