@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from moot.inference.human import HUMAN
 from moot.inference.protocol import degeneracy
 from moot.transcript import Transcript, Turn
 
@@ -457,7 +458,9 @@ class TurnCheck:
     step: str
     length: int | None
     limit: int | None
-    status: str  # "ok", "cut" (cut to fit), "over" (a broken limit); "" for no limit
+    # "ok", "cut" (cut to fit), "over" (a broken limit), "theirs" (a person's turn over its
+    # limit, kept by them and flagged so); "" for no limit
+    status: str
     flags: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()  # "kind: detail"
     undeclared: tuple[str, ...] = ()  # the problems its flags do not name
@@ -490,7 +493,8 @@ class DebateCheck:
         return {
             "turns": len(self.turns),
             "limited_turns": len(limited),
-            "within_limit": len(limited) - self.over,
+            "within_limit": sum(t.status in ("ok", "cut") for t in limited),
+            "persons_over": sum(t.status == "theirs" for t in limited),
             "cut_to_fit": sum(t.status == "cut" for t in limited),
             "over_limit": self.over,
             "ending_on_a_sentence": sum(t.ends_sentence for t in limited),
@@ -516,13 +520,16 @@ def check_debate(transcript: Transcript) -> DebateCheck:
             t.text for t in transcript.turns[: turn.index] if t.role != turn.role and t.data is None
         ]
         voice = voice_for(turn.role, transcript.language, others, transcript.motion)
-        problems = speech_problems(turn.text, voice)
+        person = turn.model == HUMAN  # a person's words are theirs: no voice rules, never cut
+        problems = [] if person else speech_problems(turn.text, voice)
         if turn.limit is None:
             unlimited += 1
             checked.append(_checked(turn, None, "", problems, ends=True))
             continue
         length = length_units(turn.text)
         status = "over" if length > turn.limit else "cut" if turn.cut else "ok"
+        if person and status == "over" and any("kept as the speaker's" in f for f in turn.flags):
+            status = "theirs"  # a person ran over, was told, and kept it: said so, not broken
         ends = ends_sentence(turn.text) and not turn.text.endswith(ELLIPSIS)
         checked.append(_checked(turn, length, status, problems, ends=ends))
     return DebateCheck(tuple(checked), unlimited)

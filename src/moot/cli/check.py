@@ -17,7 +17,7 @@ from moot.cli import app
 from moot.render import safe
 from moot.transcript import load
 
-_STYLE = {"ok": "green", "cut": "yellow", "over": "bold red", "": ""}
+_STYLE = {"ok": "green", "cut": "yellow", "over": "bold red", "theirs": "yellow", "": ""}
 
 
 @app.command()
