@@ -670,3 +670,16 @@ def test_the_readmes_practice_script_runs_as_written(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     people = [t["text"] for t in saved(out)["turns"] if t["model"] == "human"]
     assert people[:2] == [lines[0], lines[2]] and len(people) == 7
+
+
+def test_human_cannot_be_a_registered_name_or_a_re_judge(tmp_path: Path, cli: Cli) -> None:
+    model = tmp_path / "m.gguf"
+    from gguf_samples import write_gguf
+
+    write_gguf(model)
+    added = cli("models", "add", "Human", str(model))
+    assert added.returncode == 2 and "the seat a person takes" in added.stderr
+    done = cli("run", "tea beats coffee", "--dry-run", "--out", str(tmp_path / "d"), "--quiet")
+    assert done.returncode == 0, done.stderr
+    judged = cli("judge", str(tmp_path / "d" / "transcript.json"), "--judge", "human")
+    assert judged.returncode == 2 and "a person cannot re-judge" in judged.stderr

@@ -26,6 +26,7 @@ from moot.errors import MootError, StructuredReplyError, UsageError
 from moot.formats.failures import parse_error, sanitize
 from moot.formats.oxford.flow import completeness
 from moot.formats.oxford.schemas import CompletenessRubric, OxfordParams
+from moot.inference.human import is_human_ref
 from moot.inference.protocol import ChatModel, ChatRequest, Completion, OnText, chat_structured
 from moot.runner import Debate, setup_from_record
 from moot.settings import check_model_ref
@@ -552,6 +553,11 @@ def check_judges(judges: Sequence[str]) -> tuple[str, ...]:
     for i, ref in enumerate(refs):
         if ref in refs[:i]:
             raise UsageError(f"the judge {ref!r} is named twice", hint="name each judge once")
+        if is_human_ref(ref):
+            raise UsageError(
+                "a person cannot re-judge a saved debate here",
+                hint="name a judge model; a person judges live with --role judge=human",
+            )
         check_model_ref(ref)
     return refs
 

@@ -11,6 +11,7 @@ from typing import Any
 from moot import files
 from moot.config import data_dir, models_dir
 from moot.errors import UsageError
+from moot.inference.human import is_human_ref
 from moot.models import integrity
 from moot.models.catalog import CHAT_FORMATS, ID_PATTERN
 
@@ -102,6 +103,11 @@ def check_name(name: str, *, taken: set[str]) -> None:
     if name in taken:
         raise UsageError(
             f"{name!r} is already a catalog model", hint="pick another name for your file"
+        )
+    if is_human_ref(name):
+        raise UsageError(
+            f"{name!r} names the seat a person takes (--role ROLE=human)",
+            hint="pick another name for your file",
         )
 
 
