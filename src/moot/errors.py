@@ -94,3 +94,17 @@ class PromptPackError(MootError):
     """A prompt pack with a missing step, a template error, or an unsafe template."""
 
     exit_code = 2
+
+
+class NotEnoughMemoryError(MootError):
+    """A debate whose models need more memory than is free; said before any model loads."""
+
+    exit_code = 2
+
+    def __init__(
+        self, message: str, *, hint: str, needed: int, free: int, gpu: bool = False
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.needed = needed  # bytes
+        self.free = free
+        self.gpu = gpu  # GPU memory, not system memory

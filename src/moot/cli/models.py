@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from moot.cli import app
+from moot.config import RunSettings, validate_params
 from moot.errors import ModelIntegrityError, UsageError
 from moot.models import store
 from moot.render import safe
@@ -145,13 +146,43 @@ def _details(d: store.ModelDetails) -> dict[str, Any]:
         "languages": list(r.languages),
         "licence": d.card.licence if d.card else None,
         "thinks": d.card.thinks if d.card else None,
+        "memory": _memory(d),
+    }
+
+
+def _memory(d: store.ModelDetails) -> dict[str, Any] | None:
+    m = d.memory
+    if m is None:
+        return None
+    return {
+        "n_ctx": m.n_ctx,
+        "trained_context": m.trained_context,
+        "weights": m.weights,
+        "kv_cache": m.kv_cache,
+        "kv_cache_known": m.kv_known,
+        "compute": m.compute,
+        "total": m.total,
+        "notes": list(m.notes),
     }
 
 
 @models_app.command()
-def info(ref: Ref, as_json: AsJson = False) -> None:
-    """Show what a model's GGUF header says (architecture, context, chat template)."""
-    details = _details(store.info(ref))
+def info(
+    ref: Ref,
+    as_json: AsJson = False,
+    n_ctx: Annotated[
+        int | None,
+        typer.Option(
+            help="Context to size the KV cache for (default: moot run's, or the model's "
+            "trained context when smaller)."
+        ),
+    ] = None,
+) -> None:
+    """Show what a model's GGUF header says (architecture, context, chat template, memory)."""
+    if n_ctx is not None:
+        validate_params(RunSettings, n_ctx=n_ctx)
+    found = store.info(ref, n_ctx=n_ctx)
+    details = _details(found)
     if as_json:
         print(json.dumps(details, indent=2))
         return
@@ -165,6 +196,8 @@ def info(ref: Ref, as_json: AsJson = False) -> None:
             value = "unknown (not a catalog model)"
         elif key == "size":
             value = _size(value)
+        elif key == "memory":
+            value = found.memory.line() if found.memory else "unknown"
         elif isinstance(value, list):
             value = ", ".join(str(v) for v in value)
         # GGUF metadata and paths are untrusted text: escapes and markup shown, not obeyed.

@@ -20,6 +20,9 @@ MAX_KV = 100_000
 MAX_DIMS = 8
 MAX_ARRAY_DEPTH = 4
 MAX_DECODED_STRING = 1 << 20  # longer strings are skipped, not decoded: chat templates are ~10 KB
+# Integer arrays this long or shorter are kept (a per-layer count: one per block); longer ones
+# (a vocabulary's token types) are skipped like every other array.
+MAX_LAYER_VALUES = 4096
 DEFAULT_ALIGNMENT = 32
 # `tokenizer.chat_template` and its named variants (`tokenizer.chat_template.tool_use`, …):
 # llama-cpp-python compiles every one of them when it loads the file.
@@ -40,6 +43,7 @@ _SCALARS: dict[int, tuple[str, int]] = {
     12: ("<d", 8),
 }
 _STRING, _ARRAY = 8, 9
+_INTEGERS = frozenset({0, 1, 2, 3, 4, 5, 7, 10, 11})  # the _SCALARS that count (bool included)
 
 # llama.cpp's `llama_ftype` (general.file_type) -> the quantisation's usual name.
 FILE_TYPES = {
@@ -84,6 +88,14 @@ class GGUFInfo:
     # (another type, an array, invalid UTF-8, or longer than MAX_DECODED_STRING).
     chat_templates: dict[str, str | None] = field(default_factory=dict, repr=False)
     metadata: dict[str, Any] = field(default_factory=dict, repr=False)
+    # The shape llama.cpp sizes its KV cache by (`<arch>.…`); None where the header lacks it.
+    block_count: int | None = None
+    embedding_length: int | None = None
+    head_count: int | tuple[int, ...] | None = None  # a tuple: one count per layer
+    head_count_kv: int | tuple[int, ...] | None = None
+    key_length: int | None = None  # per head; absent: embedding_length / head_count
+    value_length: int | None = None
+    sliding_window: int | None = None  # tokens a sliding-window layer attends to
 
     @property
     def has_chat_template(self) -> bool:
@@ -251,7 +263,12 @@ def _read_metadata(r: _Reader, n_kv: int) -> tuple[dict[str, Any], dict[str, int
         key = r.string() or ""
         vtype = r.u32()
         if vtype == _ARRAY:
-            arrays[key] = _skip_array(r, depth=0)
+            values = None if key.startswith("tokenizer.") else _layer_values(r)
+            if values is None:
+                arrays[key] = _skip_array(r, depth=0)
+            else:
+                meta[key] = values
+                arrays[key] = len(values)
         elif vtype == _STRING and _is_template_key(key):
             meta[key] = _template_text(r)
         else:
@@ -282,6 +299,18 @@ def _read_value(r: _Reader, vtype: int) -> Any:
         raise ValueError(f"unknown metadata value type {vtype}")
     fmt, n = _SCALARS[vtype]
     return r.scalar(fmt, n)
+
+
+def _layer_values(r: _Reader) -> tuple[int, ...] | None:
+    """A short integer array's values (a count per layer); None, and nothing read, otherwise."""
+    start = r.off
+    etype, count = r.u32(), r.u64()
+    if etype not in _INTEGERS or count > MAX_LAYER_VALUES:
+        r.off = start
+        return None
+    fmt, n = _SCALARS[etype]
+    values = struct.unpack_from(f"<{count}{fmt[1:]}", r.buf, r.take(count * n))
+    return tuple(values)
 
 
 def _skip_array(r: _Reader, *, depth: int) -> int:
@@ -358,7 +387,31 @@ def _info(
         data_end=data_end,
         chat_templates=_templates(meta, arrays),
         metadata=meta,
+        block_count=_number(meta, arch, "block_count"),
+        embedding_length=_number(meta, arch, "embedding_length"),
+        head_count=_counts(meta, arch, "attention.head_count"),
+        head_count_kv=_counts(meta, arch, "attention.head_count_kv"),
+        key_length=_number(meta, arch, "attention.key_length"),
+        value_length=_number(meta, arch, "attention.value_length"),
+        sliding_window=_number(meta, arch, "attention.sliding_window"),
     )
+
+
+def _number(meta: dict[str, Any], arch: str | None, key: str) -> int | None:
+    value = _typed(meta.get(f"{arch}.{key}"), int) if arch else None
+    return value if value is not None and value >= 0 else None
+
+
+def _counts(meta: dict[str, Any], arch: str | None, key: str) -> int | tuple[int, ...] | None:
+    """`<arch>.KEY`: one count, or a tuple of counts per layer (booleans are not counts)."""
+    value = meta.get(f"{arch}.{key}") if arch else None
+    if (
+        isinstance(value, tuple)
+        and value
+        and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)
+    ):
+        return value
+    return _number(meta, arch, key)
 
 
 def _templates(meta: dict[str, Any], arrays: dict[str, int]) -> dict[str, str | None]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from moot.config import models_dir
+from moot.config import RunSettings, models_dir
 from moot.errors import (
     DownloadError,
     ModelIntegrityError,
@@ -26,6 +26,7 @@ from moot.models import (
     hub_cache,
     integrity,
     locate,
+    memory,
     pypi,
     registry,
     stores,
@@ -35,6 +36,7 @@ from moot.models.hub_cache import HubFile
 from moot.models.hub_errors import download_error
 from moot.models.listing import ModelEntry as ModelEntry  # `moot models list`'s rows
 from moot.models.listing import list_models as list_models
+from moot.models.memory import ModelMemory
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ class ModelDetails:
     header: gguf_check.GGUFInfo
     card: ModelCard | None = None
     size: int = 0  # all files together
+    memory: ModelMemory | None = None  # weights, KV cache and compute at one n_ctx
 
 
 @dataclass(frozen=True)
@@ -366,8 +369,9 @@ def add(
     return resolve(name)
 
 
-def info(ref: str) -> ModelDetails:
-    """Resolve REF and report what its header and catalog card say."""
+def info(ref: str, *, n_ctx: int | None = None) -> ModelDetails:
+    """Resolve REF and report what its header and catalog card say, and the memory it needs
+    at N_CTX (default: `--n-ctx`'s, or the trained context when that is smaller)."""
     if is_remote_ref(ref.strip()):
         raise UsageError(
             f"{ref} is a server URL: there is no local GGUF header to show",
@@ -377,7 +381,11 @@ def info(ref: str) -> ModelDetails:
     target = locate.parse_ref(ref)
     resolved, header = _resolve(target)
     size = sum(p.stat().st_size for p in resolved.files)
-    return ModelDetails(resolved=resolved, header=header, card=target.card, size=size)
+    preferred = RunSettings().n_ctx or memory.INFO_N_CTX
+    ctx = n_ctx or memory.default_n_ctx(preferred, header.context_length)
+    shape = memory.shape_of(header, resolved.files)
+    needs = memory.estimate(resolved.id, resolved.path, shape, ctx)
+    return ModelDetails(resolved=resolved, header=header, card=target.card, size=size, memory=needs)
 
 
 def verify(ref: str | None = None) -> list[Verification]:

@@ -1,0 +1,473 @@
+"""A debate's memory, planned from its models' GGUF headers before any of them loads.
+
+Each distinct model needs, as llama.cpp loads it for moot:
+
+- its weights: the size of its files (all shards), which llama.cpp maps whole;
+- its KV cache for n_ctx at f16 (llama.cpp's default cache type):
+  2 (K and V) × layers × n_ctx × KV heads × head size × 2 bytes, summed layer by layer where
+  the header counts KV heads per layer. A sliding-window layer (Gemma 3's) is counted at the
+  full n_ctx: llama.cpp keeps a full-size cache for it unless told otherwise;
+- a compute allowance: llama.cpp's compute buffer with flash attention, as moot loads, is
+  mostly the logits of one batch (vocabulary × BATCH floats, whatever n_ctx); the allowance
+  adds four embedding-wide rows per batch token and a fixed COMPUTE_FIXED for the rest.
+
+Where the header lacks a figure the estimate assumes the larger case and says so in the
+model's notes. Free memory is what the system can give without swapping (MemAvailable) and,
+for layers offloaded to a GPU, what nvidia-smi reports free (`models.free`); a figure that
+cannot be read never refuses a debate.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from moot.errors import NotEnoughMemoryError, UsageError
+from moot.models import gguf_check, hub_cache
+from moot.models.free import Free as Free  # check_fits holds a plan against one
+from moot.models.free import free_memory
+from moot.models.gguf_check import GGUFInfo
+
+MiB = 1 << 20
+GiB = 1 << 30
+KV_BYTES = 2  # an f16 element of the K or V cache
+F32 = 4
+BATCH = 512  # tokens moot's llama backend evaluates at once (its n_batch)
+COMPUTE_FIXED = 32 * MiB
+UNKNOWN_VOCAB = 262_144  # the largest vocabulary of today's models (Gemma 3's)
+UNKNOWN_EMBEDDING = 8192
+# A header without its layer count: the cache at this many tokens counted as large as the
+# weights (a 7B model's grouped-query cache is an eighth of that, one without it a half).
+UNKNOWN_KV_TOKENS = 4096
+MIN_CTX = 512
+CTX_STEP = 256  # llama.cpp pads a context to a multiple of 256
+MAX_CTX = 262_144  # the most `--n-ctx` takes (config.RunSettings)
+INFO_N_CTX = 4096  # what `moot models info` sizes a cache for where `--n-ctx` has no default
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """What the header says a model's memory depends on; no figure here depends on n_ctx."""
+
+    architecture: str | None
+    weights: int  # bytes of all its files
+    kv_per_token: int  # bytes of K and V per position, all layers (a stand-in when unknown)
+    kv_known: bool
+    layers: int | None
+    vocab: int | None
+    embedding: int | None
+    trained_context: int | None
+    sliding_window: int | None
+    notes: tuple[str, ...] = ()  # what the KV estimate had to assume
+
+    @property
+    def compute(self) -> int:
+        """The compute-buffer allowance (see the module's docstring)."""
+        vocab = self.vocab or UNKNOWN_VOCAB
+        embedding = self.embedding or UNKNOWN_EMBEDDING
+        return BATCH * F32 * (vocab + 4 * embedding) + COMPUTE_FIXED
+
+
+@dataclass(frozen=True)
+class ModelMemory:
+    """One model's figures at one n_ctx, in bytes."""
+
+    name: str
+    path: Path
+    n_ctx: int
+    weights: int
+    kv_cache: int
+    compute: int
+    gpu_share: float  # the part of its layers (and their cache) offloaded: 0.0 to 1.0
+    shape: ModelShape
+    notes: tuple[str, ...] = ()
+
+    @property
+    def kv_known(self) -> bool:
+        return self.shape.kv_known
+
+    @property
+    def trained_context(self) -> int | None:
+        return self.shape.trained_context
+
+    @property
+    def total(self) -> int:
+        return self.weights + self.kv_cache + self.compute
+
+    @property
+    def gpu(self) -> int:
+        """Bytes on the GPU: the offloaded layers' weights and cache, and a compute buffer."""
+        if not self.gpu_share:
+            return 0
+        return round((self.weights + self.kv_cache) * self.gpu_share) + self.compute
+
+    @property
+    def host(self) -> int:
+        """Bytes in system memory: the layers left on the CPU, and a compute buffer."""
+        kept = round((self.weights + self.kv_cache) * (1 - self.gpu_share))
+        return kept + self.compute
+
+    def line(self) -> str:
+        """`weights 4.1 GiB, KV cache 512 MiB at n_ctx 4096 (trained context 32,768)`."""
+        kv = (
+            size_text(self.kv_cache)
+            if self.kv_known
+            else f"unknown (counted as {size_text(self.kv_cache)})"
+        )
+        trained = f"{self.trained_context:,}" if self.trained_context else "unknown"
+        text = (
+            f"weights {size_text(self.weights)}, KV cache {kv} at n_ctx {self.n_ctx} "
+            f"(trained context {trained})"
+        )
+        return "; ".join((text, *self.notes))
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """A debate's models at one n_ctx: each one's figures, and what they need together."""
+
+    models: tuple[ModelMemory, ...]
+    n_ctx: int
+    gpu_layers: int = 0
+    snapshots: int = 0  # speakers' KV snapshots kept in system memory
+    snapshot_bytes: int = 0  # each: a full context of the largest model's cache
+    one_at_a_time: bool = False  # each model loaded for its turns and unloaded after
+
+    @property
+    def snapshot_total(self) -> int:
+        return self.snapshots * self.snapshot_bytes
+
+    @property
+    def host(self) -> int:
+        """System memory needed: every model at once, or the largest with one at a time."""
+        return _together([m.host for m in self.models], self.one_at_a_time) + self.snapshot_total
+
+    @property
+    def gpu(self) -> int:
+        return _together([m.gpu for m in self.models], self.one_at_a_time)
+
+    @property
+    def total(self) -> int:
+        """Bytes across system and GPU memory."""
+        return _together([m.total for m in self.models], self.one_at_a_time) + self.snapshot_total
+
+    @property
+    def trained_context(self) -> int | None:
+        """The smallest trained context among the models; None when no header gives one."""
+        known = [m.trained_context for m in self.models if m.trained_context]
+        return min(known) if known else None
+
+    def at(self, n_ctx: int | None = None, *, one_at_a_time: bool | None = None) -> MemoryPlan:
+        """The same models at another n_ctx, or loaded another way; no header is read again."""
+        ctx = self.n_ctx if n_ctx is None else _check_ctx(n_ctx)
+        models = tuple(
+            _estimate(m.name, m.path, m.shape, ctx, self.gpu_layers) for m in self.models
+        )
+        return replace(
+            self,
+            models=models,
+            n_ctx=ctx,
+            snapshot_bytes=_largest_snapshot(models, ctx),
+            one_at_a_time=self.one_at_a_time if one_at_a_time is None else one_at_a_time,
+        )
+
+
+# ---------------------------------------------------------------- the plan
+
+
+def plan(
+    models: Sequence[tuple[str, Path | str | Sequence[Path]]],
+    n_ctx: int,
+    *,
+    gpu_layers: int = 0,
+    snapshots: int = 0,
+    one_at_a_time: bool = False,
+) -> MemoryPlan:
+    """Each distinct model's figures at N_CTX, from its header (read bounded, no weights).
+
+    MODELS pairs a name with the model's file (a split model: its first shard, or all of
+    them). A file named twice is one model. GPU_LAYERS is `--gpu-layers` (-1: all);
+    SNAPSHOTS the speakers' KV snapshots held in memory, each counted as a full context of the
+    largest model. A bad file raises ModelIntegrityError, as resolving it would.
+    """
+    ctx = _check_ctx(n_ctx)
+    if snapshots < 0:
+        raise UsageError(f"snapshots must be 0 or more, not {snapshots}")
+    seen: dict[Path, ModelMemory] = {}
+    for name, where in models:
+        shards = (
+            (Path(where),) if isinstance(where, (str, os.PathLike)) else tuple(map(Path, where))
+        )
+        if not shards:
+            raise UsageError(f"model {name} names no file", hint="give its .gguf path")
+        key = shards[0].resolve()
+        if key not in seen:
+            shape = shape_of(gguf_check.check(shards[0]), shards)
+            seen[key] = _estimate(name, shards[0], shape, ctx, gpu_layers)
+    found = tuple(seen.values())
+    return MemoryPlan(
+        models=found,
+        n_ctx=ctx,
+        gpu_layers=gpu_layers,
+        snapshots=snapshots,
+        snapshot_bytes=_largest_snapshot(found, ctx),
+        one_at_a_time=one_at_a_time,
+    )
+
+
+def estimate(
+    name: str, path: Path, shape: ModelShape, n_ctx: int, *, gpu_layers: int = 0
+) -> ModelMemory:
+    """One model's figures at N_CTX (`moot models info`)."""
+    return _estimate(name, path, shape, _check_ctx(n_ctx), gpu_layers)
+
+
+def _estimate(name: str, path: Path, shape: ModelShape, n_ctx: int, gpu_layers: int) -> ModelMemory:
+    notes = list(shape.notes)
+    if shape.trained_context and n_ctx > shape.trained_context:
+        notes.append(f"n_ctx {n_ctx} is past its trained context")
+    if shape.sliding_window and shape.sliding_window < n_ctx:
+        notes.append(
+            f"some layers attend to a sliding window of {shape.sliding_window:,} tokens; "
+            "every layer is counted at the full n_ctx (conservative)"
+        )
+    share, note = _gpu_share(gpu_layers, shape.layers)
+    if note:
+        notes.append(note)
+    return ModelMemory(
+        name=name,
+        path=path,
+        n_ctx=n_ctx,
+        weights=shape.weights,
+        kv_cache=shape.kv_per_token * n_ctx,
+        compute=shape.compute,
+        gpu_share=share,
+        shape=shape,
+        notes=tuple(notes),
+    )
+
+
+def _gpu_share(gpu_layers: int, layers: int | None) -> tuple[float, str]:
+    if gpu_layers == 0:
+        return 0.0, ""
+    if gpu_layers < 0 or (layers and gpu_layers >= layers):
+        return 1.0, ""
+    if not layers:
+        return 1.0, "layers unknown: every one counted on the GPU and in system memory"
+    return gpu_layers / layers, ""
+
+
+def _together(values: list[int], one_at_a_time: bool) -> int:
+    if not values:
+        return 0
+    return max(values) if one_at_a_time else sum(values)
+
+
+def _largest_snapshot(models: Sequence[ModelMemory], n_ctx: int) -> int:
+    return max((snapshot_bytes(m.shape, n_ctx) for m in models), default=0)
+
+
+def _check_ctx(n_ctx: int) -> int:
+    if isinstance(n_ctx, bool) or not isinstance(n_ctx, int) or n_ctx < 1:
+        raise UsageError(f"n_ctx must be a positive number of tokens, not {n_ctx!r}")
+    return n_ctx
+
+
+# ---------------------------------------------------------------- from a header
+
+
+def shape_of(info: GGUFInfo, shards: Sequence[Path] = ()) -> ModelShape:
+    """The figures INFO's header gives, with the files' size (SHARDS: every file of it)."""
+    per_token, notes = kv_per_token(info)
+    weights, weight_note = _weights(info, shards)
+    known = per_token is not None
+    if per_token is None:
+        per_token = -(-weights // UNKNOWN_KV_TOKENS)
+        notes = (
+            *notes,
+            f"KV cache counted as large as the weights at {UNKNOWN_KV_TOKENS:,} tokens",
+        )
+    return ModelShape(
+        architecture=info.architecture,
+        weights=weights,
+        kv_per_token=per_token,
+        kv_known=known,
+        layers=info.block_count or None,
+        vocab=info.vocab_size,
+        embedding=info.embedding_length or None,
+        trained_context=info.context_length or None,
+        sliding_window=info.sliding_window or None,
+        notes=(*notes, *weight_note),
+    )
+
+
+def kv_per_token(info: GGUFInfo) -> tuple[int | None, tuple[str, ...]]:
+    """Bytes of K and V one position takes across all layers, and what had to be assumed;
+    None when the header lacks its layer count or embedding size."""
+    arch = info.architecture or "<arch>"
+    layers = info.block_count
+    if not layers:
+        return None, (f"KV cache unknown: the header lacks {arch}.block_count",)
+    notes: list[str] = []
+    heads = _layer_sum(info.head_count, layers, f"{arch}.attention.head_count", notes)
+    kv_heads = _layer_sum(info.head_count_kv, layers, f"{arch}.attention.head_count_kv", notes)
+    if kv_heads is None and heads is not None:
+        kv_heads = heads
+        notes.append("KV heads unknown: counted as many as the attention heads")
+    first = _first_count(info.head_count)
+    embedding = info.embedding_length
+    key, value = info.key_length, info.value_length
+    if (key is None or value is None) and first and embedding:
+        # llama.cpp's own default: the embedding split evenly among the first layer's heads.
+        key = embedding // first if key is None else key
+        value = embedding // first if value is None else value
+    if kv_heads is None or key is None or value is None:
+        if not embedding:
+            return None, (f"KV cache unknown: the header lacks {arch}.embedding_length",)
+        notes.append("attention heads unknown: K and V counted as wide as the embedding")
+        return layers * 2 * embedding * KV_BYTES, tuple(notes)
+    return kv_heads * (key + value) * KV_BYTES, tuple(notes)
+
+
+def _layer_sum(
+    value: int | tuple[int, ...] | None, layers: int, key: str, notes: list[str]
+) -> int | None:
+    """VALUE's count summed over LAYERS; an array of another length counts its largest for
+    every layer."""
+    if value is None:
+        return None
+    if isinstance(value, int):
+        return value * layers
+    if len(value) != layers:
+        notes.append(f"{key} lists {len(value)} layers of {layers}: its largest counted for each")
+        return max(value) * layers
+    return sum(value)
+
+
+def _first_count(value: int | tuple[int, ...] | None) -> int:
+    if isinstance(value, tuple):
+        return next((v for v in value if v), 0)
+    return value or 0
+
+
+def _weights(info: GGUFInfo, shards: Sequence[Path]) -> tuple[int, tuple[str, ...]]:
+    count = info.split_count or 1
+    paths = list(shards) or [info.path]
+    if count > 1 and len(paths) == 1:
+        paths = [info.path.parent / name for name in hub_cache.split_names(info.path.name)]
+    try:
+        sizes = [info.file_size] + [path.stat().st_size for path in paths[1:]]
+    except OSError:
+        sizes = []
+    if count > 1 and len(sizes) != count:
+        return info.file_size * count, (f"{count} files: weights counted as {count} × the first",)
+    return sum(sizes), ()
+
+
+# ---------------------------------------------------------------- snapshots and context
+
+
+def snapshot_bytes(source: ModelShape | GGUFInfo | Path | str, n_tokens: int) -> int:
+    """What a speaker's KV snapshot of N_TOKENS positions takes: the cache of those positions
+    and the logits of the last one (what llama.cpp's state holds after a turn)."""
+    shape = source if isinstance(source, ModelShape) else _shape(source)
+    return shape.kv_per_token * _check_ctx(n_tokens) + F32 * (shape.vocab or UNKNOWN_VOCAB)
+
+
+def snapshot_mb(source: ModelShape | GGUFInfo | Path | str, n_ctx: int) -> float:
+    """snapshot_bytes in MiB: a 7B Llama-shaped model's (32 layers, 8 KV heads of 128) is
+    128 KiB a token, 512 MiB for a full 4096-token context."""
+    return snapshot_bytes(source, n_ctx) / MiB
+
+
+def _shape(source: GGUFInfo | Path | str) -> ModelShape:
+    info = source if isinstance(source, GGUFInfo) else gguf_check.check(source)
+    return shape_of(info)
+
+
+def default_n_ctx(needed_tokens: int, trained: int | None) -> int:
+    """The context a debate needs: NEEDED_TOKENS rounded up to a multiple of CTX_STEP (at
+    least MIN_CTX), bounded by the model's TRAINED context where its header gives one (for
+    several models, the smallest). A debate that needs more than that still gets the trained
+    context: its prompt that does not fit is refused before the turn, with the numbers."""
+    if isinstance(needed_tokens, bool) or needed_tokens < 0:
+        raise UsageError(f"a debate cannot need {needed_tokens!r} tokens")
+    want = min(MAX_CTX, max(MIN_CTX, -(-needed_tokens // CTX_STEP) * CTX_STEP))
+    return min(want, trained) if trained and trained > 0 else want
+
+
+# ---------------------------------------------------------------- the check
+
+
+def check_fits(plan: MemoryPlan, free: Free | None = None) -> Free:
+    """Refuse PLAN, with its numbers and the ways out, when it needs more memory than is free
+    (FREE, or read now); return the figures it was held against. Unknown figures pass."""
+    if free is None:
+        free = free_memory(gpu=plan.gpu > 0)
+    if free.ram is not None and plan.host > free.ram:
+        raise _short(plan, free.ram, gpu=False)
+    if plan.gpu and free.gpu is not None and plan.gpu > free.gpu:
+        raise _short(plan, free.gpu, gpu=True)
+    return free
+
+
+def _short(plan: MemoryPlan, free: int, *, gpu: bool) -> NotEnoughMemoryError:
+    needed = plan.gpu if gpu else plan.host
+    count = len(plan.models)
+    who = "the debate's model" if count == 1 else f"the debate's {count} models"
+    if plan.one_at_a_time and count > 1:
+        who += ", one at a time,"
+    verb = "needs" if count == 1 else "need"
+    where = f" of GPU memory with --gpu-layers {plan.gpu_layers}" if gpu else ""
+    held = f" (with {plan.snapshots} KV snapshots)" if plan.snapshots and not gpu else ""
+    need_text, free_text = _pair(needed, free)
+    message = (
+        f"{who} {verb} {need_text}{where} at n_ctx {plan.n_ctx}{held}; "
+        f"{free_text}{' of GPU memory' if gpu else ''} is free"
+    )
+    return NotEnoughMemoryError(
+        message, hint=_ways_out(plan, free, gpu=gpu), needed=needed, free=free, gpu=gpu
+    )
+
+
+def _ways_out(plan: MemoryPlan, free: int, *, gpu: bool) -> str:
+    def need(p: MemoryPlan) -> int:
+        return p.gpu if gpu else p.host
+
+    several = len(plan.models) > 1 and not plan.one_at_a_time
+    ways = ["fewer models"] if several else []
+    ctx = plan.n_ctx // 2
+    while ctx >= MIN_CTX and need(plan.at(ctx)) > free:
+        ctx //= 2
+    if ctx >= MIN_CTX:
+        ways.append(f"a smaller --n-ctx (at {ctx}: {size_text(need(plan.at(ctx)))})")
+    if several:
+        alone = plan.at(one_at_a_time=True)
+        ways.append(f"--one-model-at-a-time ({size_text(need(alone))})")
+    if gpu:
+        ways.append("fewer --gpu-layers")
+    if ctx < MIN_CTX and not several:
+        largest = max(plan.models, key=lambda m: m.weights)
+        weights = size_text(largest.weights)
+        ways.append(f"a smaller model or quantisation ({largest.name}'s weights: {weights})")
+    return "use " + (", ".join(ways[:-1]) + " or " + ways[-1] if len(ways) > 1 else ways[0])
+
+
+def size_text(n: int) -> str:
+    """Bytes as GiB from 1 GiB up (`9.4 GiB`), MiB from 1 MiB (`512 MiB`), else KiB or B."""
+    if n >= GiB:
+        return f"{n / GiB:.1f} GiB"
+    if n >= MiB:
+        return f"{n / MiB:.0f} MiB"
+    return f"{n / 1024:.0f} KiB" if n >= 1024 else f"{n} B"
+
+
+def _pair(needed: int, free: int) -> tuple[str, str]:
+    """NEEDED and FREE as text that does not read as equal when they are not."""
+    a, b = size_text(needed), size_text(free)
+    if a == b:
+        unit, scale = ("GiB", GiB) if needed >= GiB else ("MiB", MiB)
+        a, b = f"{needed / scale:.3f} {unit}", f"{free / scale:.3f} {unit}"
+    return a, b
