@@ -256,3 +256,23 @@ def test_the_parameters_a_caller_may_set_are_those_every_format_reads() -> None:
     assert set(FormatParams.model_fields) == set(PARAMETERS)
     read = set().union(*(get_format(name).reads for name in NAMES))
     assert read == set(PARAMETERS)  # each parameter is some format's, none is unknown
+
+
+def test_a_person_takes_a_seat_from_python(home: Path, tmp_path: Path) -> None:
+    from moot.inference.human import ScriptedConsole
+
+    def answer(ask: Any) -> str:
+        return "decline" if ask.kind == "decision" else f"Offices build trust, {ask.number}?"
+
+    console = ScriptedConsole([answer] * 40)
+    result = moot.debate(
+        "tea is better than coffee",
+        roles={"opposition": "human"},
+        human=console,
+        run={"dry_run": True},
+        out=tmp_path / "d",
+    )
+    said = [t for t in result.turns if t.role == "opposition"]
+    assert said and all(t.model == "human" for t in said)
+    assert said[0].text.startswith("Offices build trust")
+    assert console.asks and console.asks[0].role == "opposition"

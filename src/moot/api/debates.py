@@ -21,6 +21,7 @@ from moot.events import Event, Listener
 from moot.formats import get_format
 from moot.formats.base import PARAMETERS
 from moot.inference import pool as _pool
+from moot.inference.human import Console
 from moot.inference.protocol import ChatModel
 from moot.models import store
 from moot.runner import Debate as _Runner
@@ -121,6 +122,7 @@ class Debate:
         prompts: str | Path | None = None,
         run: RunSettings | Mapping[str, Any] | None = None,
         pool: ModelSource | None = None,
+        human: Console | None = None,
         **params: Any,
     ) -> None:
         chosen = debate_settings(
@@ -135,7 +137,9 @@ class Debate:
             run=run,
             **params,
         )
-        self._init(prepare(chosen), save=save, out=out, pool=pool)
+        setup = prepare(chosen)
+        setup.human = human  # who answers for a seat a person holds (--role ROLE=human)
+        self._init(setup, save=save, out=out, pool=pool)
 
     def _init(
         self,
@@ -171,12 +175,20 @@ class Debate:
         return debate
 
     @classmethod
-    def resume(cls, folder: str | Path, *, pool: ModelSource | None = None) -> Debate:
-        """The interrupted debate saved in FOLDER; finished turns are reused verbatim."""
+    def resume(
+        cls,
+        folder: str | Path,
+        *,
+        pool: ModelSource | None = None,
+        human: Console | None = None,
+    ) -> Debate:
+        """The interrupted debate saved in FOLDER; finished turns are reused verbatim (a
+        person's seat is asked again, through HUMAN, for the turn it was on)."""
         path = Path(folder).expanduser()
         if (path / "transcript.json").exists():
             raise UsageError(f"{path} holds a finished debate", hint="read its transcript.json")
         setup, records = resume_setup(path)
+        setup.human = human
         debate = cls.__new__(cls)
         debate._init(setup, save=True, out=None, pool=pool, replay=records)
         return debate
@@ -317,6 +329,7 @@ def debate(
     prompts: str | Path | None = None,
     run: RunSettings | Mapping[str, Any] | None = None,
     pool: ModelSource | None = None,
+    human: Console | None = None,
     **params: Any,
 ) -> Result:
     """Run one debate on MOTION to its end and return its result.
@@ -329,6 +342,8 @@ def debate(
     (oxford), `rounds`, `preset`, `positions`, `out_of_scope` (decision), `effort`
     (challenge), `continue_from` (adversarial). `run` holds the context size, GPU
     layers, token cap, call time limit and `dry_run` (scripted models, nothing loads).
+    `human` answers for a seat a person holds (`roles={"opposition": "human"}`): a console
+    of `moot.inference.human`, e.g. `ScriptedConsole([...])`.
     """
     return Debate(
         motion,
@@ -343,5 +358,6 @@ def debate(
         prompts=prompts,
         run=run,
         pool=pool,
+        human=human,
         **params,
     ).run(on_event)
