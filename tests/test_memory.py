@@ -272,11 +272,7 @@ def test_too_little_memory_is_one_line_with_the_numbers_and_the_way_out(tmp_path
     )
     assert "\n" not in err.message and "\n" not in err.hint
     at_2048 = memory.size_text(planned.at(2048).host)
-    alone = memory.size_text(planned.at(one_at_a_time=True).host)
-    assert err.hint == (
-        f"use fewer models, a smaller --n-ctx (at 2048: {at_2048}) "
-        f"or --one-model-at-a-time ({alone})"
-    )
+    assert err.hint == f"use fewer models or a smaller --n-ctx (at 2048: {at_2048})"
     assert planned.at(4096).host > 3 << 29 >= planned.at(2048).host  # the first that fits
 
 
@@ -489,3 +485,24 @@ def test_models_info_says_an_unknown_cache_and_a_short_trained_context(
     assert "lacks qwen2.block_count" in shown.stdout
     bad = cli("models", "info", str(path), "--n-ctx", "100")
     assert bad.returncode == 2 and "--n-ctx 100" in bad.stderr
+
+
+def test_a_debate_that_cannot_fit_is_refused_before_any_model_loads(
+    tmp_path: Path, moot_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from moot.inference import pool
+    from moot.runner import Debate
+    from moot.settings import prepare, settings
+
+    template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+    path = write_gguf(
+        tmp_path / "big.gguf", chat_template=template, extra=shape("llama", **LLAMA_7B)
+    )
+    loaded: list[str] = []
+    monkeypatch.setattr(pool.ModelPool, "get", lambda self, ref: loaded.append(ref))
+    monkeypatch.setattr(memory, "free_memory", lambda gpu=False: Free(ram=64 * MiB, gpu=None))
+    chosen = settings(motion="cities should ban cars", models=(str(path),), seed=1)
+    with pytest.raises(NotEnoughMemoryError) as caught:
+        Debate(prepare(chosen, out_dir=tmp_path / "out")).run()
+    assert caught.value.message.startswith("the debate's model needs ")
+    assert "64 MiB is free" in caught.value.message and loaded == []

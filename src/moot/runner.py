@@ -105,14 +105,22 @@ class Debate:
             return models, {r: ModelInfo(id=m.model_id) for r, m in models.items()}
         from moot.inference.remote import is_remote_ref
 
-        infos = {}
+        infos, local = {}, {}
         for r, ref in refs.items():  # resolve every model first: a missing one fails fast
             if is_remote_ref(ref):
                 infos[r] = ModelInfo(id=ref)
             else:
-                resolved = store.resolve(ref)
+                resolved = local[ref] = store.resolve(ref)
                 infos[r] = ModelInfo(id=resolved.id, sha256=resolved.sha256)
         run = self.setup.run
+        if local:  # before the first loads: do the debate's models fit in memory together?
+            from moot.models import memory
+
+            distinct = {m.id: m for m in local.values()}.values()
+            planned = memory.plan(
+                [(m.id, m.files or m.path) for m in distinct], run.n_ctx, gpu_layers=run.gpu_layers
+            )
+            memory.check_fits(planned)
         pool = self._pool = ModelPool(
             resolve=store.resolve, n_gpu_layers=run.gpu_layers, n_ctx=run.n_ctx
         )
