@@ -272,7 +272,11 @@ def test_too_little_memory_is_one_line_with_the_numbers_and_the_way_out(tmp_path
     )
     assert "\n" not in err.message and "\n" not in err.hint
     at_2048 = memory.size_text(planned.at(2048).host)
-    assert err.hint == f"use fewer models or a smaller --n-ctx (at 2048: {at_2048})"
+    alone = memory.size_text(planned.at(one_at_a_time=True).host)
+    assert err.hint == (
+        f"use fewer models, a smaller --n-ctx (at 2048: {at_2048}) "
+        f"or --one-model-at-a-time ({alone})"
+    )
     assert planned.at(4096).host > 3 << 29 >= planned.at(2048).host  # the first that fits
 
 

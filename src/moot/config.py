@@ -91,6 +91,9 @@ class RunSettings(BaseModel):
     dry_run: bool = False  # scripted models: checks the set-up and the prompts, loads nothing
     # Tokens a speech may think, beside max_tokens; 0: thinking off where the model allows it.
     think_budget: int = Field(default=THINK_BUDGET, ge=0, le=32_768)
+    # Load each model for its seat's turns and unload it after: a debate of models that do
+    # not fit in memory together still runs, slower (each load takes seconds).
+    one_model_at_a_time: bool = False
 
 
 # -- per-format parameters --------------------------------------------------------------

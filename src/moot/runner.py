@@ -118,11 +118,17 @@ class Debate:
 
             distinct = {m.id: m for m in local.values()}.values()
             planned = memory.plan(
-                [(m.id, m.files or m.path) for m in distinct], run.n_ctx, gpu_layers=run.gpu_layers
+                [(m.id, m.files or m.path) for m in distinct],
+                run.n_ctx,
+                gpu_layers=run.gpu_layers,
+                one_at_a_time=run.one_model_at_a_time,
             )
             memory.check_fits(planned)
         pool = self._pool = ModelPool(
-            resolve=store.resolve, n_gpu_layers=run.gpu_layers, n_ctx=run.n_ctx
+            resolve=store.resolve,
+            n_gpu_layers=run.gpu_layers,
+            n_ctx=run.n_ctx,
+            one_at_a_time=run.one_model_at_a_time,
         )
         return {r: pool.get(ref) for r, ref in refs.items()}, infos
 
@@ -156,6 +162,7 @@ class Debate:
                 "n_ctx": s.run.n_ctx,
                 "think_budget": s.run.think_budget,
                 "call_timeout_s": s.run.call_timeout_s,
+                "one_model_at_a_time": s.run.one_model_at_a_time,
             },
         )
 
@@ -273,6 +280,7 @@ class _SavedRun(BaseModel):
     dry_run: bool
     think_budget: int | None = None  # older records: the default
     call_timeout_s: float | int | None = None  # older records: none
+    one_model_at_a_time: bool = False
 
 
 class _Header(BaseModel):
@@ -320,6 +328,7 @@ def setup_from_record(
             "max_tokens": ran.max_tokens,
             "call_timeout_s": ran.call_timeout_s,
             "think_budget": THINK_BUDGET if ran.think_budget is None else ran.think_budget,
+            "one_model_at_a_time": ran.one_model_at_a_time,
             "dry_run": ran.dry_run,
         },
         name=source,

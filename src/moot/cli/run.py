@@ -120,6 +120,14 @@ def run(
         bool, typer.Option("--yes", "-y", help="Ask nothing; accept proposals.")
     ] = False,
     time_limit: TimeLimit = None,
+    one_model_at_a_time: Annotated[
+        bool,
+        typer.Option(
+            "--one-model-at-a-time",
+            help="Load each model for its turns and unload it after: models that do not fit "
+            "in memory together still debate, slower.",
+        ),
+    ] = False,
     dry_run: DryRun = False,
 ) -> None:
     """Run a debate on MOTION and print its result. `--role ROLE=human` takes a seat
@@ -158,6 +166,7 @@ def run(
             max_tokens=max_tokens,
             call_timeout_s=call_timeout,
             think_budget=think_budget,
+            one_model_at_a_time=one_model_at_a_time,
             dry_run=dry_run,
         ),
     )

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from moot.inference.llama import LlamaCppModel
-from moot.inference.protocol import ChatModel, ResolvedModel
+from moot.inference.protocol import ChatModel, ChatRequest, Completion, OnText, ResolvedModel
 from moot.inference.remote import OpenAICompatModel, is_remote_ref, split_ref
 
 
@@ -28,7 +28,9 @@ class ModelPool:
         n_gpu_layers: int = 0,
         n_ctx: int | None = None,
         n_threads: int | None = None,
+        one_at_a_time: bool = False,
     ) -> None:
+        self._one_at_a_time = one_at_a_time
         self._options: dict[str, Any] = {
             "n_gpu_layers": n_gpu_layers,
             "n_ctx": n_ctx,
@@ -56,7 +58,21 @@ class ModelPool:
                 return self._models[key]
         resolved = self._resolve(ref)
         key = str(resolved.path.resolve())
+        if self._one_at_a_time:
+            return _Turns(self, key, resolved)
         with self._lock:
+            if key not in self._models:
+                self._models[key] = LlamaCppModel(resolved, **self._options)
+            return self._models[key]
+
+    def only(self, key: str, resolved: ResolvedModel) -> ChatModel:
+        """The model of KEY loaded, every other local model unloaded first: one at a time."""
+        with self._lock:
+            others = [k for k in self._models if k != key and not k.startswith("http")]
+            for other in others:
+                closer = getattr(self._models.pop(other), "close", None)
+                if closer is not None:
+                    closer()
             if key not in self._models:
                 self._models[key] = LlamaCppModel(resolved, **self._options)
             return self._models[key]
@@ -79,3 +95,21 @@ class ModelPool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _Turns:
+    """A seat's model under one-model-at-a-time: loaded when the seat speaks (unloading any
+    other), not before. What it is called and how it counts tokens are asked of it loaded."""
+
+    def __init__(self, pool: ModelPool, key: str, resolved: ResolvedModel) -> None:
+        self._pool, self._key, self._resolved = pool, key, resolved
+
+    @property
+    def model_id(self) -> str:
+        return self._resolved.id
+
+    def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
+        return self._pool.only(self._key, self._resolved).chat(request, on_text=on_text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pool.only(self._key, self._resolved), name)

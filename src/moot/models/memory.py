@@ -443,6 +443,9 @@ def _ways_out(plan: MemoryPlan, free: int, *, gpu: bool) -> str:
         ctx //= 2
     if ctx >= MIN_CTX:
         ways.append(f"a smaller --n-ctx (at {ctx}: {size_text(need(plan.at(ctx)))})")
+    if several:
+        alone = plan.at(one_at_a_time=True)
+        ways.append(f"--one-model-at-a-time ({size_text(need(alone))})")
     if gpu:
         ways.append("fewer --gpu-layers")
     if ctx < MIN_CTX and not several:
