@@ -27,6 +27,7 @@ KEYS = [
     "confidence",
     "rounds",
     "preset",
+    "degraded",  # the flagged or failed turns the document stands on ([] when none)
 ]
 HEADINGS = {
     "en": [
