@@ -13,6 +13,8 @@ import bench_compliance  # noqa: E402
 import bench_formats  # noqa: E402
 import bench_inference  # noqa: E402
 import bench_oxford  # noqa: E402
+import bench_peer  # noqa: E402
+import bench_roofline  # noqa: E402
 import bench_stores  # noqa: E402
 
 
@@ -23,6 +25,10 @@ def main() -> None:
     bench_formats.run(results)
     bench_compliance.run(results)
     bench_stores.run(results)
+    # moot beside the plain procedure and at llama.cpp's raw rates: one debate per model.
+    bench_peer.run(results)
+    bench_roofline.run(results)
+    results["speed_summary"] = bench_roofline.summary(results)
     print(json.dumps(results, indent=2, ensure_ascii=False))
 
 

@@ -9,10 +9,12 @@ from moot.errors import DegenerateReplyError, StructuredReplyError
 from moot.inference.protocol import (
     ChatRequest,
     Completion,
+    Sampling,
     chat_structured,
     check_not_degenerate,
     degeneracy,
     messages,
+    reply_token_bound,
 )
 from moot.inference.scripted import ScriptedModel
 
@@ -69,3 +71,30 @@ def test_a_wanting_reply_is_kept_when_the_re_ask_is_not_valid_at_all() -> None:
     assert parsed.score == 2 and completion.text == '{"score": 2}'
     model = ScriptedModel(['{"score": 2}', '{"score": 8}'])
     assert chat_structured(model, req, Score, check=wanting)[0].score == 8
+
+
+class Verdict(BaseModel):
+    winner: bool
+    why: str = Field(max_length=300)
+
+
+class Essay(BaseModel):
+    text: str  # no maxLength: no bound
+
+
+def test_a_structured_reply_gets_room_for_the_longest_reply_its_grammar_allows() -> None:
+    bound = reply_token_bound(Verdict)
+    assert bound is not None and bound > 300  # every character of `why` may be a token
+    assert reply_token_bound(Essay) is None
+    ask = lambda n: ChatRequest(  # noqa: E731
+        messages=messages(("user", "judge it")), sampling=Sampling(max_tokens=n)
+    )
+    model = ScriptedModel(['{"winner": true, "why": "clearer"}'])
+    chat_structured(model, ask(220), Verdict)
+    assert model.requests[0].sampling.max_tokens == bound  # 220 could cut a valid reply
+    model = ScriptedModel(['{"winner": true, "why": "clearer"}'])
+    chat_structured(model, ask(100), Verdict)
+    assert model.requests[0].sampling.max_tokens == 200  # at most twice the step's budget
+    model = ScriptedModel(['{"text": "x"}'])
+    chat_structured(model, ask(100), Essay)
+    assert model.requests[0].sampling.max_tokens == 100

@@ -16,7 +16,15 @@ from web_serve import Browser, Served, launch, serve
 
 pytestmark = pytest.mark.real
 
-LONG = 900_000  # ms: a whole debate on a CPU
+LONG = 600_000  # ms: a whole debate on a CPU
+ENDED = ".debate[data-state=finished] .document, .debate[data-state=failed]"
+
+
+def ended(page: Any) -> bool:
+    """Whether the debate has ended; a debate that failed fails the test with its error."""
+    if page.locator(".debate[data-state=failed]").count():
+        pytest.fail(f"the debate failed: {page.locator('.debate').first.inner_text()[-600:]}")
+    return bool(page.locator(".debate[data-state=finished]").count())
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +71,8 @@ def debate(page: Any, motion: str, model: str) -> int:
         "() => [...document.querySelectorAll('.turn.speaking .text')].some(t => t.textContent)",
         timeout=LONG,
     )
-    page.wait_for_selector(".debate[data-state=finished] .document", timeout=LONG)
+    page.wait_for_selector(ENDED, timeout=LONG)
+    assert ended(page)
     return int(page.locator(".turn.spoken").count())
 
 
@@ -109,10 +118,8 @@ def test_the_page_takes_the_opposition_seat_against_smollm2(page: Any, server: S
     page.click("#debate-form button[type=submit]")
     typed, declined, ask = [], 0, 1
     while True:
-        page.wait_for_selector(
-            f".seat-box[data-ask='{ask}'], .debate[data-state=finished] .document", timeout=LONG
-        )
-        if page.locator(".debate[data-state=finished]").count():
+        page.wait_for_selector(f".seat-box[data-ask='{ask}'], {ENDED}", timeout=LONG)
+        if ended(page):
             break
         box = page.locator(".seat-box")
         if box.get_attribute("data-kind") == "decision":

@@ -171,6 +171,44 @@ def parse_structured(text: str, schema: type[T]) -> T:
     return schema.model_validate(data)
 
 
+def reply_token_bound(schema: type[BaseModel]) -> int | None:
+    """The most tokens a reply to SCHEMA's grammar can take, when every string in it has a
+    `maxLength` (None when one does not): each character may be a token of its own (digits
+    and punctuation are), and every key, value and separator is given a few. A budget under
+    this can cut a reply that keeps to the grammar into invalid JSON."""
+    return _bound(schema.model_json_schema(), schema.model_json_schema().get("$defs", {}))
+
+
+def _bound(node: dict[str, object], defs: dict[str, object]) -> int | None:
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        target = defs.get(ref.rsplit("/", 1)[-1])
+        return _bound(target, defs) if isinstance(target, dict) else None
+    kind = node.get("type")
+    if kind == "object":
+        props = node.get("properties")
+        if not isinstance(props, dict):
+            return None
+        total = 2
+        for key, sub in props.items():
+            inner = _bound(sub, defs) if isinstance(sub, dict) else None
+            if inner is None:
+                return None
+            total += len(key) // 2 + 4 + inner  # the quoted key (a token per two letters at
+            # most: the grammar spells it out), colon, comma, space
+        return total
+    if kind == "string":
+        if "enum" in node:
+            return max(len(str(v)) for v in node["enum"]) + 2  # type: ignore[union-attr]
+        most = node.get("maxLength")
+        return most + 2 if isinstance(most, int) else None
+    if kind in ("boolean", "null"):
+        return 3
+    if kind in ("integer", "number"):
+        return 12
+    return None
+
+
 def chat_structured(
     model: ChatModel,
     request: ChatRequest,
@@ -187,6 +225,13 @@ def chat_structured(
     JSON-schema mode remotely); the reply is validated here either way.
     """
     req = request.model_copy(update={"reply_schema": schema})
+    asked = req.sampling.max_tokens
+    bound = min(reply_token_bound(schema) or asked, 2 * asked)
+    if bound > asked:
+        # Room for the longest reply the grammar allows (a reply cut short is invalid
+        # JSON), up to twice the step's budget, so the prompt still fits its context.
+        sampling = req.sampling.model_copy(update={"max_tokens": bound})
+        req = req.model_copy(update={"sampling": sampling})
     attempts: list[str] = []
     wanting: tuple[T, Completion] | None = None
     for attempt in range(2):

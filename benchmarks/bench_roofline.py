@@ -1,0 +1,268 @@
+"""moot's turns priced at llama.cpp's raw rates: the roofline, and the work figures.
+
+A minimal loop on llama.cpp's C API (one llama_decode per batch, greedy sampling, moot's
+thread count) measures the batch-evaluation rate and the decode rate at a ladder of
+contexts. Every turn of moot's seeded Oxford debate (the one bench_peer runs) is priced
+at those rates: its uncached prompt tokens evaluated in a batch at the context they start
+from, then its completion decoded one token at a time. `implementation_efficiency` is the
+roofline time over the time the turns took; the work figures say how much moot evaluates
+for what it generates.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from bisect import bisect_left
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bench_peer import MODELS, N_CTX, moot_debate, resolved_model
+
+LADDER = (0, 512, 1024, 2048, 3072)  # tokens already in the context
+BATCH = 256  # tokens evaluated in one timed batch (a turn evaluates ~300 uncached)
+DECODE = 48  # tokens decoded one at a time per timed run
+REPEATS = 3  # each point keeps its best run: a slow one measures the neighbours
+FILLER = (
+    "The motion before the House is that remote work is better than office work. "
+    "Working from home saves hours of travel, yet the office keeps teams together. "
+)
+
+
+@dataclass(frozen=True)
+class Rates:
+    """Tokens per second by context: (context, rate) pairs, the context at each run's middle."""
+
+    eval: tuple[tuple[float, float], ...]
+    decode: tuple[tuple[float, float], ...]
+
+
+def interpolate(points: Sequence[tuple[float, float]], x: float) -> float:
+    """The rate at context X, linear between measured points, flat beyond the ends."""
+    pts = sorted(points)
+    xs = [p[0] for p in pts]
+    if x <= xs[0]:
+        return pts[0][1]
+    if x >= xs[-1]:
+        return pts[-1][1]
+    i = bisect_left(xs, x)
+    (x0, y0), (x1, y1) = pts[i - 1], pts[i]
+    return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+
+
+def priced(turn: Any, rates: Rates) -> tuple[float, float]:
+    """Seconds a turn would take at the raw rates: (evaluating its uncached prompt tokens,
+    decoding its completion), each at the context in the middle of that work."""
+    evaluated = turn.prompt_tokens - turn.cached_tokens
+    eval_s = evaluated / interpolate(rates.eval, turn.cached_tokens + evaluated / 2)
+    middle = turn.prompt_tokens + turn.completion_tokens / 2
+    decode_s = turn.completion_tokens / interpolate(rates.decode, middle)
+    return eval_s, decode_s
+
+
+def share(part: float, whole: float) -> float | None:
+    return round(part / whole, 3) if whole else None
+
+
+def efficiency(turns: Sequence[Any], rates: Rates) -> dict[str, Any]:
+    """Roofline over measured time, in all and by phase (time to first token is taken as
+    the prompt's, the rest as decoding)."""
+    costs = [priced(t, rates) for t in turns]
+    eval_s = sum(c[0] for c in costs)
+    decode_s = sum(c[1] for c in costs)
+    measured = sum(t.duration_ms for t in turns) / 1000
+    prompt_phase = sum(t.ttft_ms for t in turns) / 1000
+    return {
+        "implementation_efficiency": share(eval_s + decode_s, measured),
+        "turn_s": round(measured, 1),
+        "roofline_s": round(eval_s + decode_s, 1),
+        "prompt_efficiency": share(eval_s, prompt_phase),
+        "decode_efficiency": share(decode_s, measured - prompt_phase),
+    }
+
+
+def by_step(turns: Sequence[Any], rates: Rates) -> list[dict[str, Any]]:
+    """Per role and step: measured and roofline seconds, most time lost first."""
+    groups: dict[str, list[Any]] = defaultdict(list)
+    for t in turns:
+        groups[f"{t.role}/{t.step}"].append(t)
+    rows = []
+    for name, group in groups.items():
+        roof = sum(sum(priced(t, rates)) for t in group)
+        measured = sum(t.duration_ms for t in group) / 1000
+        rows.append(
+            {
+                "step": name,
+                "turns": len(group),
+                "turn_s": round(measured, 2),
+                "roofline_s": round(roof, 2),
+                "efficiency": share(roof, measured),
+                "lost_s": round(measured - roof, 2),
+            }
+        )
+    return sorted(rows, key=lambda row: -row["lost_s"])
+
+
+def work(turns: Sequence[Any]) -> dict[str, Any]:
+    """What moot evaluated for what it generated, and the share its cache served."""
+    prompt = sum(t.prompt_tokens for t in turns)
+    cached = sum(t.cached_tokens for t in turns)
+    generated = sum(t.completion_tokens for t in turns)
+    return {
+        "prompt_tokens": prompt,
+        "prompt_evaluated": prompt - cached,
+        "completion_tokens": generated,
+        "evaluated_per_generated": share(prompt - cached, generated),
+        "cache_share": share(cached, prompt),
+    }
+
+
+# -- the minimal loop --------------------------------------------------------------------
+
+
+class Loop:
+    """llama.cpp's C API and nothing else: a batch, llama_decode, a greedy sampler."""
+
+    def __init__(self, model_id: str) -> None:
+        import llama_cpp as lc
+        from llama_cpp import Llama
+
+        from moot.config import physical_cores
+
+        threads = physical_cores()
+        self.lc = lc
+        self.llm = Llama(
+            model_path=str(resolved_model(model_id).path),
+            n_ctx=N_CTX,
+            n_threads=threads,
+            n_threads_batch=threads,
+            n_batch=512,
+            flash_attn=True,
+            verbose=False,
+        )
+        self.ctx = self.llm.ctx
+        self.mem = lc.llama_get_memory(self.ctx)
+        self.batch = lc.llama_batch_init(self.llm.n_batch, 0, 1)
+        self.sampler = lc.llama_sampler_chain_init(lc.llama_sampler_chain_default_params())
+        lc.llama_sampler_chain_add(self.sampler, lc.llama_sampler_init_greedy())
+
+    def decode(self, tokens: Sequence[int], start: int) -> None:
+        """Evaluate TOKENS at positions from START, the last one's logits kept."""
+        batch = self.batch
+        batch.n_tokens = len(tokens)
+        for i, token in enumerate(tokens):
+            batch.token[i], batch.pos[i], batch.n_seq_id[i] = token, start + i, 1
+            batch.seq_id[i][0], batch.logits[i] = 0, i == len(tokens) - 1
+        if self.lc.llama_decode(self.ctx, batch) != 0:
+            raise RuntimeError(f"llama_decode failed at position {start}")
+        self.lc.llama_synchronize(self.ctx)
+
+    def fill(self, tokens: Sequence[int], start: int) -> None:
+        for i in range(0, len(tokens), self.llm.n_batch):
+            self.decode(tokens[i : i + self.llm.n_batch], start + i)
+
+    def drop_from(self, pos: int) -> None:
+        self.lc.llama_memory_seq_rm(self.mem, 0, pos, -1)
+
+    def eval_rate(self, tokens: Sequence[int], start: int) -> float:
+        self.drop_from(start)
+        began = time.perf_counter()
+        self.decode(tokens, start)
+        return len(tokens) / (time.perf_counter() - began)
+
+    def decode_rate(self, token: int, start: int, n: int) -> float:
+        self.drop_from(start)
+        began = time.perf_counter()
+        for i in range(n):
+            self.decode([token], start + i)
+            token = self.lc.llama_sampler_sample(self.sampler, self.ctx, -1)
+        return n / (time.perf_counter() - began)
+
+    def close(self) -> None:
+        self.lc.llama_sampler_free(self.sampler)
+        self.lc.llama_batch_free(self.batch)
+        self.llm.close()
+
+
+def measure(model_id: str) -> Rates:
+    """Batch-eval and decode rates at every context of the ladder, each its best of REPEATS."""
+    print(f"speed: llama.cpp's raw rates on {model_id}", file=sys.stderr)
+    loop = Loop(model_id)
+    try:
+        need = max(LADDER) + BATCH + 1
+        filler: list[int] = []
+        while len(filler) < need:
+            filler += loop.llm.tokenize(FILLER.encode(), add_bos=not filler, special=False)
+        evals, decodes = [], []
+        loop.lc.llama_memory_clear(loop.mem, True)
+        held = 0
+        for context in LADDER:
+            loop.drop_from(held)
+            loop.fill(filler[held:context], held)  # the context itself is not timed
+            held = context
+            chunk = filler[context : context + BATCH]
+            best_eval = max(loop.eval_rate(chunk, context) for _ in range(REPEATS))
+            best_decode = max(
+                loop.decode_rate(filler[context], context, DECODE) for _ in range(REPEATS)
+            )
+            evals.append((context + BATCH / 2, round(best_eval, 1)))
+            decodes.append((context + DECODE / 2, round(best_decode, 1)))
+    finally:
+        loop.close()
+    return Rates(eval=tuple(evals), decode=tuple(decodes))
+
+
+# -- make bench --------------------------------------------------------------------------
+
+
+def roofline(model_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The roofline and the work figures of MODEL_ID's seeded debate."""
+    turns = moot_debate(model_id).turns
+    rates = measure(model_id)
+    ladder = [
+        {"context": c, "eval_tps": e, "decode_tps": d}
+        for c, (_, e), (_, d) in zip(LADDER, rates.eval, rates.decode, strict=True)
+    ]
+    figures = {**efficiency(turns, rates), "rates": ladder, "by_step": by_step(turns, rates)}
+    return figures, work(turns)
+
+
+def run(results: dict[str, Any], *, models: Sequence[str] = MODELS) -> None:
+    results["roofline"], results["work"] = {}, {}
+    for model_id in models:
+        results["roofline"][model_id], results["work"][model_id] = roofline(model_id)
+
+
+def summary(results: dict[str, Any]) -> list[str]:
+    """One line per target of the speed issue, each model's figure, met or not."""
+    targets = (
+        ("peer spt ratio ≤ 0.5", "peer", "spt_ratio", lambda v: v <= 0.5),
+        ("peer wall ratio ≤ 1", "peer", "wall_ratio", lambda v: v <= 1),
+        (
+            "implementation_efficiency ≥ 0.90",
+            "roofline",
+            "implementation_efficiency",
+            lambda v: v >= 0.9,
+        ),
+        ("evaluated per generated ≤ 0.5", "work", "evaluated_per_generated", lambda v: v <= 0.5),
+    )
+    lines = []
+    for name, section, key, met in targets:
+        table = results.get(section) or {}
+        cells = []
+        for model_id, figures in table.items():
+            value = figures.get(key)
+            mark = "?" if value is None else ("met" if met(value) else "not met")
+            cells.append(f"{model_id} {value} ({mark})")
+        lines.append(f"{name}: {', '.join(cells) or 'not measured'}")
+    return lines
+
+
+if __name__ == "__main__":
+    out: dict[str, Any] = {}
+    run(out)
+    out["speed_summary"] = summary(out)
+    print(json.dumps(out, indent=2))
