@@ -52,7 +52,7 @@ lint: $(STAMP)
 
 test: install
 	$(MAKE) --no-print-directory lint
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=25
 
 demo: install
 	$(MOOT) run "This House Believes That remote work is better than office work" --seed 7 --max-rounds 3

@@ -14,7 +14,8 @@ from store_layouts import lmstudio_model, ollama_model
 
 pytestmark = pytest.mark.real
 
-SHORT = ["--max-rounds", "3", "--max-tokens", "48", "--seed", "7"]
+# The shortest real debate of every seat on the one model: a challenge of one round.
+SHORT = ["--format", "challenge", "--rounds", "1", "--max-tokens", "48", "--seed", "7"]
 
 
 @pytest.fixture
@@ -45,7 +46,7 @@ def test_a_real_debate_from_each_store(
     assert listed.returncode == 0, listed.stderr
     row = next(r for r in json.loads(listed.stdout) if r["id"] == ref)
     assert row["usable"] and row["architecture"] == "llama" and row["path"] == str(files[ref])
-    proc = cli.subprocess("run", "remote work is better than office work", "--model", ref,
+    proc = cli.subprocess("run", "should we rewrite the billing service in Rust?", "--model", ref,
                           "--out", str(out), *SHORT, home=home, env=env, timeout=900)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     data = json.loads((out / "transcript.json").read_text(encoding="utf-8"))
@@ -53,6 +54,6 @@ def test_a_real_debate_from_each_store(
     # An Ollama blob is checked against the sha256 it is named by; an LM Studio file has none.
     named = files[ref].name.removeprefix("sha256-") if ref.startswith("ollama:") else None
     assert data["models"]["judge"]["sha256"] == named
-    speeches = [t for t in data["turns"] if t["step"] == "speech"]
+    speeches = [t for t in data["turns"] if t["data"] is None]
     assert speeches and all(t["completion_tokens"] > 0 and t["text"] for t in speeches)
     assert (real.stat().st_size, real.stat().st_mtime_ns) == before  # used in place, untouched

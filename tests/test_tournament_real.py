@@ -1,5 +1,6 @@
-"""Real tournaments through the real CLI: SmolLM2 against Gemma-3, one motion, four short
-debates, on this machine and on a local Ray instance, opening no outside connection."""
+"""Real tournaments through the real CLI: SmolLM2 against Gemma-3, one motion, one swap
+pair (two short debates), on this machine and on a local Ray instance, opening no outside
+connection."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from test_offline import run_audited
 pytestmark = pytest.mark.real
 
 MODELS = ("smollm2-135m", "gemma3-270m")
-# Two swap pairs (four debates), the fewest Oxford rounds and short speeches.
-SHORT = ["--swaps", "2", "--max-rounds", "3", "--max-tokens", "24", "--seed", "7"]
+# One swap pair (each model on each side once), the fewest Oxford rounds, short speeches.
+DEBATES = 2
+SHORT = ["--swaps", "1", "--max-rounds", "3", "--max-tokens", "24", "--seed", "7"]
 
 
 def tournament(tmp_path: Path, *extra: str) -> tuple[str, Path]:
@@ -33,19 +35,19 @@ def tournament(tmp_path: Path, *extra: str) -> tuple[str, Path]:
 
 def check(stdout: str, out: Path) -> dict[str, Any]:
     report = json.loads((out / "ratings.json").read_text())
-    assert report["debates_decided"] == report["debates_planned"] == 4
+    assert report["debates_decided"] == report["debates_planned"] == DEBATES
     rows = {r["model"]: r for r in report["models"]}
     assert set(rows) == set(MODELS)
     for r in rows.values():
-        assert r["wins"] + r["losses"] + r["draws"] == r["debates"] == 4
+        assert r["wins"] + r["losses"] + r["draws"] == r["debates"] == DEBATES
         assert r["ci_low"] <= r["strength"] <= r["ci_high"]
         kept = r["rule_keeping"]  # beside the rating: its turns in every seat it held
         assert 0 <= kept["within_limit"] <= kept["limited"] <= kept["turns"] and kept["limited"]
     assert sum(r["strength"] for r in rows.values()) == pytest.approx(0, abs=1e-3)
-    assert sum(r["wins"] for r in rows.values()) + rows[MODELS[0]]["draws"] == 4
+    assert sum(r["wins"] for r in rows.values()) + rows[MODELS[0]]["draws"] == DEBATES
     # Two models and no other judge: both judge every debate, so each is a panel of two.
-    assert report["self_judged"] == 4 and report["judge_agreement"]["panels"] == 4
-    assert report["side_bias"]["swap_pairs"] <= 2 and report["side_bias"]["decided"] <= 4
+    assert report["self_judged"] == DEBATES == report["judge_agreement"]["panels"]
+    assert report["side_bias"]["swap_pairs"] <= 1 and report["side_bias"]["decided"] <= DEBATES
     csv = (out / "ratings.csv").read_text().splitlines()
     assert csv[0].startswith("rank,model,strength,ci_low,ci_high") and len(csv) == 3
     png = (out / "ratings.png").read_bytes()
@@ -62,7 +64,7 @@ def check(stdout: str, out: Path) -> dict[str, Any]:
         assert [b["judge"] for b in verdict["ballots"]] == list(MODELS)
         assert all(b["ballot"]["reasons"].strip() for b in verdict["ballots"])
         assert verdict["winner"] in ("proposition", "opposition", "draw")
-    assert "Tournament (oxford, 4 debates)" in stdout and "side bias" in stdout
+    assert f"Tournament (oxford, {DEBATES} debates)" in stdout and "side bias" in stdout
     assert all(m in stdout for m in MODELS) and "judge agreement" in stdout
     return report
 

@@ -198,8 +198,9 @@ def _bound(node: dict[str, object], defs: dict[str, object]) -> int | None:
             # most: the grammar spells it out), colon, comma, space
         return total
     if kind == "string":
-        if "enum" in node:
-            return max(len(str(v)) for v in node["enum"]) + 2  # type: ignore[union-attr]
+        choices = node.get("enum")
+        if isinstance(choices, list):
+            return max(len(str(v)) for v in choices) + 2
         most = node.get("maxLength")
         return most + 2 if isinstance(most, int) else None
     if kind in ("boolean", "null"):
