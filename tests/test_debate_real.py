@@ -88,23 +88,6 @@ def test_an_english_debate_with_the_opposition_on_another_model(tmp_path: Path, 
     assert "🔵 Proposition" in out and "🟡 Devil's Advocate" in out and "/ 10" in out
 
 
-def test_full_chinese_debate_on_gemma(tmp_path: Path, cli: Cli) -> None:
-    out = run_ok(
-        cli,
-        "run",
-        "本院认为人工智能将是人类最后一项伟大发明",
-        "--model",
-        "gemma3-270m",
-        "--out",
-        str(tmp_path),
-        *SHORT,
-    )
-    data = check_outputs(tmp_path, "zh", cli)
-    assert {m["id"] for m in data["models"].values()} == {"gemma3-270m"}
-    assert "📋 辩论简报" in (tmp_path / "debate.md").read_text(encoding="utf-8")
-    assert "🔵 正方" in out and "🔴 反方" in out
-
-
 def test_ctrl_c_mid_debate_keeps_every_finished_turn(tmp_path: Path, cli: Cli) -> None:
     proc = cli.popen("run", "cities should ban cars", "--out", str(tmp_path), *SHORT, env=REAL)
     journal = tmp_path / "journal.jsonl"

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import real_model_path
+from conftest import Cli, real_model_path
 from web_serve import Browser, Served, launch, serve
 
 pytestmark = pytest.mark.real
@@ -102,12 +102,23 @@ def reopen_download_delete(page: Any, server: Served, tmp_path: Path, turns: int
     assert not (server.home / "debates" / folder).exists()
 
 
-def test_a_chinese_debate_on_gemma(page: Any, server: Served, tmp_path: Path) -> None:
+def test_a_chinese_debate_on_gemma(page: Any, server: Served, tmp_path: Path, cli: Cli) -> None:
     turns = debate(page, "本院认为人工智能将是人类最后一项伟大发明", "gemma3-270m")
     assert page.locator(".round").first.inner_text() == "第1轮"
     assert "辩论简报" in page.locator(".document h1").inner_text()
     assert page.locator(".debate .state").inner_text() == "已完成"
     reopen_download_delete(page, server, tmp_path, turns)
+    # The rulebook's guarantees on the real model, as `moot check` reads the download back:
+    # no limit broken, every problem declared by its turn's flags, every turn in Chinese.
+    checked = cli("check", str(tmp_path / "transcript.json"), "--json")
+    assert checked.returncode == 0, checked.stdout[-3000:]
+    summary = json.loads(checked.stdout)["summary"]
+    assert summary["over_limit"] == summary["undeclared"] == summary["language"] == 0
+    data = json.loads((tmp_path / "transcript.json").read_text(encoding="utf-8"))
+    assert data["language"] == "zh" and {m["id"] for m in data["models"].values()} == {
+        "gemma3-270m"
+    }
+    assert set(data["result"]) == {"pro", "con", "rebuttals", "attacks", "balance"}
 
 
 def test_the_page_takes_the_opposition_seat_against_smollm2(
