@@ -249,29 +249,33 @@ class Call:
     text: str
 
 
+def load_as_moot(model_id: str, **extra: Any) -> Any:
+    """MODEL_ID in llama-cpp-python, loaded as moot loads it (threads, context, batch,
+    flash attention), so what is measured beside moot differs in procedure only."""
+    from llama_cpp import Llama
+
+    from moot.config import physical_cores
+
+    threads = physical_cores()
+    return Llama(
+        model_path=str(resolved_model(model_id).path),
+        n_ctx=N_CTX,
+        n_threads=threads,
+        n_threads_batch=threads,
+        n_batch=512,
+        flash_attn=True,
+        verbose=False,
+        **extra,
+    )
+
+
 class Peer:
     """llama-cpp-python's create_chat_completion, the KV cache reset before every call."""
 
     def __init__(self, model_id: str, *, seed: int) -> None:
-        from llama_cpp import Llama
-
-        from moot.config import physical_cores
-
         resolved = resolved_model(model_id)
-        threads = physical_cores()
         chat_format = None if resolved.chat_format == "template" else resolved.chat_format
-        # Loaded as moot loads it (threads, context, batch, flash attention): the two
-        # differ in procedure only.
-        self.llm = Llama(
-            model_path=str(resolved.path),
-            n_ctx=N_CTX,
-            n_threads=threads,
-            n_threads_batch=threads,
-            n_batch=512,
-            flash_attn=True,
-            chat_format=chat_format,
-            verbose=False,
-        )
+        self.llm = load_as_moot(model_id, chat_format=chat_format)
         self.system_role = chat_format != "gemma"  # llama-cpp-python's gemma drops it
         self.seed = seed
         self.calls: list[Call] = []

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bench_peer import MODELS, N_CTX, moot_debate, resolved_model
+from bench_peer import MODELS, load_as_moot, moot_debate
 
 LADDER = (0, 512, 1024, 2048, 3072)  # tokens already in the context
 BATCH = 256  # tokens evaluated in one timed batch (a turn evaluates ~300 uncached)
@@ -128,21 +128,9 @@ class Loop:
 
     def __init__(self, model_id: str) -> None:
         import llama_cpp as lc
-        from llama_cpp import Llama
 
-        from moot.config import physical_cores
-
-        threads = physical_cores()
         self.lc = lc
-        self.llm = Llama(
-            model_path=str(resolved_model(model_id).path),
-            n_ctx=N_CTX,
-            n_threads=threads,
-            n_threads_batch=threads,
-            n_batch=512,
-            flash_attn=True,
-            verbose=False,
-        )
+        self.llm = load_as_moot(model_id)
         self.ctx = self.llm.ctx
         self.mem = lc.llama_get_memory(self.ctx)
         self.batch = lc.llama_batch_init(self.llm.n_batch, 0, 1)

@@ -6,6 +6,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Literal, Protocol, TypeVar, runtime_checkable
 
@@ -171,12 +172,14 @@ def parse_structured(text: str, schema: type[T]) -> T:
     return schema.model_validate(data)
 
 
+@lru_cache(maxsize=64)
 def reply_token_bound(schema: type[BaseModel]) -> int | None:
     """The most tokens a reply to SCHEMA's grammar can take, when every string in it has a
     `maxLength` (None when one does not): each character may be a token of its own (digits
     and punctuation are), and every key, value and separator is given a few. A budget under
     this can cut a reply that keeps to the grammar into invalid JSON."""
-    return _bound(schema.model_json_schema(), schema.model_json_schema().get("$defs", {}))
+    tree = schema.model_json_schema()
+    return _bound(tree, tree.get("$defs", {}))
 
 
 def _bound(node: dict[str, object], defs: dict[str, object]) -> int | None:
