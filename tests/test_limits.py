@@ -218,6 +218,7 @@ class Asker(ScriptedModel):
     def __init__(self) -> None:
         super().__init__((), model_id="asker")
         self.draws: dict[str, int] = {}
+        self.grammars: list[tuple[str, str | None]] = []
 
     def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
         prompt = request.messages[-1].content if request.messages else ""
@@ -229,6 +230,7 @@ class Asker(ScriptedModel):
             else "other"
         )
         n = self.draws[kind] = self.draws.get(kind, 0) + 1
+        self.grammars.append((kind, request.grammar))
         if request.reply_schema is None:
             if kind == "poi":
                 self.queue("Offices cost less." if n % 2 else "Who pays for the desks?")
@@ -263,6 +265,12 @@ def test_a_point_of_information_that_asks_nothing_is_drawn_again(tmp_path: Path)
     assert "asked no question within 15 words; asking again" in notices
     assert "first sentence ran past the limit of 25; asking again" in notices
     assert model.draws["poi"] == 2 * len(questions)
+    # A backend that takes a grammar is held to one question within the limit; only there.
+    from moot.checks import question_grammar
+
+    held = {kind: {g for k, g in model.grammars if k == kind} for kind in model.draws}
+    assert held["poi"] == {question_grammar(15, "en")}
+    assert held["answer"] == {None} and held["other"] == {None}
 
 
 def test_a_saved_reply_whose_choice_is_one_word_is_not_hollow() -> None:
@@ -271,3 +279,42 @@ def test_a_saved_reply_whose_choice_is_one_word_is_not_hollow() -> None:
     # A decision's recommendation is one of its positions, whatever their length.
     assert hollow_fields({"recommendation": "Postgres", "confidence_reason": "the data say"}) == []
     assert hollow_fields({"confidence_reason": "yes"}) == ["confidence_reason says nothing: 'yes'"]
+
+
+def test_the_question_grammar_opens_as_a_question_and_counts_the_limit() -> None:
+    from moot.checks import question_grammar
+
+    english = question_grammar(15, "en")
+    assert '"Does"' in english and "(sep word){1,14}" in english and english.count('"?"') == 1
+    assert "." not in english.split("root ::=")[1].split("\n")[0]  # no full stop, one sentence
+    chinese = question_grammar(15, "zh")
+    assert '"请问"' in chinese and "{1,12}" in chinese and '"？"' in chinese  # 15 less 为什么
+    with pytest.raises(ValueError):
+        question_grammar(1, "en")
+    with pytest.raises(ValueError):
+        question_grammar(2, "zh")
+
+
+def test_a_backend_is_asked_for_prose_with_room_for_more_than_yes() -> None:
+    from moot.formats.oxford.schemas import Brief, CompletenessRubric
+    from moot.inference.protocol import PROSE_MIN_CHARS, reply_json_schema
+    from moot.tournaments.judge import Ballot
+
+    held = reply_json_schema(CompletenessRubric)["properties"]
+    assert held["reasoning"]["minLength"] == PROSE_MIN_CHARS > len("yes, it does")
+    assert "minLength" not in held["key_objections_answered"]
+    assert all(
+        v["minLength"] == PROSE_MIN_CHARS for v in reply_json_schema(Brief)["properties"].values()
+    )
+    ballot = reply_json_schema(Ballot)
+    assert ballot["properties"]["reasons"]["minLength"] == PROSE_MIN_CHARS
+    # Validation keeps the schema's own bounds: a saved one-word reason still loads.
+    saved = CompletenessRubric(
+        proposition_argued_for_motion=True,
+        opposition_argued_against_motion=True,
+        proposition_gave_evidence=False,
+        opposition_gave_evidence=False,
+        key_objections_answered=False,
+        reasoning="yes",
+    )
+    assert saved.reasoning == "yes"

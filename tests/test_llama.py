@@ -378,3 +378,54 @@ def test_a_template_that_opens_a_think_block_keeps_the_reasoning_from_every_othe
     opponent = next(r for r in model.requests if r.session == "opposition")
     if first.text:
         assert first.text in opponent.messages[-1].content
+
+
+@pytest.mark.parametrize(("lang", "limit"), [("en", 15), ("en", 2), ("zh", 15), ("zh", 4)])
+def test_the_question_grammar_is_one_llama_cpp_takes(lang: str, limit: int) -> None:
+    from llama_cpp import LlamaGrammar
+
+    from moot.checks import question_grammar
+
+    assert LlamaGrammar.from_string(question_grammar(limit, lang), verbose=False) is not None
+
+
+POI_PROMPTS = {
+    "en": "You oppose the motion 'Cities should ban private cars from their centres'. The "
+    "proposition just said: 'Banning cars makes streets safer and the air cleaner.' Offer "
+    "a point of information: one short question to the speaker.",
+    "zh": "你反对辩题“城市应当禁止私家车进入市中心”。正方刚才说：“禁止汽车会让街道更安全、"
+    "空气更干净。”请提出一个质询：向发言者提一个简短的问题。",
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_point_of_information_held_to_its_grammar_is_one_question_kept_whole(
+    smol: LlamaCppModel, gemma: LlamaCppModel, lang: str
+) -> None:
+    from moot.checks import fit_question, length_units, question_grammar
+
+    model = smol if lang == "en" else gemma
+    for seed in (1, 2, 3):
+        request = ask(POI_PROMPTS[lang], seed=seed, max_tokens=60, temperature=0.7)
+        request = request.model_copy(update={"grammar": question_grammar(15, lang)})
+        completion = model.chat(request)
+        text = completion.text.strip()
+        assert completion.finish_reason == "stop", text
+        assert text.endswith("?" if lang == "en" else "？"), text
+        assert length_units(text) <= 15, text
+        fitted = fit_question(text, 15, ended=True)
+        assert (fitted.text, fitted.cut, fitted.flag) == (text, False, None)
+
+
+class Agreed(BaseModel):
+    agreed: bool
+    reasoning: str = Field(min_length=1, max_length=120)
+
+
+def test_the_grammar_leaves_a_reason_no_room_to_be_one_word(smol: LlamaCppModel) -> None:
+    from moot.inference.protocol import PROSE_MIN_CHARS
+
+    prompt = 'Is the sky blue? Reply in JSON: {"agreed": true, "reasoning": "yes"}'
+    for seed in (1, 2, 3):
+        reply, _ = chat_structured(smol, ask(prompt, seed=seed, max_tokens=120), Agreed)
+        assert len(reply.reasoning) >= PROSE_MIN_CHARS, reply.reasoning

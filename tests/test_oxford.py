@@ -489,3 +489,55 @@ def test_a_chinese_brief_names_its_degraded_turns_in_chinese(tmp_path: Path) -> 
     assert lines[2].startswith("> ⚠️ 本辩论简报出自有缺陷的回答：评审 · 辩论简报（hollow reply:")
     assert lines[4].startswith("> 另基于") and "第1轮 · 反方 · 质询（" in lines[4]
     assert lines[4].endswith("）。")
+
+
+class FailingJudge(Chamber):
+    """A Completeness Judge whose first round's replies (and re-ask) are never JSON, and
+    who is satisfied in the next."""
+
+    asked = 0
+
+    def reply(self, request: ChatRequest) -> str:
+        if request.reply_schema is CompletenessRubric:
+            self.asked += 1
+            return "The speeches were fine {" if self.asked <= 2 else rubric(True)
+        return super().reply(request)
+
+
+def test_a_judge_that_gives_no_valid_reply_is_a_failed_seat_and_the_debate_goes_on(
+    tmp_path: Path,
+) -> None:
+    from moot.checks import check_debate
+    from moot.runner import resume_setup
+    from moot.transcript import read_journal
+
+    result, events = run_debate(tmp_path, FailingJudge(), max_rounds=4)
+    judged = [t for t in result.transcript.turns if t.step == "judge"]
+    failed, later = judged[0], judged[1:]
+    assert failed.round == 2 and failed.data == {} and failed.text == ""
+    assert failed.note == "failed: PARSE_ERROR:StructuredReplyError:json"
+    assert later and later[0].round == 3 and later[0].data  # the rounds went on, and were judged
+    assert "2" not in result.transcript.scores and "3" in result.transcript.scores
+    assert result.transcript.stop_reason == "converged"
+    notices = [e.message for e in events if type(e).__name__ == "Notice"]
+    assert any("the seat failed and the debate goes on" in n for n in notices)
+    md = (tmp_path / "out" / "debate.md").read_text()
+    assert "round 2 · Judge · " in md and "failed: PARSE_ERROR" in md  # the brief says so
+    assert not check_debate(result.transcript).broken  # declared: `moot check` passes
+
+    # Resumed from its journal cut after the failed seat, the debate is the same.
+    journal = tmp_path / "out" / "journal.jsonl"
+    records = read_journal(journal)
+    cut = next(i for i, r in enumerate(records) if r.get("step") == "judge") + 1
+    journal.write_text("".join(json.dumps(r) + "\n" for r in records[:cut]), encoding="utf-8")
+    setup, replay = resume_setup(tmp_path / "out")
+    chamber = FailingJudge()
+    chamber.asked = 2  # its failed replies are in the journal: the judge is not asked them
+    again = Debate(setup, replay=replay, model_factory=lambda ref: chamber.model).run()
+
+    def shape(turns: list[Any]) -> list[tuple[Any, ...]]:
+        return [(t.round, t.role, t.step, t.note, t.data == {}) for t in turns]
+
+    assert shape(again.transcript.turns) == shape(result.transcript.turns)
+    assert again.transcript.turns[: cut - 1] == result.transcript.turns[: cut - 1]
+    assert again.transcript.stop_reason == "converged"

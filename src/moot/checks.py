@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from moot.inference.human import HUMAN
-from moot.inference.protocol import degeneracy
+from moot.inference.protocol import PROSE_CHARS, degeneracy
 from moot.transcript import Transcript, Turn
 
 _EN_STOP = frozenset(
@@ -85,6 +85,47 @@ def first_question(text: str, limit: int) -> str | None:
             return sentence
         start = m.end()
     return None
+
+
+# A word as _UNIT counts one, in GBNF: letters or digits, with at most two inner
+# apostrophes or hyphens (a small model otherwise strings a whole clause into one "word").
+_GBNF_WORD = r"part (['\u2019-] part){0,2}"
+_GBNF_PART = r"[A-Za-z0-9\u00C0-\u024F]{1,16}"
+# How a question opens, so that it is one from its first word (a model left to itself
+# states its case and has to be cut off at the limit).
+_QUESTION_OPENERS = {
+    "en": (
+        "Is", "Isn't", "Are", "Aren't", "Does", "Doesn't", "Do", "Don't", "Did", "Can",
+        "Can't", "Could", "Will", "Won't", "Would", "Wouldn't", "Should", "Shouldn't", "Has",
+        "Have", "How", "Why", "What", "Which", "Who", "Where", "When",
+    ),
+    "zh": ("请问", "难道", "为什么", "如何", "是否", "贵方", "对方"),
+}  # fmt: skip
+
+
+def question_grammar(limit: int, language: str) -> str:
+    """A GBNF grammar for one question of at most LIMIT units (words; 字 in Chinese): it
+    opens as a question does and ends with its question mark, with no full stop and no
+    second sentence. A backend that decodes with it can only give what `fit_question`
+    keeps whole."""
+    if language == "zh":
+        openers = [o for o in _QUESTION_OPENERS["zh"] if len(o) < limit]
+        if not openers:
+            raise ValueError(f"a Chinese question needs a limit of at least 3 字, not {limit}")
+        room = limit - max(len(o) for o in openers)
+        choice = " | ".join(f'"{o}"' for o in openers)
+        return (
+            f'root ::= " "? ({choice}) (han [，、]?){{1,{room}}} "？"\nhan ::= [\\u4e00-\\u9fff]\n'
+        )
+    if limit < 2:
+        raise ValueError(f"a question needs a limit of at least 2 words, not {limit}")
+    choice = " | ".join(f'"{o}"' for o in _QUESTION_OPENERS["en"])
+    return (
+        f'root ::= " "? ({choice}) (sep word){{1,{limit - 1}}} "?"\n'
+        f"word ::= {_GBNF_WORD}\n"
+        f"part ::= {_GBNF_PART}\n"
+        'sep ::= [,;:]? " "\n'
+    )
 
 
 def fit_question(text: str, limit: int, *, ended: bool) -> Fitted:
@@ -380,7 +421,6 @@ def drift_point(text: str, language: str) -> tuple[int, str] | None:
 
 # -- substance: a structured reply's prose must say something ---------------------------
 
-PROSE_CHARS = 40  # a string field allowed more than this is prose, not a name or a label
 MIN_PROSE_UNITS = {"en": 2, "zh": 3}  # words (字): "yes", "ok", "同意" say nothing
 
 

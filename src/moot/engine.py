@@ -32,10 +32,16 @@ from moot.checks import (
     hollow,
     length_units,
     opening_problem,
+    question_grammar,
     voice_for,
 )
 from moot.config import THINK_BUDGET
-from moot.errors import DegenerateReplyError, MootError, ReasoningOnlyError
+from moot.errors import (
+    DegenerateReplyError,
+    MootError,
+    ReasoningOnlyError,
+    StructuredReplyError,
+)
 from moot.events import Event, Listener, Notice, Scored, Stopped, Token, TurnFinished, TurnStarted
 from moot.inference.human import HumanSeat, is_human
 from moot.inference.protocol import (
@@ -61,6 +67,7 @@ SPEECH_REPEAT_PENALTY = 1.03
 # Structured replies get DRY on their own text only: a SmolLM2 judge otherwise filled its
 # reasoning with "no, no, no, …" up to the length the schema allows.
 JSON_DRY = 1.0
+QUESTION_TOKENS_PER_UNIT = 4  # a point of information's budget, held to its grammar
 
 
 @dataclass
@@ -226,6 +233,14 @@ class _Reply:
         return False
 
 
+FAILED = "failed: "  # the note of a structured turn whose seat gave no valid reply
+
+
+def is_failed(turn: Turn) -> bool:
+    """A judging turn whose seat failed: no reply, and a note that says why."""
+    return turn.data == {} and (turn.note or "").startswith(FAILED)
+
+
 def _all_reasoning(completion: Completion) -> bool:
     return not completion.text.strip() and bool(completion.reasoning.strip())
 
@@ -368,6 +383,7 @@ class Engine:
         *,
         structured: bool = False,
         think_budget: int | None = None,
+        grammar: str | None = None,
     ) -> ChatRequest:
         index = len(self.transcript.turns)
         free = structured is False
@@ -385,6 +401,7 @@ class Engine:
             session=role.name,
             timeout_s=self.call_timeout_s,
             think_budget=0 if structured else think_budget,
+            grammar=grammar,
         )
 
     def speak(
@@ -406,8 +423,14 @@ class Engine:
         ONE_QUESTION (a point of information): the first question asked within the limit.
         A person's turn is theirs: kept as they submitted it, flagged when over the limit."""
         role = self.roles[role_name]
+        grammar = None
         if limit is not None:
             max_tokens = token_budget(role.model, limit, self.language)
+            if one_question:
+                # Held to one question within the limit where the backend takes a grammar;
+                # its words may be rarer ones, and generation ends at the question mark.
+                grammar = question_grammar(limit, self.language)
+                max_tokens = max(max_tokens, QUESTION_TOKENS_PER_UNIT * limit)
         if self.max_tokens_cap:
             max_tokens = min(max_tokens, self.max_tokens_cap)
         index = len(self.transcript.turns)
@@ -429,7 +452,9 @@ class Engine:
         think, attempt = self.think_budget, 0
         redrawn = rethought = False
         while True:
-            request = self._request(role, step, variables, max_tokens, attempt, think_budget=think)
+            request = self._request(
+                role, step, variables, max_tokens, attempt, think_budget=think, grammar=grammar
+            )
             show = lambda text: self.emit(Token(role.name, text))  # noqa: E731
             stream = _Stream(show, limit, one_question, vet=not redrawn, voice=voice)
             completion, note = self._call_free(role, request, _Reply(role.name, self.emit, stream))
@@ -550,6 +575,43 @@ class Engine:
             asked = "kept as the person's" if isinstance(role.model, HumanSeat) else "asked twice"
             self.notice(f"{label}: the reply {problem}, {asked}", "warn")
         return parsed, self._record(turn, label)
+
+    def judge_or_fail(
+        self,
+        role_name: str,
+        step: str,
+        schema: type[T],
+        *,
+        round: int | None,
+        label: str,
+        max_tokens: int,
+        **variables: Any,
+    ) -> tuple[T | None, Turn]:
+        """`judge`, where a reply that stays invalid after its re-ask is that seat's failure,
+        not the debate's: it is journaled as a turn with no reply (`data` empty) and a
+        `failed: …` note that every document built on it names, and a resumed debate reads
+        it back as the same failure."""
+        index = len(self.transcript.turns)
+        prior = self._replayed(index, role_name, step)
+        if prior is not None and is_failed(prior):
+            self.emit(TurnStarted(index, round, role_name, step, label, False))
+            return None, self._reuse(prior, label)
+        try:
+            return self.judge(
+                role_name, step, schema, round=round, label=label, max_tokens=max_tokens,
+                **variables,
+            )  # fmt: skip
+        except StructuredReplyError as exc:
+            from moot.formats.failures import parse_error  # the formats import the engine
+
+            role = self.roles[role_name]
+            variables["round"] = round
+            request = self._request(role, step, variables, max_tokens, 0, structured=True)
+            why = f"{FAILED}{parse_error(exc, exc.raw, schema)}"
+            turn = self._turn(index, round, role, step, request, Completion(text=""), None, why)
+            turn.data = {}
+            self.notice(f"{label}: {exc.message}; the seat failed and the debate goes on", "warn")
+            return None, self._record(turn, label)
 
     def _replayed(self, index: int, role_name: str, step: str) -> Turn | None:
         if index >= len(self._replay):

@@ -21,8 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from moot import __version__
 from moot.checks import hollow
 from moot.config import RunSettings
-from moot.engine import Engine, Role
+from moot.engine import Engine, Role, is_failed
 from moot.errors import MootError, StructuredReplyError, UsageError
+from moot.events import TurnStarted
 from moot.formats.failures import parse_error, sanitize
 from moot.formats.oxford.flow import completeness
 from moot.formats.oxford.schemas import CompletenessRubric, OxfordParams
@@ -251,6 +252,30 @@ class RejudgeEngine(Engine):
         if self._saved(role_name, step) is None:
             raise _Lost(f"{role_name}/{step} failed in the saved debate")
         return super().speak(role_name, step, round=round, label=label, max_tokens=max_tokens, **kw)
+
+    def judge_or_fail(
+        self,
+        role_name: str,
+        step: str,
+        schema: type[T],
+        *,
+        round: int | None,
+        label: str,
+        max_tokens: int,
+        **variables: Any,
+    ) -> tuple[T | None, Turn]:
+        index = len(self.transcript.turns)
+        prior = self._replay[index] if index < len(self._replay) else None
+        if prior is None or (prior.role, prior.step) != (role_name, step) or not is_failed(prior):
+            return self.judge(
+                role_name, step, schema, round=round, label=label, max_tokens=max_tokens,
+                **variables,
+            )  # fmt: skip
+        # The saved seat failed: the new judge is asked all the same, with nothing to agree with.
+        if role_name == self.judging.role and step in self.judging.steps:
+            self._ask_judge(role_name, step, schema, None, round, max_tokens, variables)
+        self.emit(TurnStarted(index, round, role_name, step, label, False))
+        return None, self._reuse(prior, label)
 
     def judge(
         self,

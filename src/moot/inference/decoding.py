@@ -25,7 +25,7 @@ class DecodePlan:
     seed: int
     max_tokens: int
     stop: tuple[str, ...]
-    grammar: str | None  # GBNF, when the request asks for a reply schema
+    grammar: str | None  # GBNF: a reply schema's, or the request's own (one question)
     repeat_penalty: float = 1.0
     dry: float = 0.0
     # Reasoning: tokens it may take beside max_tokens (None: it shares max_tokens), what the
@@ -55,7 +55,7 @@ def plan_decode(
     stops = tuple(dict.fromkeys(x for x in (*s.stop, *format_stops) if x))
     # Modulo keeps a user's seed off RANDOM_SEED, which would mean "random".
     seed = RANDOM_SEED if s.seed is None else s.seed % RANDOM_SEED
-    # A grammar holds the reply to JSON from its first token: there is no reasoning to budget.
+    # A grammar holds the reply from its first token: there is no reasoning to budget.
     think = None if grammar is not None else request.think_budget
     return DecodePlan(
         temperature=s.temperature,

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -70,6 +70,9 @@ class ChatRequest(BaseModel):
     messages: tuple[Message, ...]
     sampling: Sampling = Sampling()
     reply_schema: type[BaseModel] | None = None
+    # GBNF a free-text reply must match where the backend can hold it to one (llama.cpp in
+    # process); others ignore it and the engine fits the reply as it comes.
+    grammar: str | None = None
     session: str | None = None
     timeout_s: float | None = None  # backends raise CallTimeoutError past it
     # Tokens the model may think before it answers, beside `sampling.max_tokens`, which is
@@ -170,6 +173,30 @@ def parse_structured(text: str, schema: type[T]) -> T:
     except RecursionError:
         raise ValueError("the reply is nested too deeply") from None
     return schema.model_validate(data)
+
+
+PROSE_CHARS = 40  # a string field allowed more than this is prose, not a name or a label
+PROSE_MIN_CHARS = 16  # the least a reply's prose may hold: no room for "yes"
+
+
+def reply_json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """SCHEMA's JSON schema as a backend is asked to hold a reply to: its prose (a reason, a
+    summary) at least PROSE_MIN_CHARS long, so that "yes" is not a reason. Validation keeps
+    the schema's own bounds, so saved replies of any length still load."""
+    return _with_prose_floor(schema.model_json_schema())
+
+
+def _with_prose_floor(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_with_prose_floor(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    held = {key: _with_prose_floor(value) for key, value in node.items()}
+    most = held.get("maxLength")
+    if held.get("type") == "string" and isinstance(most, int) and most > PROSE_CHARS:
+        least = held.get("minLength", 0)
+        held["minLength"] = max(least if isinstance(least, int) else 0, PROSE_MIN_CHARS)
+    return held
 
 
 @lru_cache(maxsize=64)

@@ -18,6 +18,7 @@ from moot.inference.protocol import (
     FinishReason,
     OnText,
     check_not_degenerate,
+    reply_json_schema,
 )
 from moot.inference.reasoning import CLOSE, OPEN, Splitter, with_soft_switch
 
@@ -87,7 +88,7 @@ def request_body(
 
 def response_format(schema: type[BaseModel], dialect: Dialect) -> dict[str, Any]:
     """Ask for JSON valid against `schema` in the server's dialect."""
-    spec = schema.model_json_schema()
+    spec = reply_json_schema(schema)
     if dialect == "json_schema":
         return {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": spec}}
     return {"type": "json_object", "schema": spec}

@@ -306,7 +306,7 @@ def _judge(
     engine: Engine, rnd: int, speeches: dict[str, str], common: dict[str, Any], threshold: float
 ) -> float:
     """Completeness 0–10: the judge's checklist, gated by checks code can make for sure."""
-    rubric, _ = engine.judge(
+    rubric, _ = engine.judge_or_fail(
         "judge",
         "judge",
         CompletenessRubric,
@@ -317,6 +317,8 @@ def _judge(
         opposition_speech=speeches["opposition"],
         **common,
     )
+    if rubric is None:  # the judge failed (its turn says why): this round is not scored
+        return -1.0
     score = completeness(rubric, speeches, common["motion"])
     engine.record_score(rnd, score.model_dump(), threshold)
     return score.score

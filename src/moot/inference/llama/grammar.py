@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from moot.errors import MootError
 from moot.inference.decoding import range_rule
+from moot.inference.protocol import reply_json_schema
 
 # JSON forbids raw control characters in strings; llama-cpp-python's rule allows them.
 _JSON_CHAR = (
@@ -24,7 +25,7 @@ def schema_to_gbnf(schema: type[BaseModel]) -> str:
         converter = _converter_class()(
             prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False
         )
-        resolved = converter.resolve_refs(schema.model_json_schema(), "stdin")
+        resolved = converter.resolve_refs(reply_json_schema(schema), "stdin")
         converter.visit(resolved, "")
         return str(converter.format_grammar())
     except Exception as exc:  # the converter asserts on schemas it does not know

@@ -105,7 +105,9 @@ class LlamaCppModel:
                 raise MootError(f"{self.model_id} was closed", hint="load the model again")
             prompt, stops, added_special, opened = self._format_prompt(request)
             tokens = self._tokenize(prompt, added_special)
-            grammar = schema_to_gbnf(request.reply_schema) if request.reply_schema else None
+            grammar = (
+                schema_to_gbnf(request.reply_schema) if request.reply_schema else request.grammar
+            )
             plan = plan_decode(request, format_stops=stops, grammar=grammar)
             spare = self.n_ctx - len(tokens) - plan.max_tokens
             if spare < 0:
@@ -121,7 +123,7 @@ class LlamaCppModel:
             if request.session and self._sessions.enabled:
                 self._sessions.discard(request.session)  # free it before taking the new one
                 self._sessions.put(request.session, self._runtime.snapshot(trim=True))
-        # A structured reply is JSON from its first token (thinking is off for it).
+        # A reply held to a grammar matches it from its first token (thinking is off for it).
         reasoning, answer = ("", text) if grammar else split(text)
         completion = Completion(
             text=answer,
@@ -150,11 +152,15 @@ class LlamaCppModel:
         """The prompt, its stop strings, whether it holds its special tokens, and the think
         tag it ends with when the chat template opened the block for the model.
 
-        Thinking is off for a think budget of 0 and for a structured reply (its grammar
-        holds it to JSON from the first token): the template is told (`enable_thinking`),
+        Thinking is off for a think budget of 0 and for a reply held to a grammar (JSON, or
+        one question, from the first token): the template is told (`enable_thinking`),
         a Qwen3-style one that cannot be told gets `/no_think`, and a block the template
         opens anyway is closed in the prompt."""
-        off = request.think_budget == 0 or request.reply_schema is not None
+        off = (
+            request.think_budget == 0
+            or request.reply_schema is not None
+            or request.grammar is not None
+        )
         msgs = [{"role": m.role, "content": m.content} for m in request.messages]
         formatter = self._formatter
         if off and isinstance(formatter, _TemplateFormatter):
