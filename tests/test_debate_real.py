@@ -75,6 +75,14 @@ def test_an_english_debate_with_the_opposition_on_another_model(tmp_path: Path, 
     assert by_role["proposition"] == by_role["judge"] == "smollm2-135m"
     assert data["models"]["judge"]["sha256"].startswith("b179c952")
     assert data["models"]["opposition"]["sha256"].startswith("a5fd3b62")
+    # No --n-ctx: the context is what three Oxford rounds need, within SmolLM2's 8,192.
+    from moot.formats.base import context_need
+    from moot.formats.oxford.flow import FORMAT
+    from moot.formats.oxford.schemas import OxfordParams
+    from moot.models.memory import default_n_ctx
+
+    need = context_need(FORMAT, OxfordParams(max_rounds=3), "en")
+    assert data["params"]["n_ctx"] == default_n_ctx(need, 8192) == 5888
     md = (tmp_path / "debate.md").read_text()
     headings = [
         "📋 Debate Brief",

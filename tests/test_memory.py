@@ -510,3 +510,29 @@ def test_a_debate_that_cannot_fit_is_refused_before_any_model_loads(
         Debate(prepare(chosen, out_dir=tmp_path / "out")).run()
     assert caught.value.message.startswith("the debate's model needs ")
     assert "64 MiB is free" in caught.value.message and loaded == []
+
+
+def test_the_context_is_what_the_rulebook_needs_within_the_trained_one() -> None:
+    from moot.formats import get_format
+    from moot.formats.base import context_need
+    from moot.runner import Debate
+    from moot.settings import prepare, settings
+
+    oxford = get_format("oxford")
+    short, long = (oxford.params_type(max_rounds=n) for n in (3, 8))
+    assert context_need(oxford, short, "en") < context_need(oxford, long, "en")
+    assert context_need(oxford, short, "en") < context_need(oxford, short, "zh")
+    for name, params in {
+        "challenge": {"rounds": 5, "effort": "max"},
+        "decision": {"rounds": 6},
+        "adversarial": {"rounds": 6, "participants": ("a", "b", "c", "d")},
+    }.items():
+        fmt = get_format(name)
+        assert context_need(fmt, fmt.params_type(**params), "en") > context_need(
+            oxford, long, "en"
+        )
+    debate = Debate(prepare(settings(motion="cities should ban cars", params={"max_rounds": 5})))
+    assert debate.n_ctx is None  # no --n-ctx: sized when the models are known
+    assert debate._needed_ctx([8192, 32768]) == 6400  # 6,176 tokens, to llama.cpp's 256
+    assert debate._needed_ctx([2048]) == 2048  # never past what the model was trained on
+    assert debate._needed_ctx([0]) == 6400  # a header without one: the need alone

@@ -83,7 +83,9 @@ class RunSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    n_ctx: int = Field(default=4096, ge=256, le=262_144)  # context window per loaded model
+    # Context window per loaded model; None: what the debate needs (formats.base.context_need),
+    # bounded by the smallest trained context of its models.
+    n_ctx: int | None = Field(default=None, ge=256, le=262_144)
     gpu_layers: int = Field(default=0, ge=-1, le=10_000)  # layers offloaded to the GPU; -1: all
     max_tokens: int | None = Field(default=None, ge=1, le=32_768)  # cap on tokens a speech
     # Seconds one model call may take: at most a day.

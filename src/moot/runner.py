@@ -65,6 +65,8 @@ class Debate:
         self._factory = model_factory
         self._pool: ModelPool | None = None
         self.cast: Cast = setup.format.cast(setup.params)
+        # The context window of the models this debate loads: --n-ctx, else what it needs.
+        self.n_ctx: int | None = setup.run.n_ctx
 
     def refs(self) -> dict[str, str]:
         """Each role's model reference: --role, else the format's seat, else --model/default."""
@@ -117,9 +119,10 @@ class Debate:
             from moot.models import memory
 
             distinct = {m.id: m for m in local.values()}.values()
+            self.n_ctx = run.n_ctx or self._needed_ctx([m.context_length for m in distinct])
             planned = memory.plan(
                 [(m.id, m.files or m.path) for m in distinct],
-                run.n_ctx,
+                self.n_ctx,
                 gpu_layers=run.gpu_layers,
                 one_at_a_time=run.one_model_at_a_time,
             )
@@ -127,10 +130,20 @@ class Debate:
         pool = self._pool = ModelPool(
             resolve=store.resolve,
             n_gpu_layers=run.gpu_layers,
-            n_ctx=run.n_ctx,
+            n_ctx=self.n_ctx,
             one_at_a_time=run.one_model_at_a_time,
         )
         return {r: pool.get(ref) for r, ref in refs.items()}, infos
+
+    def _needed_ctx(self, trained: list[int]) -> int:
+        """The context this debate's rulebook needs, bounded by its models' trained ones."""
+        from moot.formats.base import context_need
+        from moot.models import memory
+
+        s = self.setup
+        need = context_need(s.format, s.params, s.language)
+        known = [t for t in trained if t and t > 0]
+        return memory.default_n_ctx(need, min(known) if known else None)
 
     def pack(self) -> PromptPack:
         fmt = self.setup.format
@@ -159,7 +172,7 @@ class Debate:
             params={
                 **params,
                 "max_tokens": s.run.max_tokens,
-                "n_ctx": s.run.n_ctx,
+                "n_ctx": self.n_ctx,
                 "think_budget": s.run.think_budget,
                 "call_timeout_s": s.run.call_timeout_s,
                 "one_model_at_a_time": s.run.one_model_at_a_time,

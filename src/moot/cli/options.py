@@ -20,7 +20,13 @@ MinScore = Annotated[
 MaxRounds = Annotated[int | None, typer.Option(help="oxford: hard cap on rounds (3–8; 5).")]
 Seed = Annotated[int | None, typer.Option(help="Seed for every draw and sample (0 to 4294967295).")]
 GpuLayers = Annotated[int, typer.Option(help="Layers to offload to the GPU (0 = CPU, -1 = all).")]
-NCtx = Annotated[int, typer.Option(help="Context window per loaded model.")]
+NCtx = Annotated[
+    int | None,
+    typer.Option(
+        help="Context window per loaded model (default: what the debate's rulebook needs, "
+        "up to the model's trained context)."
+    ),
+]
 MaxTokens = Annotated[
     int | None, typer.Option(help="Cap on tokens per speech (shorter, faster debates).")
 ]

@@ -83,7 +83,7 @@ def run(
         typer.Option(help="Use your own prompt pack (<dir>/<lang>/<format>/<step>.j2)."),
     ] = None,
     gpu_layers: GpuLayers = 0,
-    n_ctx: NCtx = 4096,
+    n_ctx: NCtx = None,
     max_tokens: MaxTokens = None,
     rounds: Rounds = None,
     preset: Annotated[str | None, typer.Option(help="decision: quick, standard or deep.")] = None,

@@ -156,7 +156,7 @@ def tournament(
     rounds: Rounds = None,
     effort: Effort = None,
     max_tokens: MaxTokens = None,
-    n_ctx: NCtx = 4096,
+    n_ctx: NCtx = None,
     gpu_layers: GpuLayers = 0,
     call_timeout: CallTimeout = 240.0,
     bootstrap: Annotated[

@@ -65,3 +65,19 @@ class Format:
     motion: Callable[[str, str], str] = plain_motion  # the motion as the format words it
     document: str = "debate.md"  # file name of the rendered result
     saves_by_default: bool = True  # the decision format is ephemeral unless --out is given
+    # The most words (字) of the debate that one prompt can quote, by the rulebook's limits:
+    # what sizes the context window when --n-ctx is not given (`context_need`).
+    quoted_words: Callable[[Any], int] = lambda params: 2000
+
+
+# Tokens a word (字) takes at most in the tiny models' tokenizers, with room to spare.
+TOKENS_PER_UNIT = {"en": 2.0, "zh": 2.6}
+SCAFFOLD_TOKENS = 1536  # a step's own instructions, personas and the record's labels
+REPLY_TOKENS = 1800  # the longest reply a step asks for (the Oxford brief's grammar bound)
+
+
+def context_need(fmt: Format, params: Any, language: str) -> int:
+    """The context, in tokens, a debate of FMT with PARAMS in LANGUAGE needs at most: the
+    words one prompt can quote, the step's scaffolding and the longest reply."""
+    per_unit = TOKENS_PER_UNIT.get(language, TOKENS_PER_UNIT["en"])
+    return round(fmt.quoted_words(params) * per_unit) + SCAFFOLD_TOKENS + REPLY_TOKENS

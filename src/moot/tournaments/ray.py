@@ -29,6 +29,7 @@ from moot.tournaments.run import (
     Tournament,
     TournamentPlan,
     echo_models,
+    plan_n_ctx,
     play,
     run_settings,
 )
@@ -211,7 +212,7 @@ def _models(plan: TournamentPlan, cpus: float) -> ModelFactory:
         _POOL = ModelPool(
             resolve=store.resolve,
             n_gpu_layers=run.gpu_layers,
-            n_ctx=run.n_ctx,
+            n_ctx=plan_n_ctx(plan),
             n_threads=max(1, int(cpus)),
         )
     factory: ModelFactory = _POOL.get

@@ -138,6 +138,26 @@ def run_settings(plan: TournamentPlan) -> RunSettings:
     return RunSettings.model_validate(plan.options)
 
 
+def plan_n_ctx(plan: TournamentPlan) -> int:
+    """The context window of the plan's models: its --n-ctx, else what its longest debate
+    needs (`formats.base.context_need`, in each motion's language), bounded by the smallest
+    trained context of the local models it names."""
+    run = run_settings(plan)
+    if run.n_ctx:
+        return run.n_ctx
+    from moot.formats import get_format
+    from moot.formats.base import context_need
+    from moot.inference.remote import is_remote_ref
+    from moot.models import memory, store
+
+    fmt = get_format(plan.format)
+    params = fmt.params_type.model_validate(plan.params)
+    need = max(context_need(fmt, params, m.language) for m in plan.motions)
+    local = {r for r in (*plan.models, *plan.judges) if not is_remote_ref(r)}
+    trained = [t for t in (store.resolve(r).context_length for r in sorted(local)) if t > 0]
+    return memory.default_n_ctx(need, min(trained) if trained else None)
+
+
 def play(
     plan: TournamentPlan,
     pairing: Pairing,
@@ -332,7 +352,11 @@ class LocalExecutor:
             from moot.models import store
 
             run = run_settings(tournament.plan)
-            pool = ModelPool(resolve=store.resolve, n_gpu_layers=run.gpu_layers, n_ctx=run.n_ctx)
+            pool = ModelPool(
+                resolve=store.resolve,
+                n_gpu_layers=run.gpu_layers,
+                n_ctx=plan_n_ctx(tournament.plan),
+            )
             model_for = pool.get
         try:
             for pairing in pending:

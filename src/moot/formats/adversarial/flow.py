@@ -322,6 +322,13 @@ def sample_variables() -> dict[str, dict[str, Any]]:
     }
 
 
+def quoted_words(params: AdversarialParams) -> int:
+    """The most one prompt quotes: every participant's answer in every round, the earlier
+    review's synthesis it continues, and its own."""
+    answers = params.rounds * len(params.participants) * LIMITS["answer"]
+    return answers + (1 + len(params.earlier)) * LIMITS["synthesis"]
+
+
 FORMAT = Format(
     name="adversarial",
     steps=STEPS,
@@ -332,4 +339,5 @@ FORMAT = Format(
     run=run,
     render=text.render,
     sample_variables=sample_variables,
+    quoted_words=lambda params: quoted_words(params),
 )

@@ -358,6 +358,12 @@ def sample_variables() -> dict[str, dict[str, Any]]:
     }
 
 
+def quoted_words(params: ChallengeParams) -> int:
+    """The most one prompt quotes: every exchange of every round, and the summary."""
+    turn = BUDGETS[params.effort or DEFAULT_EFFORT].turn_words
+    return params.rounds * 2 * turn + max(most for _, most in SUMMARY_WORDS.values())
+
+
 FORMAT = Format(
     name="challenge",
     steps=STEPS,
@@ -368,4 +374,5 @@ FORMAT = Format(
     run=run,
     render=text.render,
     sample_variables=sample_variables,
+    quoted_words=lambda params: quoted_words(params),
 )

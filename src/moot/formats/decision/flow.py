@@ -28,6 +28,7 @@ from moot.formats.decision.framing import (
     seats,
 )
 from moot.formats.decision.schemas import (
+    MAX_POSITIONS,
     SCOPE_CHARS,
     TIE,
     DecisionParams,
@@ -355,6 +356,14 @@ def render(transcript: Transcript) -> str:
     return render_document(transcript.result, transcript.language, degraded=found)
 
 
+def quoted_words(params: DecisionParams) -> int:
+    """The most one prompt quotes: the judge's record of every position's opening, each
+    rebuttal round and its steelman (the most positions when the framing picks them)."""
+    positions = len(params.positions) or MAX_POSITIONS
+    per_position = LIMITS["opening"] + params.rounds * LIMITS["rebut"] + LIMITS["steelman"]
+    return positions * per_position
+
+
 FORMAT = Format(
     name="decision",
     steps=STEPS,
@@ -367,4 +376,5 @@ FORMAT = Format(
     sample_variables=sample_variables,
     document="decision.md",
     saves_by_default=False,  # ephemeral: printed, and saved only with --out
+    quoted_words=lambda params: quoted_words(params),
 )

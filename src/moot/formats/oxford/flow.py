@@ -477,6 +477,15 @@ def render(transcript: Transcript) -> str:
     )
 
 
+def quoted_words(max_rounds: int) -> int:
+    """The most one prompt quotes: the record holds one round (the summary, both speeches,
+    a point and its answer, the Devil's Advocate) and the closing rebuttals, and the brief
+    also every round's attack."""
+    one_round = LIMITS["summary"] + 2 * LIMITS["speech"] + LIMITS["devil"]
+    point = LIMITS["poi_question"] + LIMITS["poi_answer"]
+    return one_round + point + 2 * LIMITS["rebuttal"] + max_rounds * LIMITS["devil"]
+
+
 FORMAT = Format(
     name="oxford",
     steps=STEPS,
@@ -488,4 +497,5 @@ FORMAT = Format(
     render=render,
     sample_variables=sample_variables,
     motion=normalise_motion,
+    quoted_words=lambda params: quoted_words(params.max_rounds),
 )
