@@ -528,9 +528,7 @@ def test_the_context_is_what_the_rulebook_needs_within_the_trained_one() -> None
         "adversarial": {"rounds": 6, "participants": ("a", "b", "c", "d")},
     }.items():
         fmt = get_format(name)
-        assert context_need(fmt, fmt.params_type(**params), "en") > context_need(
-            oxford, long, "en"
-        )
+        assert context_need(fmt, fmt.params_type(**params), "en") > context_need(oxford, long, "en")
     debate = Debate(prepare(settings(motion="cities should ban cars", params={"max_rounds": 5})))
     assert debate.n_ctx is None  # no --n-ctx: sized when the models are known
     assert debate._needed_ctx([8192, 32768]) == 6400  # 6,176 tokens, to llama.cpp's 256

@@ -51,6 +51,7 @@ from moot.inference.protocol import (
     Message,
     Sampling,
     chat_structured,
+    parse_error,
 )
 from moot.inference.protocol import degeneracy as find_degeneracy
 from moot.inference.reasoning import Splitter
@@ -602,8 +603,6 @@ class Engine:
                 **variables,
             )  # fmt: skip
         except StructuredReplyError as exc:
-            from moot.formats.failures import parse_error  # the formats import the engine
-
             role = self.roles[role_name]
             variables["round"] = round
             request = self._request(role, step, variables, max_tokens, 0, structured=True)

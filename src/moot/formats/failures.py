@@ -4,23 +4,14 @@ And what every format's document says of the flagged or failed turns it is built
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from moot.errors import CallTimeoutError, MootError, StructuredReplyError
+from moot.inference.protocol import parse_error, sanitize
 from moot.transcript import Turn, held_round
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-META_LIMIT = 200
-
-
-def sanitize(text: str) -> str:
-    """Metadata safe to store and print: no control characters, at most 200 characters."""
-    return _CONTROL.sub("", text)[:META_LIMIT]
 
 
 @dataclass(frozen=True)
@@ -47,21 +38,6 @@ def attempt(call: Callable[[], Turn], schema: type[BaseModel] | None = None) -> 
     if turn.note and turn.note.startswith("degenerate reply"):
         return Outcome(None, sanitize(turn.note))
     return Outcome(turn)
-
-
-def parse_error(exc: Exception, raw: str, schema: type[BaseModel]) -> str:
-    """`PARSE_ERROR:<type>:<code>`: what failed, never the reply itself (it may be anything)."""
-    try:
-        schema.model_validate(json.loads(raw))
-        code = "unknown"
-    except ValueError as err:  # ValidationError is a ValueError too: test it first
-        if isinstance(err, ValidationError):
-            code = str(err.errors()[0]["type"])
-        else:
-            code = "json"
-    except RecursionError:  # brackets nested past what the parser takes
-        code = "json"
-    return sanitize(f"PARSE_ERROR:{type(exc).__name__}:{code}")
 
 
 # -- degraded turns: what a document is built on, said in its header ---------------------

@@ -240,6 +240,32 @@ def _bound(node: dict[str, object], defs: dict[str, object]) -> int | None:
     return None
 
 
+# -- what a failed reply leaves on record: metadata only, never the reply -------------
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+META_LIMIT = 200
+
+
+def sanitize(text: str) -> str:
+    """Metadata safe to store and print: no control characters, at most 200 characters."""
+    return _CONTROL.sub("", text)[:META_LIMIT]
+
+
+def parse_error(exc: Exception, raw: str, schema: type[BaseModel]) -> str:
+    """`PARSE_ERROR:<type>:<code>`: what failed, never the reply itself (it may be anything)."""
+    try:
+        schema.model_validate(json.loads(raw))
+        code = "unknown"
+    except ValueError as err:  # ValidationError is a ValueError too: test it first
+        if isinstance(err, ValidationError):
+            code = str(err.errors()[0]["type"])
+        else:
+            code = "json"
+    except RecursionError:  # brackets nested past what the parser takes
+        code = "json"
+    return sanitize(f"PARSE_ERROR:{type(exc).__name__}:{code}")
+
+
 def chat_structured(
     model: ChatModel,
     request: ChatRequest,
