@@ -326,7 +326,7 @@ class OpensThinking(LlamaCppModel):
     def __init__(self, resolved: ResolvedModel) -> None:
         from moot.inference.llama.model import _TemplateFormatter
 
-        super().__init__(resolved, n_ctx=2048)
+        super().__init__(resolved, n_ctx=4096)  # the brief's grammar may take 1,800 tokens
         self._formatter = _TemplateFormatter(OPENS_THINKING, eos_token="<|im_end|>", bos_token="")
         self.requests: list[ChatRequest] = []
 
@@ -337,10 +337,6 @@ class OpensThinking(LlamaCppModel):
         return super().chat(request, on_text=on_text)  # type: ignore[arg-type]
 
 
-@pytest.mark.skip(
-    reason="SmolLM2 inside a think block it did not open runs past this test's time on this "
-    "machine; the in-process reasoning path is covered on a fake runtime (test_decoding)"
-)
 def test_a_template_that_opens_a_think_block_keeps_the_reasoning_from_every_other_seat(
     tmp_path: Path,
 ) -> None:
@@ -351,8 +347,9 @@ def test_a_template_that_opens_a_think_block_keeps_the_reasoning_from_every_othe
     try:
         chosen = settings(
             motion="cities should ban cars",
+            format="challenge",  # its shortest debate: one round, low effort
             seed=3,
-            params={"max_rounds": 3},
+            params={"rounds": 1, "effort": "low"},
             # A small model in a think block it did not open may think to the end of its
             # budget every turn: a short budget and short speeches keep the test short.
             run={"think_budget": 24, "max_tokens": 32},
@@ -362,10 +359,10 @@ def test_a_template_that_opens_a_think_block_keeps_the_reasoning_from_every_othe
     finally:
         model.close()
     turns = result.transcript.turns
-    assert all(
-        t.data is not None for t in turns if t.role == "judge"
-    )  # grammar after a closed block
+    judged = [t for t in turns if t.role == "judge"]
+    assert judged and all(t.data for t in judged)  # the grammar holds after a closed block
     speeches = [t for t in turns if t.data is None]
+    assert {t.role for t in speeches} >= {"proposer", "challenger"}
     thought = [t for t in speeches if t.reasoning and len(t.reasoning) >= 20]
     assert thought, [t.reasoning for t in speeches]
     sent = [m.content for r in model.requests for m in r.messages]
@@ -375,7 +372,7 @@ def test_a_template_that_opens_a_think_block_keeps_the_reasoning_from_every_othe
         assert turn.reasoning is not None
         assert not any(turn.reasoning in content for content in sent)
     first = speeches[0]
-    opponent = next(r for r in model.requests if r.session == "opposition")
+    opponent = next(r for r in model.requests if r.session == "challenger")
     if first.text:
         assert first.text in opponent.messages[-1].content
 
