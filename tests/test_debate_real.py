@@ -58,12 +58,14 @@ def check_outputs(out_dir: Path, language: str, cli: Cli) -> dict[str, Any]:
 
 
 def test_an_english_debate_with_the_opposition_on_another_model(tmp_path: Path, cli: Cli) -> None:
+    """Each model loaded for its seat's turns only; the speakers' KV snapshots wait on disk."""
     out = run_ok(
         cli,
         "run",
         "remote work is better than office work",
         "--role",
         "opposition=gemma3-270m",
+        "--one-model-at-a-time",
         "--out",
         str(tmp_path),
         *SHORT,
@@ -75,6 +77,13 @@ def test_an_english_debate_with_the_opposition_on_another_model(tmp_path: Path, 
     assert by_role["proposition"] == by_role["judge"] == "smollm2-135m"
     assert data["models"]["judge"]["sha256"].startswith("b179c952")
     assert data["models"]["opposition"]["sha256"].startswith("a5fd3b62")
+    assert data["params"]["one_model_at_a_time"] is True
+    # Gemma is unloaded for every SmolLM2 turn between the opposition's; its later turns
+    # still start from the record it held, read back from disk.
+    opposition = [t for t in data["turns"] if t["role"] == "opposition"]
+    assert len(opposition) >= 3 and all(t["cached_tokens"] > 0 for t in opposition[1:])
+    speeches = [t for t in opposition if t["step"] == "speech"]
+    assert len(speeches) == 3 and all(t["cached_tokens"] > 100 for t in speeches)
     # No --n-ctx: the context is what three Oxford rounds need, within SmolLM2's 8,192.
     from moot.formats.base import context_need
     from moot.formats.oxford.flow import FORMAT

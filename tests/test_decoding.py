@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from moot.inference.decoding import (
     CLOSE_ROOM,
@@ -158,6 +161,28 @@ def test_session_cache_finds_the_longest_shared_prefix_in_any_session() -> None:
     assert cache.best([5, 6]) == (None, 0)
     cache.put("judge", Snapshot((3,), None, 985))  # the found one was used last: it stays
     assert "proposition" in cache and "opposition" not in cache
+
+
+def test_a_spilled_cache_holds_its_states_on_disk_until_used(tmp_path: Path) -> None:
+    import ctypes
+
+    state = (ctypes.c_uint8 * 6).from_buffer_copy(b"kvdata")
+    cache = SessionCache(1000)
+    cache.put("proposition", Snapshot((1, 2, 3), state, 5))  # the last byte is not state
+    kept = cache.spill(tmp_path / "kv")
+    assert "proposition" not in cache and "proposition" in kept
+    snap, n = kept.best([1, 2, 3])
+    assert snap is not None and n == 3 and snap.state is None and snap.path is not None
+    assert snap.path.read_bytes() == b"kvdat" and bytes(snap.data()) == b"kvdat"
+    kept.put("proposition", Snapshot((1, 2, 3, 4), state, 6))  # the next turn's replaces it
+    assert not snap.path.exists()
+    again = kept.spill(tmp_path / "kv")
+    [file] = (tmp_path / "kv").iterdir()
+    again.clear()
+    assert not file.exists()
+    snap.path.write_bytes(b"kv")  # a file cut short is an error, not a half-read cache
+    with pytest.raises(OSError, match="shorter"):
+        snap.data()
 
 
 def test_prompt_batches_never_leave_a_lone_token_when_avoidable() -> None:

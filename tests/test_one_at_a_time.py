@@ -89,3 +89,53 @@ def test_the_option_reaches_the_run_and_a_resumed_debate_keeps_it(tmp_path: Path
     data = json.loads((out / "transcript.json").read_text())
     assert data["params"]["one_model_at_a_time"] is True
     assert setup_from_record(data, out_dir=None).run.one_model_at_a_time is True
+
+
+def _two_turns_apart(
+    pool: pools.ModelPool,
+) -> tuple[Completion, Completion, dict[Path, int]]:
+    """SmolLM2's speaker, Gemma between, then SmolLM2's speaker again on a longer record;
+    with the snapshot files spilled while Gemma spoke, and their sizes."""
+    from moot.inference.protocol import Sampling
+
+    record = " ".join(f"The proposition's point {i} is that tea is kinder." for i in range(40))
+
+    def turn(text: str) -> ChatRequest:
+        return ChatRequest(
+            messages=messages(("system", "You debate."), ("user", text)),
+            sampling=Sampling(temperature=0, seed=1, max_tokens=8),
+            session="proposition",
+        )
+
+    smol, gemma = pool.get("smollm2-135m"), pool.get("gemma3-270m")
+    first = smol.chat(turn(record))
+    gemma.chat(turn("Coffee."))
+    folder = pool._spill_dir
+    spilled = {p: p.stat().st_size for p in folder.glob("*.kv")} if folder else {}
+    again = smol.chat(turn(record + " The opposition says coffee. Reply."))
+    return first, again, spilled
+
+
+@pytest.mark.real
+def test_a_model_loaded_again_takes_back_its_speakers_snapshots_from_disk() -> None:
+    """Unloading a model for another's turn keeps its speakers' KV snapshots on disk, so
+    the speaker's next turn evaluates only what is new, and says what it would have said
+    with both models kept loaded."""
+    from moot.models import store
+
+    apart = pools.ModelPool(resolve=store.resolve, n_ctx=2048, one_at_a_time=True)
+    first, again, spilled = _two_turns_apart(apart)
+    folder = apart._spill_dir
+    [(smol_file, size)] = spilled.items()
+    assert size > 1_000_000  # SmolLM2's KV cache over its record
+    assert not smol_file.exists()  # taken back and replaced by the new turn's, in memory
+    assert folder is not None and len(list(folder.glob("*.kv"))) == 1  # Gemma's, now
+    apart.close()
+    assert not folder.exists()  # the folder goes with the pool
+    assert first.cached_tokens == 0
+    assert again.cached_tokens > 300, "the speaker started cold after its model was reloaded"
+
+    with pools.ModelPool(resolve=store.resolve, n_ctx=2048) as together:
+        _, kept_loaded, _ = _two_turns_apart(together)
+    assert again.text == kept_loaded.text
+    assert again.cached_tokens == kept_loaded.cached_tokens

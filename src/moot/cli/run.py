@@ -125,7 +125,8 @@ def run(
         typer.Option(
             "--one-model-at-a-time",
             help="Load each model for its turns and unload it after: models that do not fit "
-            "in memory together still debate, slower.",
+            "in memory together still debate, slower (each speaker's KV snapshot waits on "
+            "disk while its model is unloaded).",
         ),
     ] = False,
     dry_run: DryRun = False,

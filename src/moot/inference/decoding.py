@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import codecs
+import ctypes
+import os
+import tempfile
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from moot.inference.protocol import ChatRequest, OnText
@@ -215,14 +219,34 @@ def common_prefix(cached: Any, tokens: Sequence[int]) -> int:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """A KV cache after a call: the tokens of its prompt, evaluated in batches, and the state."""
+    """A KV cache after a call: the tokens of its prompt, evaluated in batches, and the state
+    (a ctypes byte buffer), held in memory or, once spilled, in the file `path`."""
 
     tokens: tuple[int, ...]
     state: Any
     nbytes: int
+    path: Path | None = None
 
     def common_prefix(self, tokens: Sequence[int]) -> int:
         return common_prefix(self.tokens, tokens)
+
+    def data(self) -> Any:
+        """The state's bytes as a ctypes buffer, read back from its file when spilled."""
+        if self.path is None:
+            return self.state
+        buffer = (ctypes.c_uint8 * self.nbytes)()
+        with self.path.open("rb") as f:
+            if f.readinto(buffer) != self.nbytes:
+                raise OSError(f"{self.path} is shorter than the {self.nbytes} bytes written")
+        return buffer
+
+    def spill(self, path: Path) -> Snapshot:
+        """The same snapshot with its state written to PATH and no longer held in memory."""
+        if self.path is not None:
+            return self
+        with path.open("wb") as f:
+            f.write(memoryview(self.state).cast("B")[: self.nbytes])
+        return replace(self, state=None, path=path)
 
 
 class SessionCache:
@@ -256,15 +280,15 @@ class SessionCache:
         return self._items[found], length
 
     def discard(self, name: str) -> None:
-        self._items.pop(name, None)
+        _forget(self._items.pop(name, None))
 
     def put(self, name: str, snap: Snapshot) -> None:
-        self._items.pop(name, None)
+        self.discard(name)
         if snap.nbytes > self.budget:
             return
         self._items[name] = snap
         while self.nbytes > self.budget:
-            self._items.popitem(last=False)
+            _forget(self._items.popitem(last=False)[1])
 
     @property
     def nbytes(self) -> int:
@@ -272,7 +296,28 @@ class SessionCache:
         return sum(s.nbytes for s in self._items.values())
 
     def clear(self) -> None:
+        for snap in self._items.values():
+            _forget(snap)
         self._items.clear()
+
+    def spill(self, directory: Path) -> SessionCache:
+        """This cache with every state written to a file in DIRECTORY and freed from memory:
+        what a model unloaded for another's turns keeps, so its speakers do not start cold
+        when it is loaded again. The files are read back only when a snapshot is used."""
+        directory.mkdir(parents=True, exist_ok=True)
+        kept = SessionCache(self.budget)
+        for name, snap in self._items.items():
+            fd, where = tempfile.mkstemp(suffix=".kv", dir=directory)
+            os.close(fd)
+            kept._items[name] = snap.spill(Path(where))
+        self._items.clear()
+        return kept
+
+
+def _forget(snap: Snapshot | None) -> None:
+    """Remove a dropped snapshot's file, if it was spilled to one."""
+    if snap is not None and snap.path is not None:
+        snap.path.unlink(missing_ok=True)
 
 
 class PrefixIndex:

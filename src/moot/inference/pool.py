@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from moot.inference.decoding import SessionCache
 from moot.inference.llama import LlamaCppModel
 from moot.inference.protocol import ChatModel, ChatRequest, Completion, OnText, ResolvedModel
 from moot.inference.remote import OpenAICompatModel, is_remote_ref, split_ref
@@ -38,6 +42,9 @@ class ModelPool:
         }
         self._resolve = resolve
         self._models: dict[str, ChatModel] = {}  # load key → loaded model
+        # One at a time: an unloaded model's KV snapshots, on disk, until it is loaded again.
+        self._kept: dict[str, SessionCache] = {}
+        self._spill_dir: Path | None = None
         # Loading takes seconds; one lock keeps two threads from loading the same file twice.
         # Each LlamaCppModel serialises its own calls.
         self._lock = threading.Lock()
@@ -70,12 +77,24 @@ class ModelPool:
         with self._lock:
             others = [k for k in self._models if k != key and not k.startswith("http")]
             for other in others:
-                closer = getattr(self._models.pop(other), "close", None)
+                model = self._models.pop(other)
+                take = getattr(model, "take_sessions", None)
+                if take is not None:
+                    self._kept[other] = take().spill(self._spill_to())
+                closer = getattr(model, "close", None)
                 if closer is not None:
                     closer()
             if key not in self._models:
-                self._models[key] = LlamaCppModel(resolved, **self._options)
+                kept = self._kept.pop(key, None)
+                options = {**self._options, **({"sessions": kept} if kept else {})}
+                self._models[key] = LlamaCppModel(resolved, **options)
             return self._models[key]
+
+    def _spill_to(self) -> Path:
+        """The folder unloaded models' snapshots are written to; removed on close."""
+        if self._spill_dir is None:
+            self._spill_dir = Path(tempfile.mkdtemp(prefix="moot-kv-"))
+        return self._spill_dir
 
     def bind(self, roles: dict[str, str]) -> dict[str, ChatModel]:
         """Map each role to the model its reference names; roles naming one model share it."""
@@ -85,10 +104,13 @@ class ModelPool:
         """Free every loaded model."""
         with self._lock:
             models, self._models = list(self._models.values()), {}
+            spilled, self._spill_dir, self._kept = self._spill_dir, None, {}
         for model in models:
             closer = getattr(model, "close", None)
             if closer is not None:
                 closer()
+        if spilled is not None:
+            shutil.rmtree(spilled, ignore_errors=True)
 
     def __enter__(self) -> ModelPool:
         return self

@@ -146,7 +146,11 @@ class Runtime:
         return Snapshot(tuple(self.llm._input_ids[: self.batch_len].tolist()), state, written)
 
     def restore(self, snap: Snapshot) -> bool:
-        if not self.lc.llama_state_set_data(self.ctx, snap.state, snap.nbytes):
+        try:
+            state = snap.data()
+        except OSError:  # a spilled snapshot's file went missing: start from what is live
+            return False
+        if not self.lc.llama_state_set_data(self.ctx, state, snap.nbytes):
             self.eval_from(0, [])  # a half-restored cache must not be reused
             return False
         self.llm.input_ids[: len(snap.tokens)] = snap.tokens

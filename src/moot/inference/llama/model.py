@@ -50,6 +50,7 @@ class LlamaCppModel:
         n_batch: int = 512,
         n_gpu_layers: int = 0,
         session_cache_mb: int = 256,
+        sessions: SessionCache | None = None,
     ) -> None:
         from llama_cpp import Llama
 
@@ -77,7 +78,10 @@ class LlamaCppModel:
         self._formatter = _make_formatter(self._llm, model)
         self._lock = threading.Lock()
         self._runtime = Runtime(self._llm)
-        self._sessions = SessionCache(session_cache_mb * 2**20)
+        # A model loaded again (one at a time) takes back the snapshots it had: `sessions`.
+        if sessions is None:
+            sessions = SessionCache(session_cache_mb * 2**20)
+        self._sessions = sessions
         self._closed = False
 
     @property
@@ -138,6 +142,13 @@ class LlamaCppModel:
         if request.reply_schema is None:
             check_not_degenerate(completion)
         return completion
+
+    def take_sessions(self) -> SessionCache:
+        """The speakers' KV snapshots, handed over (this model keeps none): what a model
+        unloaded for another's turns passes on to itself loaded again."""
+        with self._lock:
+            taken, self._sessions = self._sessions, SessionCache(self._sessions.budget)
+            return taken
 
     def close(self) -> None:
         """Free the model and its context; the instance is unusable afterwards."""
