@@ -103,6 +103,11 @@ _QUESTION_OPENERS = {
 }  # fmt: skip
 
 
+# A question's token budget under its grammar, per unit of its limit: generation ends at
+# the question mark, so a generous budget costs nothing and never cuts a question short.
+QUESTION_TOKENS_PER_UNIT = 4
+
+
 def question_grammar(limit: int, language: str) -> str:
     """A GBNF grammar for one question of at most LIMIT units (words; 字 in Chinese): it
     opens as a question does and ends with its question mark, with no full stop and no

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from moot.checks import (
     PLAIN_VOICE,
+    QUESTION_TOKENS_PER_UNIT,
     Fitted,
     Voice,
     clean_voice,
@@ -68,7 +69,6 @@ SPEECH_REPEAT_PENALTY = 1.03
 # Structured replies get DRY on their own text only: a SmolLM2 judge otherwise filled its
 # reasoning with "no, no, no, …" up to the length the schema allows.
 JSON_DRY = 1.0
-QUESTION_TOKENS_PER_UNIT = 4  # a point of information's budget, held to its grammar
 
 
 @dataclass
@@ -595,22 +595,25 @@ class Engine:
         index = len(self.transcript.turns)
         prior = self._replayed(index, role_name, step)
         if prior is not None and is_failed(prior):
-            self.emit(TurnStarted(index, round, role_name, step, label, False))
-            return None, self._reuse(prior, label)
+            return None, self._reuse_failed(prior, index, round, label)
         try:
             return self.judge(
                 role_name, step, schema, round=round, label=label, max_tokens=max_tokens,
                 **variables,
             )  # fmt: skip
         except StructuredReplyError as exc:
-            role = self.roles[role_name]
-            variables["round"] = round
-            request = self._request(role, step, variables, max_tokens, 0, structured=True)
+            role, request = self.roles[role_name], exc.request
+            assert isinstance(request, ChatRequest)  # chat_structured names what it asked
             why = f"{FAILED}{parse_error(exc, exc.raw, schema)}"
             turn = self._turn(index, round, role, step, request, Completion(text=""), None, why)
             turn.data = {}
             self.notice(f"{label}: {exc.message}; the seat failed and the debate goes on", "warn")
             return None, self._record(turn, label)
+
+    def _reuse_failed(self, prior: Turn, index: int, round: int | None, label: str) -> Turn:
+        """A saved failed seat, shown and recorded again as it was."""
+        self.emit(TurnStarted(index, round, prior.role, prior.step, label, False))
+        return self._reuse(prior, label)
 
     def _replayed(self, index: int, role_name: str, step: str) -> Turn | None:
         if index >= len(self._replay):

@@ -49,11 +49,13 @@ class ContextOverflowError(MootError):
 
 
 class StructuredReplyError(MootError):
-    """A reply that stayed invalid against its schema after the re-ask; keeps the raw text."""
+    """A reply that stayed invalid against its schema after the re-ask; keeps the raw text
+    and the request that was asked (a `ChatRequest`), so a failed seat records its prompt."""
 
-    def __init__(self, message: str, *, raw: str, hint: str = "") -> None:
+    def __init__(self, message: str, *, raw: str, hint: str = "", request: object = None) -> None:
         super().__init__(message, hint=hint or "try another seed or a larger model")
         self.raw = raw
+        self.request = request
 
 
 class DegenerateReplyError(MootError):

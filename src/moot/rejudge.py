@@ -23,7 +23,6 @@ from moot.checks import hollow
 from moot.config import RunSettings
 from moot.engine import Engine, Role, is_failed
 from moot.errors import MootError, StructuredReplyError, UsageError
-from moot.events import TurnStarted
 from moot.formats.failures import parse_error, sanitize
 from moot.formats.oxford.flow import completeness
 from moot.formats.oxford.schemas import CompletenessRubric, OxfordParams
@@ -274,8 +273,7 @@ class RejudgeEngine(Engine):
         # The saved seat failed: the new judge is asked all the same, with nothing to agree with.
         if role_name == self.judging.role and step in self.judging.steps:
             self._ask_judge(role_name, step, schema, None, round, max_tokens, variables)
-        self.emit(TurnStarted(index, round, role_name, step, label, False))
-        return None, self._reuse(prior, label)
+        return None, self._reuse_failed(prior, index, round, label)
 
     def judge(
         self,

@@ -316,4 +316,5 @@ def chat_structured(
     raise StructuredReplyError(
         f"{model.model_id} gave no valid {schema.__name__} in 2 attempts",
         raw=attempts[-1],
+        request=request,
     )
