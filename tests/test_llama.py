@@ -121,6 +121,17 @@ def test_a_repeated_prompt_reuses_the_kv_cache(smol: LlamaCppModel) -> None:
     assert again.cached_tokens == again.prompt_tokens - 2
 
 
+def test_a_forgetful_model_starts_as_if_just_loaded(smol: LlamaCppModel) -> None:
+    """What a tournament does between debates: the next call evaluates its whole prompt,
+    live cache and speakers' snapshots dropped, and says the same."""
+    request = ask("Say something about the sea.", seed=3).model_copy(update={"session": "prop"})
+    smol.forget()  # whatever the tests before left
+    first = smol.chat(request)
+    smol.forget()
+    again = smol.chat(request)
+    assert first.cached_tokens == again.cached_tokens == 0 and again.text == first.text
+
+
 def test_a_speaker_session_survives_other_speakers(smol: LlamaCppModel) -> None:
     history = "The motion: cities should ban cars. " * 20
     # DRY keeps the model from echoing the repetitive history (a degenerate reply raises).

@@ -1,10 +1,11 @@
 """Real tournaments through the real CLI: SmolLM2 against Gemma-3, one motion, one swap
-pair (two short debates), on this machine and on a local Ray instance, opening no outside
-connection."""
+pair (two short debates), on this machine, and one of them again on a local Ray instance,
+opening no outside connection."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -20,17 +21,24 @@ DEBATES = 2
 SHORT = ["--swaps", "1", "--max-rounds", "3", "--max-tokens", "24", "--seed", "7"]
 
 
-def tournament(tmp_path: Path, *extra: str) -> tuple[str, Path]:
-    motions = tmp_path / "motions.txt"
-    motions.write_text("remote work is better than office work\n", encoding="utf-8")
-    out = tmp_path / "t"
-    args = ["tournament", "--model", MODELS[0], "--model", MODELS[1]]
-    args += ["--motions", str(motions), "--out", str(out), *SHORT, *extra]
+def audited(tmp_path: Path, args: list[str]) -> str:
     # A tournament is many debates: a longer limit than one debate's.
     proc, connections = run_audited(args, tmp_path, timeout=1800)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert connections == []  # offline: nothing but loopback
-    return proc.stdout, out
+    return proc.stdout
+
+
+@pytest.fixture(scope="module")
+def local(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """The two-model tournament run here, one debate after another."""
+    tmp_path = tmp_path_factory.mktemp("local")
+    motions = tmp_path / "motions.txt"
+    motions.write_text("remote work is better than office work\n", encoding="utf-8")
+    out = tmp_path / "t"
+    args = ["tournament", "--model", MODELS[0], "--model", MODELS[1]]
+    args += ["--motions", str(motions), "--out", str(out), *SHORT]
+    return audited(tmp_path, args), out
 
 
 def check(stdout: str, out: Path) -> dict[str, Any]:
@@ -69,11 +77,32 @@ def check(stdout: str, out: Path) -> dict[str, Any]:
     return report
 
 
-def test_a_two_model_tournament_on_this_machine(tmp_path: Path) -> None:
-    stdout, out = tournament(tmp_path)
-    check(stdout, out)
+def test_a_two_model_tournament_on_this_machine(local: tuple[str, Path]) -> None:
+    check(*local)
 
 
-def test_the_same_tournament_on_a_local_ray_instance(tmp_path: Path) -> None:
-    stdout, out = tournament(tmp_path, "--executor", "ray")
+def test_a_debate_removed_is_played_again_as_a_ray_task(
+    local: tuple[str, Path], tmp_path: Path
+) -> None:
+    """The tournament resumed on a local Ray instance, one debate removed: Ray plays that
+    debate again, on every core as the only one left, to the same words, and the ratings
+    come out whole."""
+    out = tmp_path / "t"
+    shutil.copytree(local[1], out)
+    plan = json.loads((out / "tournament.json").read_text())
+    again = plan["debates"][-1]["id"]
+    shutil.rmtree(out / "debates" / again)
+    stdout = audited(tmp_path, ["tournament", "--resume", str(out), "--executor", "ray"])
     check(stdout, out)
+
+    def spoken(root: Path) -> list[tuple[str, str, str]]:
+        data = json.loads((root / "debates" / again / "transcript.json").read_text())
+        return [(t["role"], t["step"], t["text"]) for t in data["turns"]]
+
+    # The same seed, the same threads (the lone task takes every core, as the local run
+    # does), nothing cached before it: the same words.
+    assert spoken(out) == spoken(local[1]) and len(spoken(out)) > 10
+    kept = plan["debates"][0]["id"]
+    assert (out / "debates" / kept / "verdict.json").read_bytes() == (
+        local[1] / "debates" / kept / "verdict.json"
+    ).read_bytes()  # the finished debate was kept, not played again

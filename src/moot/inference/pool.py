@@ -50,6 +50,12 @@ class ModelPool:
         self._lock = threading.Lock()
 
     @property
+    def n_threads(self) -> int | None:
+        """The threads each model loaded here decodes on (None: the machine's cores)."""
+        threads: int | None = self._options["n_threads"]
+        return threads
+
+    @property
     def loaded(self) -> dict[str, ChatModel]:
         """The models loaded so far, by load key (a file path or a server URL#model)."""
         return dict(self._models)
@@ -99,6 +105,18 @@ class ModelPool:
     def bind(self, roles: dict[str, str]) -> dict[str, ChatModel]:
         """Map each role to the model its reference names; roles naming one model share it."""
         return {role: self.get(ref) for role, ref in roles.items()}
+
+    def forget(self) -> None:
+        """Every loaded model's cached prompts dropped (the models stay loaded): a debate
+        that starts next says what it would on models just loaded, whatever ran before."""
+        with self._lock:
+            models, kept, self._kept = list(self._models.values()), self._kept, {}
+        for cache in kept.values():
+            cache.clear()
+        for model in models:
+            forget = getattr(model, "forget", None)
+            if forget is not None:
+                forget()
 
     def close(self) -> None:
         """Free every loaded model."""

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from moot import files
+from moot import config, files
 from moot.errors import MootError, UsageError
 from moot.tournaments.judge import Verdict
 from moot.tournaments.run import (
@@ -71,7 +71,11 @@ class RayExecutor:
                     "--gpu-layers asks each debate for a GPU, and the Ray cluster has none",
                     hint="use --gpu-layers 0, or a cluster with GPUs",
                 )
-            task = ray.remote(_play_task).options(num_cpus=self.cpus, num_gpus=gpus)
+            # Fewer debates than the cluster has cores: each takes a larger share of them
+            # (a resumed tournament's last debate decodes on every core, not one).
+            cores = int(ray.cluster_resources().get("CPU", 0))
+            cpus = max(self.cpus, cores // max(1, len(pending)))
+            task = ray.remote(_play_task).options(num_cpus=cpus, num_gpus=gpus)
             plan = tournament.plan.model_dump(mode="json")
             running = {}
             for pairing in pending:
@@ -81,7 +85,7 @@ class RayExecutor:
                 except MootError as exc:  # a file that is not moot's fails only its debate
                     emit(DebateFailed(pairing, exc.message, exc.hint))
                     continue
-                ref = task.remote(plan, pairing.model_dump(mode="json"), files, self.cpus)
+                ref = task.remote(plan, pairing.model_dump(mode="json"), files, cpus)
                 running[ref] = pairing
             while running:
                 ready, _ = ray.wait(list(running), num_returns=1)
@@ -204,6 +208,10 @@ def _models(plan: TournamentPlan, cpus: float) -> ModelFactory:
     echo = echo_models(plan)
     if echo is not None:
         return echo
+    threads = max(1, min(int(cpus), config.physical_cores()))  # more threads than cores: slower
+    if _POOL is not None and _POOL.n_threads != threads:  # a task given another share
+        _POOL.close()
+        _POOL = None
     if _POOL is None:
         from moot.inference.pool import ModelPool
         from moot.models import store
@@ -213,7 +221,8 @@ def _models(plan: TournamentPlan, cpus: float) -> ModelFactory:
             resolve=store.resolve,
             n_gpu_layers=run.gpu_layers,
             n_ctx=plan_n_ctx(plan),
-            n_threads=max(1, int(cpus)),
+            n_threads=threads,
         )
+    _POOL.forget()  # each debate as on fresh models, whichever worker played one before
     factory: ModelFactory = _POOL.get
     return factory

@@ -360,6 +360,8 @@ class LocalExecutor:
             model_for = pool.get
         try:
             for pairing in pending:
+                if pool is not None:  # each debate as on fresh models: as a Ray task plays it
+                    pool.forget()
                 run_one(tournament, pairing, model_for, emit, forward=True)
         finally:
             if pool is not None:

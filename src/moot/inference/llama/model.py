@@ -143,6 +143,14 @@ class LlamaCppModel:
             check_not_degenerate(completion)
         return completion
 
+    def forget(self) -> None:
+        """Drop every cached prompt, live and kept: the next call starts as on a freshly
+        loaded model, so what a debate says does not depend on what ran before it."""
+        with self._lock:
+            if not self._closed:
+                self._sessions.clear()
+                self._runtime.eval_from(0, [])
+
     def take_sessions(self) -> SessionCache:
         """The speakers' KV snapshots, handed over (this model keeps none): what a model
         unloaded for another's turns passes on to itself loaded again."""
