@@ -219,6 +219,7 @@ class Asker(ScriptedModel):
         super().__init__((), model_id="asker")
         self.draws: dict[str, int] = {}
         self.grammars: list[tuple[str, str | None]] = []
+        self.asked: list[tuple[str, str]] = []
 
     def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
         prompt = request.messages[-1].content if request.messages else ""
@@ -231,6 +232,7 @@ class Asker(ScriptedModel):
         )
         n = self.draws[kind] = self.draws.get(kind, 0) + 1
         self.grammars.append((kind, request.grammar))
+        self.asked.append((kind, request.messages[-1].content))
         if request.reply_schema is None:
             if kind == "poi":
                 self.queue("Offices cost less." if n % 2 else "Who pays for the desks?")
@@ -265,6 +267,12 @@ def test_a_point_of_information_that_asks_nothing_is_drawn_again(tmp_path: Path)
     assert "asked no question within 15 words; asking again" in notices
     assert "first sentence ran past the limit of 25; asking again" in notices
     assert model.draws["poi"] == 2 * len(questions)
+    # Each draw again is told why: a question asked, sentences kept short.
+    ask_again = "Ask one short question of at most 15 words, ending with a question mark."
+    shorter = "Keep every sentence short: no sentence may run past 25 words."
+    told = [(kind, text.rsplit("\n\n", 1)[-1]) for kind, text in model.asked]
+    assert told.count(("poi", ask_again)) == len(questions)
+    assert told.count(("answer", shorter)) == len(answers)
     # A backend that takes a grammar is held to one question within the limit; only there.
     from moot.checks import question_grammar
 

@@ -28,11 +28,13 @@ class Chatty(ScriptedModel):
         super().__init__((), model_id="chatty")
         self.openings = list(openings)
         self.free_calls = 0
+        self.asked: list[str] = []  # each free-text request's last message
 
     def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
         if request.reply_schema is None:
             opening = self.openings[self.free_calls % len(self.openings)]
             self.free_calls += 1
+            self.asked.append(request.messages[-1].content)
             self.queue(f"{opening} {BODY}".strip())
         return super().chat(request, on_text=on_text)
 
@@ -60,7 +62,7 @@ def shown_by_turn(events: list[Any]) -> dict[int, str]:
 @pytest.mark.parametrize(
     "opening",
     ["Sure! Here is my speech.", "As an AI, I have no opinions.", "[Your Name] here.",
-     "The Proposition's speech this round:", "好的。"],
+     "The Proposition's speech this round:", "好的。", "我认为远程工作更好。"],
 )  # fmt: skip
 def test_a_bad_opening_is_drawn_again_and_never_shown(tmp_path: Path, opening: str) -> None:
     model = Chatty(opening, "")  # the second draw of a turn opens cleanly
@@ -74,6 +76,11 @@ def test_a_bad_opening_is_drawn_again_and_never_shown(tmp_path: Path, opening: s
     notices = [e.message for e in events if isinstance(e, Notice)]
     assert any("asking again" in n for n in notices)
     assert opening.split()[0].strip("[") not in "".join(shown.values())
+    # Each draw again, and only a draw again, is told what the first did wrong.
+    said = "Speak only in English" if opening.startswith("我") else "Begin at once with your argument"
+    again = sum("asking again" in n for n in notices)
+    assert sum(asked.rsplit("\n\n", 1)[-1].startswith(said) for asked in model.asked) == again
+    assert sum("Speak only" in a or "Begin at once" in a for a in model.asked) == again
 
 
 def test_a_second_bad_opening_is_cut_where_it_can_be_and_flagged(tmp_path: Path) -> None:

@@ -56,7 +56,7 @@ from moot.inference.protocol import (
 )
 from moot.inference.protocol import degeneracy as find_degeneracy
 from moot.inference.reasoning import Splitter
-from moot.prompts import PromptPack
+from moot.prompts import REDRAW, PromptPack, engine_pack
 from moot.transcript import Journal, Transcript, Turn
 
 T = TypeVar("T", bound=BaseModel)
@@ -131,6 +131,7 @@ class _Stream:
         self._text = ""
         self._shown = 0
         self.rejected: str | None = None
+        self.rejected_kind: str | None = None  # which redraw reminder fits: prompts' REDRAW_KINDS
 
     def restart(self) -> None:
         """What the stream took for the speech was the model's reasoning after all (a think
@@ -164,6 +165,7 @@ class _Stream:
             self._vet = False
             self.rejected = opening_problem(self._text, self._voice)
             if self.rejected:
+                self.rejected_kind = "language" if " opened in " in self.rejected else "voice"
                 return True
         view, _, drifted = self._view(self._text)
         over = length_units(view) > self._limit
@@ -171,12 +173,14 @@ class _Stream:
             asked = first_question(view, self._limit) is not None
             if not asked and (over or drifted) and self._vetting:
                 self.rejected = f"it asked no question within {self._limit} {self._units}"
+                self.rejected_kind = "question"
             return asked or drifted or over
         end = complete_prefix(view, self._limit)
         if over and not end and not self._shown and self._vetting:
             # Nothing shown yet, and no sentence ends within the limit: draw again rather
             # than cut the one sentence in the middle.
             self.rejected = f"its first sentence ran past the limit of {self._limit}"
+            self.rejected_kind = "long"
             return True
         if end > self._shown:
             self._show(view[self._shown : end])
@@ -289,6 +293,7 @@ class Engine:
         self._kept = {r["key"]: r["value"] for r in records if r.get("type") == "kept"}
         self.seed = transcript.seed
         self.language = transcript.language
+        self._engine_pack: PromptPack | None = None  # loaded at the first redraw
 
     # -- events and records -------------------------------------------------------------
 
@@ -385,6 +390,7 @@ class Engine:
         structured: bool = False,
         think_budget: int | None = None,
         grammar: str | None = None,
+        reminder: str | None = None,
     ) -> ChatRequest:
         index = len(self.transcript.turns)
         free = structured is False
@@ -396,6 +402,8 @@ class Engine:
             repeat_penalty=SPEECH_REPEAT_PENALTY if free else 1.0,
         )
         user = self.pack.render(step, **variables)
+        if reminder:  # a draw again: what the first draw did that this one must not
+            user = f"{user}\n\n{reminder}"
         return ChatRequest(
             messages=self._messages(role, user, variables),
             sampling=sampling,
@@ -452,10 +460,12 @@ class Engine:
         # off for a reply that is all reasoning. The attempt numbers the seed.
         think, attempt = self.think_budget, 0
         redrawn = rethought = False
+        reminder = None
         while True:
             request = self._request(
-                role, step, variables, max_tokens, attempt, think_budget=think, grammar=grammar
-            )
+                role, step, variables, max_tokens, attempt,
+                think_budget=think, grammar=grammar, reminder=reminder,
+            )  # fmt: skip
             show = lambda text: self.emit(Token(role.name, text))  # noqa: E731
             stream = _Stream(show, limit, one_question, vet=not redrawn, voice=voice)
             completion, note = self._call_free(role, request, _Reply(role.name, self.emit, stream))
@@ -470,6 +480,8 @@ class Engine:
                 self.notice(f"{label}: {problem}; asking again with thinking off", "warn")
             elif not redrawn:
                 redrawn = True
+                kind = None if note else stream.rejected_kind or "question"
+                reminder = self._reminder(kind, limit)
                 self.notice(f"{label}: {problem}; asking again", "warn")
             else:
                 break
@@ -488,6 +500,15 @@ class Engine:
                 turn.flags.append(flag)
                 self.notice(f"{label}: {flag}", "warn")
         return self._record(turn, label)
+
+    def _reminder(self, kind: str | None, limit: int | None) -> str | None:
+        """What a turn drawn again is told, for the KIND of problem its first draw had (the
+        engine pack's `redraw` step); nothing for a degenerate draw, which a seed mends."""
+        if kind is None:
+            return None
+        if self._engine_pack is None:
+            self._engine_pack = engine_pack(self.pack.language, root=self.pack.root)
+        return self._engine_pack.render(REDRAW, kind=kind, limit=limit or 0) or None
 
     def _human_speech(
         self,

@@ -507,6 +507,25 @@ def load_pack(language: Language, fmt: str, *, root: Path | None = None) -> Prom
     return PromptPack(root or builtin_root(), language, fmt)
 
 
+ENGINE = "engine"  # the pack of the engine's own words, beside the formats'
+REDRAW = "redraw"  # its step: what a turn drawn again is told, by why the first was refused
+REDRAW_KINDS = ("language", "long", "question", "voice")
+
+
+def engine_pack(language: Language, *, root: Path | None = None) -> PromptPack:
+    """The engine's own templates: ROOT's when that pack has them, else moot's."""
+    if root is not None and (root / language / ENGINE).is_dir():
+        return PromptPack(root, language, ENGINE)
+    return PromptPack(builtin_root(), language, ENGINE)
+
+
+def check_engine_pack(pack: PromptPack) -> None:
+    """Every kind of redraw renders, before a debate."""
+    pack.validate((REDRAW,), {})
+    for kind in REDRAW_KINDS:
+        pack.render(REDRAW, kind=kind, limit=25)
+
+
 # -- chat templates embedded in model files ------------------------------------------------
 # A GGUF's chat template is code from the internet. llama-cpp-python compiles every template
 # a file carries when it loads it, and renders the chosen one in a jinja2 sandbox for every

@@ -20,7 +20,7 @@ from moot.inference.protocol import ChatModel
 from moot.inference.scripted import EchoModel
 from moot.models import store
 from moot.models.catalog import default_model_id
-from moot.prompts import Language, PromptPack, load_pack
+from moot.prompts import Language, PromptPack, check_engine_pack, engine_pack, load_pack
 from moot.settings import DebateSetup, Temperature
 from moot.transcript import (
     Journal,
@@ -149,6 +149,7 @@ class Debate:
         fmt = self.setup.format
         pack = load_pack(self.setup.language, fmt.name, root=self.setup.prompts_root)
         pack.validate(fmt.steps, fmt.sample_variables())
+        check_engine_pack(engine_pack(self.setup.language, root=self.setup.prompts_root))
         return pack
 
     def _transcript(self, pack: PromptPack, infos: dict[str, ModelInfo]) -> Transcript:
