@@ -77,7 +77,8 @@ def test_a_bad_opening_is_drawn_again_and_never_shown(tmp_path: Path, opening: s
     assert any("asking again" in n for n in notices)
     assert opening.split()[0].strip("[") not in "".join(shown.values())
     # Each draw again, and only a draw again, is told what the first did wrong.
-    said = "Speak only in English" if opening.startswith("我") else "Begin at once with your argument"
+    chinese = opening.startswith("我")
+    said = "Speak only in English" if chinese else "Begin at once with your argument"
     again = sum("asking again" in n for n in notices)
     assert sum(asked.rsplit("\n\n", 1)[-1].startswith(said) for asked in model.asked) == again
     assert sum("Speak only" in a or "Begin at once" in a for a in model.asked) == again
