@@ -178,6 +178,8 @@ def test_a_spilled_cache_holds_its_states_on_disk_until_used(tmp_path: Path) -> 
     assert not snap.path.exists()
     again = kept.spill(tmp_path / "kv")
     [file] = (tmp_path / "kv").iterdir()
+    again = again.spill(tmp_path / "kv")  # unloaded again, unused: the same file, no other
+    assert list((tmp_path / "kv").iterdir()) == [file] and file.read_bytes() == b"kvdata"
     again.clear()
     assert not file.exists()
     snap.path.write_bytes(b"kv")  # a file cut short is an error, not a half-read cache

@@ -318,25 +318,26 @@ _REMOVED = {
 }
 
 
-def opening_problem(text: str, voice: Voice = PLAIN_VOICE) -> str | None:
-    """What is wrong with how TEXT opens, once its first sentence is complete."""
+def opening_problem(text: str, voice: Voice = PLAIN_VOICE) -> tuple[str, str] | None:
+    """What is wrong with how TEXT opens, once its first sentence is complete: its kind
+    ("voice", or "language": the redraw reminders' kinds) and what to say of it."""
     head = text.lstrip()
     if _LABEL.match(head):
-        return "it echoed the prompt's labels"
+        return "voice", "it echoed the prompt's labels"
     if _PREAMBLE.match(head):
-        return "it opened with a chatbot's preamble"
+        return "voice", "it opened with a chatbot's preamble"
     end = next((m.end() for m in _SENTENCE_END.finditer(head)), len(head))
     first = head[:end]
     problem = sentence_problem(first, voice)
     if problem:
-        return {
+        return "voice", {
             "placeholder": "it opened with a template placeholder",
             "narration": "it narrated the debate instead of speaking in it",
             "copied": "it opened with the other side's words",
         }[problem]
     drift = foreign(first, voice.language)
     if drift:
-        return f"it opened in {drift}"
+        return "language", f"it opened in {drift}"
     return None
 
 

@@ -163,9 +163,9 @@ class _Stream:
         self._text += piece
         if self._vet and first_sentence_end(self._text):
             self._vet = False
-            self.rejected = opening_problem(self._text, self._voice)
-            if self.rejected:
-                self.rejected_kind = "language" if " opened in " in self.rejected else "voice"
+            fault = opening_problem(self._text, self._voice)
+            if fault:
+                self.rejected_kind, self.rejected = fault
                 return True
         view, _, drifted = self._view(self._text)
         over = length_units(view) > self._limit

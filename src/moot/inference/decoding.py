@@ -242,8 +242,6 @@ class Snapshot:
 
     def spill(self, path: Path) -> Snapshot:
         """The same snapshot with its state written to PATH and no longer held in memory."""
-        if self.path is not None:
-            return self
         with path.open("wb") as f:
             f.write(memoryview(self.state).cast("B")[: self.nbytes])
         return replace(self, state=None, path=path)
@@ -307,9 +305,11 @@ class SessionCache:
         directory.mkdir(parents=True, exist_ok=True)
         kept = SessionCache(self.budget)
         for name, snap in self._items.items():
-            fd, where = tempfile.mkstemp(suffix=".kv", dir=directory)
-            os.close(fd)
-            kept._items[name] = snap.spill(Path(where))
+            if snap.path is None:  # one read back from its file is still there, unused
+                fd, where = tempfile.mkstemp(suffix=".kv", dir=directory)
+                os.close(fd)
+                snap = snap.spill(Path(where))
+            kept._items[name] = snap
         self._items.clear()
         return kept
 

@@ -91,9 +91,8 @@ class ModelPool:
                 if closer is not None:
                     closer()
             if key not in self._models:
-                kept = self._kept.pop(key, None)
-                options = {**self._options, **({"sessions": kept} if kept else {})}
-                self._models[key] = LlamaCppModel(resolved, **options)
+                kept = self._kept.pop(key, None)  # its speakers' snapshots, if it had any
+                self._models[key] = LlamaCppModel(resolved, **self._options, sessions=kept)
             return self._models[key]
 
     def _spill_to(self) -> Path:
