@@ -23,11 +23,18 @@ from moot.checks import hollow
 from moot.config import RunSettings
 from moot.engine import Engine, Role, is_failed
 from moot.errors import MootError, StructuredReplyError, UsageError
-from moot.formats.failures import parse_error, sanitize
 from moot.formats.oxford.flow import completeness
 from moot.formats.oxford.schemas import CompletenessRubric, OxfordParams
 from moot.inference.human import is_human_ref
-from moot.inference.protocol import ChatModel, ChatRequest, Completion, OnText, chat_structured
+from moot.inference.protocol import (
+    ChatModel,
+    ChatRequest,
+    Completion,
+    OnText,
+    chat_structured,
+    parse_error,
+    sanitize,
+)
 from moot.runner import Debate, setup_from_record
 from moot.settings import check_model_ref
 from moot.transcript import (
