@@ -23,6 +23,8 @@ from moot.inference.decoding import (
     partial_stop,
     plan_decode,
     range_rule,
+    same_pattern,
+    spelled,
 )
 from moot.inference.protocol import ChatRequest, Sampling, messages
 from moot.inference.reasoning import HARMONY_FINAL, split
@@ -195,6 +197,42 @@ def test_prompt_batches_never_leave_a_lone_token_when_avoidable() -> None:
     assert batches(5, 1030, 512) == [(5, 517), (517, 1028), (1028, 1030)]
     assert batches(0, 1, 512) == [(0, 1)]  # a one-token prompt has no choice
     assert batches(3, 3, 512) == []
+
+
+def test_a_prompt_is_evaluated_in_stretches_alone_where_its_tokens_were_generated() -> None:
+    from moot.inference.llama.context import runs
+
+    alone = [False, False, True, True, True, False, False]
+    assert runs(alone, 0, 7) == [(0, 2, False), (2, 5, True), (5, 7, False)]
+    assert runs(alone, 3, 7) == [(3, 5, True), (5, 7, False)]
+    assert runs(alone, 7, 7) == []
+
+
+def test_a_cached_prefix_counts_only_where_it_was_evaluated_the_same_way() -> None:
+    assert same_pattern([False, True, True], [False, True, True, False], 3) == 3
+    assert same_pattern([False, True, True], [False, False, True], 3) == 1
+    assert same_pattern([False, False], [False, False], 1) == 1
+    snap = Snapshot((1, 2, 3, 4), None, 10, alone=(False, False, True, True))
+    assert snap.common_prefix([1, 2, 3, 4, 5], [False, False, True, True, False]) == 4
+    # The same tokens evaluated in a batch are not the ones generation left.
+    assert snap.common_prefix([1, 2, 3, 4, 5]) == 2
+    cache = SessionCache(1000)
+    cache.put("proposition", snap)
+    cache.put("opposition", Snapshot((1, 2, 3), None, 10))
+    found, n = cache.best([1, 2, 3, 4], [False, False, False, False])
+    assert found is not None and found.tokens == (1, 2, 3) and n == 3
+
+
+def test_a_reply_is_spelled_by_the_tokens_generated_up_to_its_quoted_text() -> None:
+    pieces = {1: b"The", 2: b" city", 3: b" wins", 4: b".", 5: b" \xe5", 6: b"\x9f\x8e"}
+    piece = pieces.__getitem__
+    assert spelled([1, 2, 3, 4], b"The city wins.<end>", piece) == (4, 14)
+    # A reply cut before its last tokens: only those its quoted text holds.
+    assert spelled([1, 2, 3, 4], b"The city<end>", piece) == (2, 8)
+    assert spelled([2, 3], b"The city", piece) == (0, 0)
+    # Never ending inside a character: the rest of the text is tokenized from a whole one.
+    assert spelled([1, 5, 6], " ".join(["The", "城x"]).encode(), piece) == (3, 7)
+    assert spelled([1, 5], "The 城".encode(), piece) == (1, 3)
 
 
 # A toy "grammar": the text read so far must be a prefix of one of these replies.

@@ -107,7 +107,9 @@ def test_a_person_sees_what_a_model_in_the_seat_is_sent_and_nothing_hidden_from_
     asked, sent = console.asks, model.requests
     assert [a.messages for a in asked[:2]] == [r.messages for r in sent[:2]]
     assert [a.limit for a in asked[:2]] == [LIMITS["poi_question"], LIMITS["speech"]]
-    assert "Buses carry more people than cars." in asked[1].messages[-1].content
+    # The speech goes on the Proposition's conversation: its reply, the answer alone.
+    assert asked[1].messages[1].role == "assistant"
+    assert asked[1].messages[1].content == "Buses carry more people than cars. Streets grow safer."
     # The other side's reasoning reaches no prompt of the person's; it is in the transcript.
     assert all(SECRET not in m.content for a in asked for m in a.messages)
     assert any(SECRET in (t.reasoning or "") for t in result.transcript.turns)

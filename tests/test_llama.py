@@ -437,3 +437,50 @@ def test_the_grammar_leaves_a_reason_no_room_to_be_one_word(smol: LlamaCppModel)
     for seed in (1, 2, 3):
         reply, _ = chat_structured(smol, ask(prompt, seed=seed, max_tokens=120), Agreed)
         assert len(reply.reasoning) >= PROSE_MIN_CHARS, reply.reasoning
+
+
+AGAINST = "Now give the strongest argument against a ban, in two sentences."
+
+
+@pytest.mark.parametrize("name", ["smol", "gemma"])
+def test_a_reply_quoted_after_its_own_prompt_reuses_what_generating_it_computed(
+    name: str, request: pytest.FixtureRequest
+) -> None:
+    """A step that goes on an earlier step's conversation: the reply, an assistant message
+    with the tokens generated for it, is not evaluated again; and a model that did not
+    generate it (a resumed debate), given the same tokens, says the same as the one that
+    did."""
+    model: LlamaCppModel = request.getfixturevalue(name)
+    model.forget()
+    opening = ask(
+        "Argue, in three sentences, that cities should ban private cars.", seed=5, dry=1.0
+    )
+    first = model.chat(opening.model_copy(update={"session": "prop"}), on_text=None)
+    assert first.generated is not None and len(first.generated.tokens) > 10
+    reply = messages(("assistant", first.text))[0].model_copy(update={"generated": first.generated})
+    follow = ChatRequest(
+        messages=(*opening.messages, reply, *messages(("user", AGAINST))),
+        sampling=Sampling(seed=6, max_tokens=40, dry=1.0),
+        session="opp",
+    )
+    warm = model.chat(follow)
+    # Everything before the reply's end was cached: its prompt and the tokens it spoke.
+    assert warm.cached_tokens >= first.prompt_tokens + len(first.generated.tokens) - 2
+    model.forget()
+    cold = model.chat(follow)
+    assert cold.cached_tokens == 0
+    assert cold.text == warm.text
+    # The same conversation with the reply as bare text is another prompt: evaluated, not
+    # taken from the cache that generation left.
+    bare = follow.model_copy(
+        update={
+            "messages": (
+                *opening.messages,
+                messages(("assistant", first.text))[0],
+                *follow.messages[-1:],
+            )
+        }  # fmt: skip
+    )
+    model.forget()
+    model.chat(opening.model_copy(update={"session": "prop"}))
+    assert model.chat(bare).cached_tokens <= first.prompt_tokens

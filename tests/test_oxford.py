@@ -210,7 +210,10 @@ def test_closing_order_and_the_opposition_sees_the_proposition_rebuttal(tmp_path
     ]
     prop_rebuttal = closing[0].text
     opp_request = [r for r in chamber.model.requests if r.session == "opposition"][-1]
-    assert prop_rebuttal in opp_request.messages[-1].content
+    # The Opposition's rebuttal goes on the Proposition's: its reply, then the instructions.
+    assert opp_request.messages[-2].role == "assistant"
+    assert opp_request.messages[-2].content == prop_rebuttal
+    assert "closing rebuttal" in opp_request.messages[-1].content
     verdict_request = [r for r in chamber.model.requests if r.session == "chair"][-1]
     assert prop_rebuttal in verdict_request.messages[-1].content
     assert "do NOT declare an outright winner" in verdict_request.messages[-1].content
@@ -246,10 +249,11 @@ def test_roles_get_their_rulebook_temperatures_and_personas(tmp_path: Path) -> N
         "devil": "You are the Devil's Advocate",
     }
     for req in chamber.model.requests:
-        # No system prompt for anyone: every speaker's prompt opens on the same record,
-        # and the debaters' personas are in their steps.
-        assert [m.role for m in req.messages] == ["user"]
-        prompt = req.messages[0].content
+        # No system prompt for anyone: a prompt opens on the record, or goes on an earlier
+        # step's conversation; the debaters' personas are in their steps.
+        roles = [m.role for m in req.messages]
+        assert roles == ["user", "assistant"] * (len(roles) // 2) + ["user"]
+        prompt = req.messages[-1].content
         for role, persona in personas.items():
             assert (persona in prompt) == (req.session == role), (req.session, role)
 
@@ -258,25 +262,35 @@ def test_prompts_open_on_a_shared_record_and_show_only_what_each_step_sees(
     tmp_path: Path,
 ) -> None:
     chamber = Chamber()
-    run_debate(tmp_path, chamber, max_rounds=3)
+    result, _ = run_debate(tmp_path, chamber, max_rounds=3)
     reqs = chamber.model.requests
     turns = [(r.session, r.messages[-1].content, r.reply_schema) for r in reqs]
     round2 = [i for i, (_, p, _) in enumerate(turns) if "summary of the debate so far" in p]
     first = round2[0]  # round 2's Proposition speech: the first prompt with a summary
 
-    def prompt(role: str, start: int, schema: Any = None) -> str:
-        return next(p for s, p, sc in turns[start:] if s == role and sc is schema)
+    def request(role: str, start: int, schema: Any = None) -> ChatRequest:
+        return next(r for r in reqs[start:] if r.session == role and r.reply_schema is schema)
 
-    summary_1 = chamber.model.requests[first].messages[-1].content.split('"""')[1].strip()
-    opp = prompt("opposition", first + 1)
-    devil = prompt("devil", first)
-    chair = prompt("chair", first)
-    judge = prompt("judge", first, CompletenessRubric)
-    # The debaters and the devil see the summary so far; the Opposition speech and the
-    # devil's prompt open on the same record, up to the Proposition's speech and beyond.
-    assert summary_1 in opp and summary_1 in devil
-    prop_speech = opp.split('"""')[3]
-    assert opp.split(prop_speech)[0] == devil.split(prop_speech)[0]
+    opening = reqs[first]
+    summary_1 = opening.messages[-1].content.split('"""')[1].strip()
+    said = {(t.round, t.role, t.step): t.text for t in result.transcript.turns}
+    prop_speech = said[(2, "proposition", "speech")]
+    opp = next(r for r in reqs[first:] if "the Opposition's speech" in r.messages[-1].content)
+    devil = request("devil", first)
+    chair = request("chair", first).messages[-1].content
+    judge = request("judge", first, CompletenessRubric).messages[-1].content
+    # The Opposition's speech and the devil's prompt go on the Proposition's conversation:
+    # its prompt (the summary so far), its speech as the reply, then their own.
+    for req in (opp, devil):
+        assert req.messages[0] == opening.messages[-1]
+        assert req.messages[1].role == "assistant" and req.messages[1].content == prop_speech
+        assert summary_1 not in req.messages[-1].content
+    assert devil.messages[2] == opp.messages[2]  # and the devil's goes on the Opposition's
+    assert devil.messages[3].content == said[(2, "opposition", "speech")]
+    # No point of information, asked or answered, is in any later step's view.
+    questions = [t.text for t in result.transcript.turns if t.step.startswith("poi_")]
+    for later in (opp, devil):
+        assert not any(q in m.content for q in questions for m in later.messages)
     # The Chair sees this round's three speeches, not the summary so far; the judge
     # sees the two speeches only, and its prompt opens as the Chair's does.
     assert summary_1 not in chair and summary_1 not in judge
@@ -541,3 +555,42 @@ def test_a_judge_that_gives_no_valid_reply_is_a_failed_seat_and_the_debate_goes_
     assert shape(again.transcript.turns) == shape(result.transcript.turns)
     assert again.transcript.turns[: cut - 1] == result.transcript.turns[: cut - 1]
     assert again.transcript.stop_reason == "converged"
+
+
+class Preamble(Chamber):
+    """A chamber whose first Proposition speech opens as a chatbot does: it is drawn again,
+    told why."""
+
+    prefaced = False
+
+    def reply(self, request: ChatRequest) -> str:
+        if request.session == "proposition" and not self.prefaced:
+            self.prefaced = True
+            return "Sure! As an AI language model, I am happy to help. " + SAID["en"]["proposition"]
+        return super().reply(request)
+
+
+def test_a_resumed_debate_asks_a_step_that_goes_on_a_saved_turn_what_it_asked_before(
+    tmp_path: Path,
+) -> None:
+    from moot.runner import resume_setup
+
+    first = Preamble()
+    result, _ = run_debate(tmp_path, first, max_rounds=3)
+    speech = result.transcript.turns[0]
+    assert speech.step == "speech" and speech.redraw is not None  # drawn again, with a reminder
+    journal = tmp_path / "out" / "journal.jsonl"
+    records = read_journal(journal)
+    cut = next(i for i, r in enumerate(records) if r.get("type") == "turn") + 1
+    journal.write_text("".join(json.dumps(r) + "\n" for r in records[:cut]), encoding="utf-8")
+    setup, replay = resume_setup(tmp_path / "out")
+    again = Chamber()
+    Debate(setup, replay=replay, model_factory=lambda ref: again.model).run()
+    # The point of information after the saved speech goes on its conversation: the prompt
+    # the speech was drawn from (the reminder too), the speech, then its own.
+    before = next(r for r in first.model.requests if r.session == "opposition")
+    asked = again.model.requests[0]
+    assert asked.messages == before.messages
+    assert asked.messages[1].content == speech.text
+    opened = [r for r in first.model.requests if r.session == "proposition"][1]
+    assert asked.messages[0] == opened.messages[-1] != first.model.requests[0].messages[-1]

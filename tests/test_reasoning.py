@@ -209,7 +209,8 @@ def test_no_seat_ever_sees_another_speakers_thinking(tmp_path: Path, form: str) 
     assert "SECRETPLAN" not in seen
     first = speeches[0]
     opponent = next(r for r in model.requests if r.session == "opposition")
-    assert first.text in opponent.messages[-1].content
+    # The opponent goes on the Proposition's conversation: the speech is its answer alone.
+    assert opponent.messages[1].role == "assistant" and opponent.messages[1].content == first.text
     judge = [r for r in model.requests if r.session == "judge"]
     said = {t.text for t in speeches}
     assert judge and all(any(x in r.messages[-1].content for x in said) for r in judge)

@@ -85,8 +85,10 @@ def test_the_page_takes_a_seat_every_ask_answered_becomes_the_turn(
     assert first["instruction"].endswith("at most 15 words")
     assert (
         'An Oxford Union debate on the motion "This House Believes That cities should ban cars"'
-        in (first["messages"][-1]["content"])
+        in (first["messages"][0]["content"])
     )
+    # The question goes on the Proposition's conversation: its speech is the reply above.
+    assert [m["role"] for m in first["messages"]] == ["user", "assistant", "user"]
     decisions = [a for a in asks if a["kind"] == "decision"]
     assert len(decisions) == 3 and all(a["question"] for a in decisions)
     saved = client.get(f"/api/history/{done['folder']}/files/transcript.json").json()

@@ -49,6 +49,7 @@ from moot.inference.protocol import (
     ChatModel,
     ChatRequest,
     Completion,
+    Generated,
     Message,
     Sampling,
     chat_structured,
@@ -294,6 +295,7 @@ class Engine:
         self.seed = transcript.seed
         self.language = transcript.language
         self._engine_pack: PromptPack | None = None  # loaded at the first redraw
+        self._asked: dict[int, tuple[Message, ...]] = {}  # each turn's prompt, by index
 
     # -- events and records -------------------------------------------------------------
 
@@ -372,12 +374,24 @@ class Engine:
 
     # -- turns --------------------------------------------------------------------------
 
-    def _messages(self, role: Role, user: str, variables: dict[str, Any]) -> tuple[Message, ...]:
+    def _messages(
+        self, role: Role, user: str, variables: dict[str, Any], follows: Turn | None
+    ) -> tuple[Message, ...]:
+        if follows is not None:
+            return (*self._line(follows), Message(role="user", content=user))
         msgs: list[Message] = []
         if role.persona:
             msgs.append(Message(role="system", content=self.pack.render(role.persona, **variables)))
         msgs.append(Message(role="user", content=user))
         return tuple(msgs)
+
+    def _line(self, turn: Turn) -> tuple[Message, ...]:
+        """The conversation a step that follows TURN continues: TURN's own prompt, and its
+        reply as the assistant's, with the tokens its model generated for it, so that a
+        model in this process reuses what generating it computed."""
+        generated = Generated(**turn.generated) if turn.generated else None
+        reply = Message(role="assistant", content=turn.text, generated=generated)
+        return (*self._asked[turn.index], reply)
 
     def _request(
         self,
@@ -391,6 +405,7 @@ class Engine:
         think_budget: int | None = None,
         grammar: str | None = None,
         reminder: str | None = None,
+        follows: Turn | None = None,
     ) -> ChatRequest:
         index = len(self.transcript.turns)
         free = structured is False
@@ -405,7 +420,7 @@ class Engine:
         if reminder:  # a draw again: what the first draw did that this one must not
             user = f"{user}\n\n{reminder}"
         return ChatRequest(
-            messages=self._messages(role, user, variables),
+            messages=self._messages(role, user, variables, follows),
             sampling=sampling,
             session=role.name,
             timeout_s=self.call_timeout_s,
@@ -424,13 +439,16 @@ class Engine:
         limit: int | None = None,
         one_question: bool = False,
         accepted: bool | None = None,
+        follows: Turn | None = None,
         **variables: Any,
     ) -> Turn:
         """One free-text turn: streamed, journaled before returning. With a LIMIT (words, or
         字 in Chinese) the turn is never longer: generation stops once it is passed, the text
         ends on the last complete sentence within it, and the token budget comes from it.
         ONE_QUESTION (a point of information): the first question asked within the limit.
-        A person's turn is theirs: kept as they submitted it, flagged when over the limit."""
+        A person's turn is theirs: kept as they submitted it, flagged when over the limit.
+        FOLLOWS: an earlier turn whose conversation this step's prompt goes on (its prompt
+        and reply, then this step's), instead of opening one of its own."""
         role = self.roles[role_name]
         grammar = None
         if limit is not None:
@@ -447,12 +465,20 @@ class Engine:
         variables["round"] = round
         prior = self._replayed(index, role_name, step)
         if prior is not None:
+            # What it was asked, for a later step that goes on its conversation.
+            reminder = self._reminder(prior.redraw, limit)
+            request = self._request(
+                role, step, variables, max_tokens, 0, reminder=reminder, follows=follows
+            )
+            self._asked[index] = request.messages
             if prior.reasoning:
                 self.emit(Token(role_name, prior.reasoning, reasoning=True))
             self.emit(Token(role_name, prior.text))
             return self._reuse(prior, label)
         if isinstance(role.model, HumanSeat):
-            request = self._request(role, step, variables, max_tokens, 0, think_budget=0)
+            request = self._request(
+                role, step, variables, max_tokens, 0, think_budget=0, follows=follows
+            )
             return self._human_speech(index, round, role, step, request, label, limit, accepted)
         others = [t.text for t in self.transcript.turns if t.role != role_name and t.data is None]
         voice = voice_for(role_name, self.language, others, self.transcript.motion)
@@ -460,11 +486,11 @@ class Engine:
         # off for a reply that is all reasoning. The attempt numbers the seed.
         think, attempt = self.think_budget, 0
         redrawn = rethought = False
-        reminder = None
+        reminder = kind = None
         while True:
             request = self._request(
                 role, step, variables, max_tokens, attempt,
-                think_budget=think, grammar=grammar, reminder=reminder,
+                think_budget=think, grammar=grammar, reminder=reminder, follows=follows,
             )  # fmt: skip
             show = lambda text: self.emit(Token(role.name, text))  # noqa: E731
             stream = _Stream(show, limit, one_question, vet=not redrawn, voice=voice)
@@ -488,6 +514,7 @@ class Engine:
         if note:
             self.notice(f"{label}: {note}; kept as it is", "warn")
         turn = self._turn(index, round, role, step, request, completion, accepted, note)
+        turn.redraw = kind if reminder else None
         fitted, cleaned = stream.finish(completion)
         if limit is not None:
             turn.text, turn.limit, turn.length, turn.cut = (
@@ -571,9 +598,11 @@ class Engine:
         round: int | None,
         label: str,
         max_tokens: int,
+        follows: Turn | None = None,
         **variables: Any,
     ) -> tuple[T, Turn]:
-        """One structured turn: a reply constrained to `schema`, validated, journaled."""
+        """One structured turn: a reply constrained to `schema`, validated, journaled
+        (FOLLOWS: as for `speak`)."""
         role = self.roles[role_name]
         index = len(self.transcript.turns)
         self.emit(TurnStarted(index, round, role_name, step, label, False))
@@ -581,7 +610,9 @@ class Engine:
         prior = self._replayed(index, role_name, step)
         if prior is not None:
             return schema.model_validate(prior.data or {}), self._reuse(prior, label)
-        request = self._request(role, step, variables, max_tokens, 0, structured=True)
+        request = self._request(
+            role, step, variables, max_tokens, 0, structured=True, follows=follows
+        )
         if isinstance(role.model, HumanSeat):
             parsed, took = role.model.fill(
                 request, schema, role=role_name, label=label, language=self.language, turn=index
@@ -664,6 +695,8 @@ class Engine:
         accepted: bool | None,
         note: str | None,
     ) -> Turn:
+        self._asked[index] = request.messages
+        generated = completion.generated.model_dump() if completion.generated else None
         return Turn(
             index=index,
             round=rnd,
@@ -682,4 +715,5 @@ class Engine:
             finish_reason=completion.finish_reason,
             accepted=accepted,
             note=note,
+            generated=generated,
         )

@@ -317,7 +317,8 @@ class RejudgeEngine(Engine):
         seat = self.roles[role_name]
         role = Role(role_name, self.judge_model, seat.temperature, persona=seat.persona)
         shown = {**variables, "round": rnd}
-        request = self._request(role, step, shown, max_tokens, 0, structured=True)
+        follows = shown.pop("follows", None)  # a step that goes on a saved turn's conversation
+        request = self._request(role, step, shown, max_tokens, 0, structured=True, follows=follows)
         judged = JudgedTurn(
             index=len(self.transcript.turns),
             round=rnd,

@@ -55,6 +55,11 @@ class Turn(BaseModel):
     # What the model thought before it answered: kept beside the turn, never shown to another
     # seat (every prompt is built from `text`). None: it did not think aloud.
     reasoning: str | None = None
+    # The kind of reminder the kept draw was told (a draw again: prompts' REDRAW_KINDS).
+    redraw: str | None = None
+    # A local model's tokens for the reply (moot.inference.protocol.Generated): what a later
+    # step that quotes the reply after its own prompt takes instead of evaluating it again.
+    generated: dict[str, Any] | None = None
 
 
 class ModelInfo(BaseModel):

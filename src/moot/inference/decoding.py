@@ -7,7 +7,7 @@ import ctypes
 import os
 import tempfile
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -217,18 +217,50 @@ def common_prefix(cached: Any, tokens: Sequence[int]) -> int:
     return int(diff[0]) if diff.size else n
 
 
+def same_pattern(held: Sequence[bool], wanted: Sequence[bool], n: int) -> int:
+    """How many of the first N positions were evaluated (HELD) as WANTED asks: alone, or in
+    a batch."""
+    for i in range(min(n, len(held), len(wanted))):
+        if held[i] != wanted[i]:
+            return i
+    return min(n, len(held), len(wanted))
+
+
+def spelled(tokens: Sequence[int], text: bytes, piece: Callable[[int], bytes]) -> tuple[int, int]:
+    """How many of TOKENS, from the first, spell the start of TEXT, and how many bytes they
+    spell; never ending inside a UTF-8 character, which the text after them would split."""
+    n = used = 0
+    ends = [0]
+    for token in tokens:
+        data = piece(token)
+        if text[used : used + len(data)] != data:
+            break
+        n, used = n + 1, used + len(data)
+        ends.append(used)
+    while n and used < len(text) and text[used] & 0xC0 == 0x80:
+        n -= 1
+        used = ends[n]
+    return n, used
+
+
 @dataclass(frozen=True)
 class Snapshot:
-    """A KV cache after a call: the tokens of its prompt, evaluated in batches, and the state
-    (a ctypes byte buffer), held in memory or, once spilled, in the file `path`."""
+    """A KV cache after a call: the tokens it holds, which of them were evaluated alone (as
+    generated) rather than in a batch, and the state (a ctypes byte buffer), held in memory
+    or, once spilled, in the file `path`."""
 
     tokens: tuple[int, ...]
     state: Any
     nbytes: int
     path: Path | None = None
+    alone: tuple[bool, ...] = ()
 
-    def common_prefix(self, tokens: Sequence[int]) -> int:
-        return common_prefix(self.tokens, tokens)
+    def common_prefix(self, tokens: Sequence[int], alone: Sequence[bool] | None = None) -> int:
+        """How many leading tokens it shares with TOKENS, evaluated as ALONE says (by
+        default: every one in a batch)."""
+        held = self.alone or (False,) * len(self.tokens)
+        wanted = (False,) * len(tokens) if alone is None else alone
+        return same_pattern(held, wanted, common_prefix(self.tokens, tokens))
 
     def data(self) -> Any:
         """The state's bytes as a ctypes buffer, read back from its file when spilled."""
@@ -261,15 +293,18 @@ class SessionCache:
     def __contains__(self, name: str) -> bool:
         return name in self._items
 
-    def best(self, tokens: Sequence[int]) -> tuple[Snapshot | None, int]:
-        """The snapshot sharing the longest prefix with `tokens`, from any session.
+    def best(
+        self, tokens: Sequence[int], alone: Sequence[bool] | None = None
+    ) -> tuple[Snapshot | None, int]:
+        """The snapshot sharing the longest prefix with `tokens` (evaluated as `alone` says),
+        from any session.
 
         Speakers whose prompts open on the same record (the motion, then the speeches so
         far) share that prefix whoever spoke last.
         """
         found, length = None, 0
         for name in reversed(self._items):  # the most recently used first on a tie
-            n = self._items[name].common_prefix(tokens)
+            n = self._items[name].common_prefix(tokens, alone)
             if n > length:
                 found, length = name, n
         if found is None:

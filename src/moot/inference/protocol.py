@@ -51,11 +51,31 @@ class Sampling(BaseModel):
     dry: float = Field(default=0.0, ge=0.0, le=5.0)
 
 
+class Generated(BaseModel):
+    """The tokens a model in this process generated for a reply, as its KV cache holds them:
+    a later prompt that quotes the reply as an assistant message after the same prompt can
+    take these tokens, already evaluated, instead of evaluating the text again.
+
+    Kept beside the turn (journaled), so that a resumed debate evaluates the same tokens in
+    the same way and says what the uninterrupted one did."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str  # the file's fingerprint: token ids mean nothing to another vocabulary
+    prompt: str  # sha256 of the formatted prompt the tokens followed
+    # The reply's tokens the model evaluated, one at a time, as it generated them (not the
+    # last one drawn where generation stopped at it: that was never evaluated).
+    tokens: tuple[int, ...]
+
+
 class Message(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     role: Literal["system", "user", "assistant"]
     content: str
+    # An assistant message that is a reply a local model generated: its tokens (see
+    # Generated). Backends that cannot use them ignore them.
+    generated: Generated | None = None
 
 
 class ChatRequest(BaseModel):
@@ -99,6 +119,7 @@ class Completion(BaseModel):
     duration_ms: int = 0
     ttft_ms: int = 0
     finish_reason: FinishReason = "stop"
+    generated: Generated | None = None  # a local model's tokens for the reply (free text)
 
 
 @runtime_checkable

@@ -16,17 +16,22 @@ from moot.engine import Engine
 from moot.formats.base import Cast, Format, RunOptions
 from moot.formats.failures import degraded, degraded_notes
 from moot.formats.oxford.schemas import Brief, CompletenessRubric, CompletenessScore, OxfordParams
-from moot.transcript import Transcript, render_markdown
+from moot.transcript import Transcript, Turn, render_markdown
 
 ROLES = ("proposition", "opposition", "devil", "chair", "judge")
 TEMPERATURES = {"proposition": 0.3, "opposition": 0.3, "devil": 0.7, "chair": 0.4, "judge": 0.2}
-# Every step's prompt opens with the same record (record.j2): the motion, then what the
-# step may see, in a fixed order; the speaker's persona and instructions come after it.
-# Steps that see the same things therefore share the start of their prompt, and the model
-# evaluates it once for all of them instead of once per speaker. The personas are written
-# into the steps rather than sent as system prompts, which would put a different text
-# first for every speaker. Each step sees what the rulebook says it sees, no more: the
-# Chair's summary carries the debate forward, no speaker sees its own earlier turns.
+# A step's prompt opens with the record (record.j2): the motion, then what the step may
+# see, in a fixed order; the speaker's persona and instructions come after it. Steps that
+# see the same things therefore share the start of their prompt, and the model evaluates
+# it once for all of them instead of once per speaker. A step that sees what an earlier
+# step saw and that step's reply goes on that step's conversation instead (`follows`): its
+# prompt is the earlier prompt, the reply as the assistant's, then its own record (only
+# what is new) and instructions, so a model reuses the tokens it computed while it spoke.
+# The earlier step's instructions and persona are then in view: scaffolding, not content.
+# The personas are written into the steps rather than sent as system prompts, which would
+# put a different text first for every speaker. Each step sees what the rulebook says it
+# sees, no more: the Chair's summary carries the debate forward, no speaker sees its own
+# earlier turns.
 STEPS = (
     "record",
     "persona_proposition",
@@ -206,7 +211,8 @@ def run(engine: Engine, motion: str, params: OxfordParams) -> dict[str, Any]:
 
 def _round(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) -> dict[str, str]:
     lang = engine.language
-    seen: dict[str, Any] = {**common, "summary": state.summary}  # what the debaters see
+    # The Proposition's speech opens the round's conversation; the steps that see it go on
+    # from it (`follows`), so its model reuses what generating it computed.
     prop = engine.speak(
         "proposition",
         "speech",
@@ -215,10 +221,10 @@ def _round(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) -> d
         max_tokens=TOKENS["speech"],
         limit=LIMITS["speech"],
         side="proposition",
-        **seen,
-    ).text
-    seen["proposition_speech"] = prop
-    _point_of_information(engine, rnd, asker="opposition", target="proposition", seen=seen)
+        summary=state.summary,
+        **common,
+    )
+    _point_of_information(engine, rnd, common, asker="opposition", target="proposition", after=prop)
     opp = engine.speak(
         "opposition",
         "speech",
@@ -227,10 +233,11 @@ def _round(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) -> d
         max_tokens=TOKENS["speech"],
         limit=LIMITS["speech"],
         side="opposition",
-        **seen,
-    ).text
-    seen["opposition_speech"] = opp
-    _point_of_information(engine, rnd, asker="proposition", target="opposition", seen=seen)
+        follows=prop,
+        after="proposition_speech",
+        **common,
+    )
+    _point_of_information(engine, rnd, common, asker="proposition", target="opposition", after=opp)
     devil = engine.speak(
         "devil",
         "devil_attack",
@@ -238,7 +245,9 @@ def _round(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) -> d
         label=label(lang, "devil"),
         max_tokens=TOKENS["devil"],
         limit=LIMITS["devil"],
-        **seen,
+        follows=opp,
+        after="opposition_speech",
+        **common,
     ).text
     state.attacks.append(devil)
     # The Chair sees this round's three speeches, not the summary so far.
@@ -249,19 +258,20 @@ def _round(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) -> d
         label=label(lang, "summary"),
         max_tokens=TOKENS["summary"],
         limit=LIMITS["summary"],
-        proposition_speech=prop,
-        opposition_speech=opp,
+        proposition_speech=prop.text,
+        opposition_speech=opp.text,
         devil_attack=devil,
         **common,
     ).text
-    return {"proposition": prop, "opposition": opp}
+    return {"proposition": prop.text, "opposition": opp.text}
 
 
 def _point_of_information(
-    engine: Engine, rnd: int, *, asker: str, target: str, seen: dict[str, Any]
+    engine: Engine, rnd: int, common: dict[str, Any], *, asker: str, target: str, after: Turn
 ) -> None:
-    """The asker's question at the weakest claim; a model accepts it 60 % of the time by a
-    seeded draw (drawn first: the question's heading says it), a person once they read it."""
+    """The asker's question at the weakest claim of the speech AFTER (its conversation goes
+    on); a model accepts it 60 % of the time by a seeded draw (drawn first: the question's
+    heading says it), a person once they read it."""
     lang = engine.language
     heading = f"{label(lang, 'poi')} {label(lang, asker)} → {label(lang, target)}"
     person = engine.is_human(target)
@@ -280,9 +290,10 @@ def _point_of_information(
         one_question=True,
         side=asker,
         target=target,
-        **seen,
+        follows=after,
+        after=f"{target}_speech",
+        **common,
     )
-    question = asked.text
     if person:
         accepted = engine.decide(target, asked, POI_ACCEPT, "poi", rnd, asker, label=heading)
         said = label(lang, "accepted" if accepted else "declined")
@@ -297,8 +308,10 @@ def _point_of_information(
             limit=LIMITS["poi_answer"],
             side=target,
             asker=asker,
-            question=question,
-            **seen,
+            question=asked.text,
+            follows=asked,
+            after=f"{asker}_poi",
+            **common,
         )
 
 
@@ -344,9 +357,8 @@ def completeness(
     return CompletenessScore(score=score, reasoning=rubric.reasoning, rubric=items, checks=checks)
 
 
-def _closing(engine: Engine, state: _State, common: dict[str, Any]) -> dict[str, str]:
+def _closing(engine: Engine, state: _State, common: dict[str, Any]) -> dict[str, Turn]:
     lang = engine.language
-    ctx = {**common, "summary": state.summary}
     closing = label(lang, "closing")
     prop = engine.speak(
         "proposition",
@@ -356,8 +368,9 @@ def _closing(engine: Engine, state: _State, common: dict[str, Any]) -> dict[str,
         limit=LIMITS["rebuttal"],
         label=f"{closing} · {label(lang, 'proposition')}",
         side="proposition",
-        **ctx,
-    ).text
+        summary=state.summary,
+        **common,
+    )
     opp = engine.speak(
         "opposition",
         "rebuttal",
@@ -366,10 +379,11 @@ def _closing(engine: Engine, state: _State, common: dict[str, Any]) -> dict[str,
         limit=LIMITS["rebuttal"],
         label=f"{closing} · {label(lang, 'opposition')}",
         side="opposition",
-        proposition_rebuttal=prop,
-        **ctx,
-    ).text
-    # The verdict sees both rebuttals.
+        follows=prop,
+        after="proposition_rebuttal",
+        **common,
+    )
+    # The verdict sees both rebuttals, not the summary.
     engine.speak(
         "chair",
         "verdict",
@@ -377,14 +391,18 @@ def _closing(engine: Engine, state: _State, common: dict[str, Any]) -> dict[str,
         label=label(lang, "verdict"),
         max_tokens=TOKENS["verdict"],
         limit=LIMITS["verdict"],
-        proposition_rebuttal=prop,
-        opposition_rebuttal=opp,
+        proposition_rebuttal=prop.text,
+        opposition_rebuttal=opp.text,
         **common,
     )
     return {"proposition": prop, "opposition": opp}
 
 
-def _brief(engine: Engine, state: _State, closing: dict[str, str], common: dict[str, Any]) -> Brief:
+def _brief(
+    engine: Engine, state: _State, closing: dict[str, Turn], common: dict[str, Any]
+) -> Brief:
+    """The brief goes on the closing's conversation (the final summary, both rebuttals),
+    with the Devil's Advocate's attacks added."""
     brief, _ = engine.judge(
         "judge",
         "brief",
@@ -392,9 +410,8 @@ def _brief(engine: Engine, state: _State, closing: dict[str, str], common: dict[
         round=None,
         label=label(engine.language, "brief"),
         max_tokens=TOKENS["brief"],
-        summary=state.summary,
-        proposition_rebuttal=closing["proposition"],
-        opposition_rebuttal=closing["opposition"],
+        follows=closing["opposition"],
+        after="opposition_rebuttal",
         attacks="\n---\n".join(state.attacks),
         **common,
     )
@@ -449,16 +466,34 @@ def sample_variables() -> dict[str, dict[str, Any]]:
         "persona_proposition": base,
         "persona_opposition": base,
         "persona_devil": base,
-        "speech": {**base, "side": "opposition", "proposition_speech": "p"},
-        "poi_question": {**base, "side": "opposition", "target": "proposition", **speeches},
-        "poi_answer": {**base, "side": "proposition", "asker": "opposition", "question": "q"},
-        "devil_attack": {**base, **speeches},
+        # The steps that go on an earlier step's conversation get `after` (and record.j2
+        # its other branch); `record` above is checked with everything shown.
+        "speech": {**base, "side": "opposition", "after": "proposition_speech"},
+        "poi_question": {
+            **base,
+            "side": "opposition",
+            "target": "proposition",
+            "after": "proposition_speech",
+        },
+        "poi_answer": {
+            **base,
+            "side": "proposition",
+            "asker": "opposition",
+            "question": "q",
+            "after": "opposition_poi",
+        },
+        "devil_attack": {**base, "after": "opposition_speech"},
         "round_summary": {**base, **speeches, "devil_attack": "d"},
         "judge": {**base, **speeches},
         # The steps after the rounds carry no round number.
-        "rebuttal": {**base, "round": None, "side": "opposition", "proposition_rebuttal": "a"},
+        "rebuttal": {
+            **base,
+            "round": None,
+            "side": "opposition",
+            "after": "proposition_rebuttal",
+        },
         "verdict": {**base, "round": None, **rebuttals},
-        "brief": {**base, "round": None, **rebuttals, "attacks": "x"},
+        "brief": {**base, "round": None, "after": "opposition_rebuttal", "attacks": "x"},
     }
 
 

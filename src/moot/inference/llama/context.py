@@ -8,7 +8,7 @@ from functools import cache
 from typing import Any
 
 from moot.errors import MootError
-from moot.inference.decoding import PrefixIndex, Snapshot, common_prefix
+from moot.inference.decoding import PrefixIndex, Snapshot, common_prefix, same_pattern
 from moot.inference.reasoning import MARKERS
 
 
@@ -31,15 +31,18 @@ class Runtime:
         self._ids: Any = None
         self._subset: Any = None
         self._index: PrefixIndex | None = None
-        # How many leading cached tokens were evaluated in batches of two or more. Only
-        # those are reused: llama.cpp computes a lone token (as in generation) slightly
-        # differently from the same token inside a batch, and a cache built from both
-        # would make a seeded debate depend on which turns happened to be cached, so a
-        # resumed debate would drift from the uninterrupted one.
-        self.batch_len = 0
+        # How each cached position was evaluated: True for a token evaluated on its own, as
+        # generation does, False for one evaluated in a batch of two or more. llama.cpp
+        # computes a lone token slightly differently from the same token inside a batch, so
+        # a cached position is reused only by a prompt that asks for it evaluated the same
+        # way: a seeded debate then says the same whichever turns happened to be cached, and
+        # a resumed debate does not drift from the uninterrupted one.
+        self.alone: list[bool] = []
 
-    def common_prefix(self, tokens: Sequence[int]) -> int:
-        return min(common_prefix(self.llm._input_ids, tokens), self.batch_len)
+    def common_prefix(self, tokens: Sequence[int], alone: Sequence[bool]) -> int:
+        """How many leading cached positions hold TOKENS evaluated as ALONE says."""
+        n = common_prefix(self.llm._input_ids, tokens)
+        return same_pattern(self.alone, alone, n)
 
     def truncate(self, n_past: int) -> bool:
         """Drop the KV cache after `n_past`; False when the cache cannot keep that prefix."""
@@ -50,13 +53,24 @@ class Runtime:
         # A sliding-window cache may have evicted positions the next tokens attend to.
         return not self.n_swa or lc.llama_memory_seq_pos_min(mem, 0) <= max(0, n_past - self.n_swa)
 
-    def eval_from(self, n_past: int, tokens: Sequence[int]) -> None:
+    def eval_from(self, n_past: int, tokens: Sequence[int], alone: Sequence[bool] = ()) -> None:
+        """Evaluate TOKENS after the first N_PAST, which are cached: in batches, but for the
+        positions ALONE marks, which are evaluated one at a time (as they were generated)."""
+        alone = list(alone) or [False] * len(tokens)
         if n_past == 0:
             self.llm.reset()
-        self.llm.n_tokens = n_past  # Llama.eval drops the KV cache from here on
-        for start, end in batches(n_past, len(tokens), self.llm.n_batch):
-            self.llm.eval(tokens[start:end])
-        self.batch_len = len(tokens)
+        lc = self.lc
+        lc.llama_memory_seq_rm(lc.llama_get_memory(self.ctx), -1, n_past, -1)
+        self.llm.n_tokens = n_past
+        del self.alone[n_past:]
+        for start, end, single in runs(alone, n_past, len(tokens)):
+            if single:
+                for token in tokens[start:end]:
+                    self.step(token)
+                continue
+            for a, b in batches(start, end, self.llm.n_batch):
+                self.llm.eval(tokens[a:b])
+            self.alone.extend([False] * (end - start))
 
     def step(self, token: int) -> None:
         """Evaluate one generated token, as Llama.eval would, without its copy of the logits."""
@@ -72,6 +86,7 @@ class Runtime:
             )
         llm.input_ids[n_past] = token
         llm.n_tokens = n_past + 1
+        self.alone.append(True)
 
     def is_eog(self, token: int) -> bool:
         return bool(self.lc.llama_vocab_is_eog(self.vocab, token))
@@ -133,17 +148,17 @@ class Runtime:
             self._index = PrefixIndex(pieces, always=ends)
         return self._index
 
-    def snapshot(self, *, trim: bool = False) -> Snapshot:
-        """The context's state; `trim` first drops what is never reused (generated tokens)."""
+    def snapshot(self) -> Snapshot:
+        """The context's state, with the tokens it holds and how each was evaluated."""
         lc = self.lc
-        if trim and self.llm.n_tokens > self.batch_len and self.truncate(self.batch_len):
-            self.llm.n_tokens = self.batch_len
         # The whole context's state, not llama_state_seq_*: a sequence's state leaves out
         # cells outside the sliding window, and then its prefix cannot be reused (Gemma-3).
         size = int(lc.llama_state_get_size(self.ctx))
         state = (ctypes.c_uint8 * size)()
         written = int(lc.llama_state_get_data(self.ctx, state, size))
-        return Snapshot(tuple(self.llm._input_ids[: self.batch_len].tolist()), state, written)
+        n = self.llm.n_tokens
+        tokens = tuple(self.llm._input_ids[:n].tolist())
+        return Snapshot(tokens, state, written, alone=tuple(self.alone[:n]))
 
     def restore(self, snap: Snapshot) -> bool:
         try:
@@ -154,7 +169,8 @@ class Runtime:
             self.eval_from(0, [])  # a half-restored cache must not be reused
             return False
         self.llm.input_ids[: len(snap.tokens)] = snap.tokens
-        self.llm.n_tokens = self.batch_len = len(snap.tokens)
+        self.llm.n_tokens = len(snap.tokens)
+        self.alone = list(snap.alone)
         return True
 
     def close(self) -> None:
@@ -177,6 +193,17 @@ def token_array(lc: Any, data: Any) -> Any:
     return lc.llama_token_data_array(
         data=data.ctypes.data_as(lc.llama_token_data_p), size=len(data), selected=-1, sorted=False
     )
+
+
+def runs(alone: Sequence[bool], start: int, end: int) -> list[tuple[int, int, bool]]:
+    """[start, end) split where ALONE changes: (first, past-the-end, alone) per stretch."""
+    spans: list[tuple[int, int, bool]] = []
+    for i in range(start, end):
+        if spans and spans[-1][2] == alone[i]:
+            spans[-1] = (spans[-1][0], i + 1, alone[i])
+        else:
+            spans.append((i, i + 1, alone[i]))
+    return spans
 
 
 def batches(start: int, end: int, size: int) -> list[tuple[int, int]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import inspect
 import logging
 import threading
@@ -12,13 +13,20 @@ from typing import Any
 
 from moot import config
 from moot.errors import ContextOverflowError, ModelIntegrityError, MootError
-from moot.inference.decoding import SessionCache, fit_thinking, fold_system, plan_decode
+from moot.inference.decoding import (
+    SessionCache,
+    fit_thinking,
+    fold_system,
+    plan_decode,
+    spelled,
+)
 from moot.inference.llama.context import Runtime
 from moot.inference.llama.decode import decode
 from moot.inference.llama.grammar import schema_to_gbnf
 from moot.inference.protocol import (
     ChatRequest,
     Completion,
+    Generated,
     OnText,
     ResolvedModel,
     check_not_degenerate,
@@ -108,7 +116,7 @@ class LlamaCppModel:
             if self._closed:
                 raise MootError(f"{self.model_id} was closed", hint="load the model again")
             prompt, stops, added_special, opened = self._format_prompt(request)
-            tokens = self._tokenize(prompt, added_special)
+            tokens, alone = self._spliced(request, prompt, added_special)
             grammar = (
                 schema_to_gbnf(request.reply_schema) if request.reply_schema else request.grammar
             )
@@ -119,14 +127,20 @@ class LlamaCppModel:
                     prompt_tokens=len(tokens), n_ctx=self.n_ctx, max_tokens=plan.max_tokens
                 )
             plan = fit_thinking(plan, spare=spare, opened=opened)
-            cached = self._prepare_kv(tokens, request.session)
+            cached = self._prepare_kv(tokens, alone, request.session)
             deadline = start + request.timeout_s if request.timeout_s else None
             text, n_out, finish, ttft = decode(
                 self._runtime, plan, on_text, start=start, deadline=deadline, model_id=self.model_id
             )
+            generated = None
+            if request.reply_schema is None:  # free text: a later prompt may quote it
+                held = self._llm.input_ids[len(tokens) : self._llm.n_tokens].tolist()
+                generated = Generated(
+                    model=self._fingerprint, prompt=_sha(prompt.encode()), tokens=tuple(held)
+                )
             if request.session and self._sessions.enabled:
                 self._sessions.discard(request.session)  # free it before taking the new one
-                self._sessions.put(request.session, self._runtime.snapshot(trim=True))
+                self._sessions.put(request.session, self._runtime.snapshot())
         # A reply held to a grammar matches it from its first token (thinking is off for it).
         reasoning, answer = ("", text) if grammar else split(text)
         completion = Completion(
@@ -138,6 +152,7 @@ class LlamaCppModel:
             duration_ms=round((time.perf_counter() - start) * 1000),
             ttft_ms=round(ttft * 1000),
             finish_reason=finish,
+            generated=generated,
         )
         if request.reply_schema is None:
             check_not_degenerate(completion)
@@ -196,22 +211,73 @@ class LlamaCppModel:
         return prompt, stops, bool(result.added_special), opens_thinking(prompt) or ""
 
     def _tokenize(self, prompt: str, added_special: bool) -> list[int]:
-        data = prompt.encode("utf-8")
-        return list(self._llm.tokenize(data, add_bos=not added_special, special=True))
+        return self._tokenize_bytes(prompt.encode("utf-8"), bos=not added_special)
 
-    def _prepare_kv(self, tokens: list[int], session: str | None) -> int:
+    def _tokenize_bytes(self, data: bytes, *, bos: bool) -> list[int]:
+        return list(self._llm.tokenize(data, add_bos=bos, special=True)) if data else []
+
+    @property
+    def _fingerprint(self) -> str:
+        """What tells this model's token ids from another's: the file's checksum, or path."""
+        return self._resolved.sha256 or str(self._resolved.path.resolve())
+
+    def _spliced(
+        self, request: ChatRequest, prompt: str, added_special: bool
+    ) -> tuple[list[int], list[bool]]:
+        """The prompt's tokens, and which of them are to be evaluated alone.
+
+        An assistant message that is this model's own reply, quoted after the very prompt
+        it was generated for, is spelled in the tokens generated (`Message.generated`), not
+        tokenized again from its text, and marked to be evaluated one at a time, as they
+        were: the KV cache generation left is then this prompt's prefix, and a resumed
+        debate, evaluating it cold from the journaled tokens, computes the same values.
+        What a reply's tokens spell beyond its quoted text (a cut, a stop) is left out."""
+        data = prompt.encode("utf-8")
+        tokens: list[int] = []
+        alone: list[bool] = []
+        done = 0  # bytes of the prompt already in `tokens`
+        for t, message in enumerate(request.messages):
+            gen = message.generated
+            if message.role != "assistant" or gen is None or gen.model != self._fingerprint:
+                continue
+            earlier = request.model_copy(update={"messages": request.messages[:t]})
+            before = self._format_prompt(earlier)[0].encode("utf-8")
+            if len(before) < done or not data.startswith(before) or _sha(before) != gen.prompt:
+                continue
+            n, used = spelled(gen.tokens, data[len(before) :], self._runtime.piece)
+            if not n:
+                continue
+            head = self._tokenize_bytes(
+                data[done : len(before)], bos=not done and not added_special
+            )
+            tokens += [*head, *gen.tokens[:n]]
+            alone += [False] * len(head) + [True] * n
+            done = len(before) + used
+        tail = self._tokenize_bytes(data[done:], bos=not done and not added_special)
+        return tokens + tail, alone + [False] * len(tail)
+
+    def _prepare_kv(self, tokens: list[int], alone: list[bool], session: str | None) -> int:
         """Evaluate the prompt, reusing the longest prefix already cached; return its length."""
         rt = self._runtime
-        live = rt.common_prefix(tokens)
-        snapshot, shared = self._sessions.best(tokens) if session else (None, 0)
+        live = rt.common_prefix(tokens, alone)
+        snapshot, shared = self._sessions.best(tokens, alone) if session else (None, 0)
         if snapshot and shared > live + _MIN_RESTORE_GAIN:
             live = shared if rt.restore(snapshot) else 0
         # At least two tokens are evaluated: the last one for its logits, and never alone.
         n_past = max(0, min(live, len(tokens) - 2))
+        # Nor is a batch's first token left alone: the stretch evaluated from N_PAST that
+        # the cold prompt evaluates in a batch keeps at least two tokens.
+        if 0 < n_past < len(tokens) - 1 and not alone[n_past] and alone[n_past + 1]:
+            if not alone[n_past - 1]:
+                n_past -= 1
         if n_past > 0 and not rt.truncate(n_past):
             n_past = 0
-        rt.eval_from(n_past, tokens)
+        rt.eval_from(n_past, tokens, alone)
         return n_past
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def _render_chat(formatter: Any, msgs: list[dict[str, str]]) -> Any:
