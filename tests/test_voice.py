@@ -106,6 +106,11 @@ def test_clean_voice_cuts_whole_sentences_only() -> None:
     assert opening_problem("Certainly, the motion stands.") is not None
     assert opening_problem("Cities should ban cars.") is None
     assert opening_problem("作为一个人工智能，我没有观点。") is not None
+    # A preamble that never ends its sentence: while it is said, nothing of it is cut (it
+    # may yet end); once the turn is over, all of it goes.
+    unfinished = "Here's a possible outline for the debate's speech:\n\n- The Debate"
+    assert clean_voice(unfinished)[0] == unfinished
+    assert clean_voice(unfinished, final=True) == ("", ["preamble removed"])
 
 
 class Terse(ScriptedModel):

@@ -369,6 +369,9 @@ def clean_voice(
         note("echoed prompt labels removed")
     while _PREAMBLE.match(text):
         end = next((m.end() for m in _SENTENCE_END.finditer(text)), 0)
+        if not end and final:  # all the rest is the preamble, never finished
+            text = ""
+            note("preamble removed")
         if not end:
             break  # the sentence is not complete yet
         text = text[end:].lstrip()
