@@ -10,7 +10,7 @@ PUBLIC := src/moot/__init__.py src/moot/api src/moot/models/__init__.py src/moot
 
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: install models browser test lint demo bench clean
+.PHONY: install models browser test lint demo bench bench-gpu clean
 
 install: $(STAMP) $(MODELS) browser
 
@@ -59,6 +59,9 @@ demo: install
 
 bench: install
 	$(BIN)/python benchmarks/bench.py
+
+bench-gpu: install
+	$(BIN)/python benchmarks/bench_gpu.py
 
 clean:
 	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache

@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import bench_compliance  # noqa: E402
 import bench_formats  # noqa: E402
 import bench_inference  # noqa: E402
+import bench_memory  # noqa: E402
 import bench_oxford  # noqa: E402
 import bench_peer  # noqa: E402
 import bench_roofline  # noqa: E402
@@ -28,6 +29,7 @@ def main() -> None:
     # moot beside the plain procedure and at llama.cpp's raw rates: one debate per model.
     bench_peer.run(results)
     bench_roofline.run(results)
+    bench_memory.run(results)
     results["speed_summary"] = bench_roofline.summary(results)
     print(json.dumps(results, indent=2, ensure_ascii=False))
 

@@ -52,7 +52,7 @@ def decode_figures(model_id: str) -> dict[str, Any]:
     sampling = Sampling(temperature=0.8, top_p=0.95, max_tokens=N_TOKENS, seed=SEED)
     request = ChatRequest(messages=messages(("user", PROMPT)), sampling=sampling)
     judge = ChatRequest(messages=messages(("user", JUDGE_PROMPT)), sampling=sampling)
-    prompt, _, added_special = model._format_prompt(request)
+    prompt, _, added_special, _ = model._format_prompt(request)
     tokens = model._tokenize(prompt, added_special)
     loops = {
         "decode_ref_tps": lambda: reference_tps(model._llm, tokens),
