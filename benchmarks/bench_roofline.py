@@ -107,16 +107,21 @@ def by_step(turns: Sequence[Any], rates: Rates) -> list[dict[str, Any]]:
 
 
 def work(turns: Sequence[Any]) -> dict[str, Any]:
-    """What moot evaluated for what it generated, and the share its cache served."""
+    """What moot evaluated for what it generated, and the share its cache served; and which
+    steps evaluated it (role/step, most first)."""
     prompt = sum(t.prompt_tokens for t in turns)
     cached = sum(t.cached_tokens for t in turns)
     generated = sum(t.completion_tokens for t in turns)
+    by: dict[str, int] = defaultdict(int)
+    for t in turns:
+        by[f"{t.role}/{t.step}"] += t.prompt_tokens - t.cached_tokens
     return {
         "prompt_tokens": prompt,
         "prompt_evaluated": prompt - cached,
         "completion_tokens": generated,
         "evaluated_per_generated": share(prompt - cached, generated),
         "cache_share": share(cached, prompt),
+        "evaluated_by_step": dict(sorted(by.items(), key=lambda kv: -kv[1])),
     }
 
 

@@ -75,10 +75,19 @@ def test_steps_are_listed_by_the_time_they_lose() -> None:
 
 
 def test_work_counts_what_the_cache_did_not_serve() -> None:
-    figures = bench_roofline.work([turn(1000, 600, 100, 0), turn(500, 100, 300, 0)])
-    assert figures["prompt_evaluated"] == 800
-    assert figures["evaluated_per_generated"] == 2.0
-    assert figures["cache_share"] == round(700 / 1500, 3)
+    turns = [
+        turn(1000, 600, 100, 0, role="chair", step="round_summary"),
+        turn(500, 100, 300, 0, role="devil", step="devil_attack"),
+        turn(300, 250, 10, 0, role="chair", step="round_summary"),
+    ]
+    figures = bench_roofline.work(turns)
+    assert figures["prompt_evaluated"] == 850
+    assert figures["evaluated_per_generated"] == round(850 / 410, 3)
+    assert figures["cache_share"] == round(950 / 1800, 3)
+    assert list(figures["evaluated_by_step"].items()) == [
+        ("chair/round_summary", 450),
+        ("devil/devil_attack", 400),
+    ]
 
 
 def test_moot_and_the_peer_are_compared_per_generated_token() -> None:

@@ -300,7 +300,8 @@ def test_a_redraw_picks_what_masking_the_whole_vocabulary_would(model_id: str) -
     model = LlamaCppModel(resolve_installed(model_id), n_ctx=512)
     rt, lc = model._runtime, model._runtime.lc
     reply = '{ "score": 7.5, "reasoning": "Cars pollute 城市的空气 and \\"streets\\"." }'
-    model._prepare_kv(model._tokenize("Judge the speech: cars pollute.", False), None)
+    prompt = model._tokenize("Judge the speech: cars pollute.", False)
+    model._prepare_kv(prompt, [False] * len(prompt), None)
     redraws = 0
     for temperature, dry in ((0.8, 0.0), (0.8, 1.0), (0.0, 0.0)):
         request = ask("x", temperature=temperature, dry=dry, seed=3)
