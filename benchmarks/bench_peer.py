@@ -441,15 +441,21 @@ def side_figures(
     }
 
 
+def spent(turn: Any, key: str) -> int:
+    """TURN's figure KEY over every draw it took: the kept one's and the refused draws'."""
+    discarded = getattr(turn, "discarded", None) or {}
+    return int(getattr(turn, key)) + int(discarded.get(key, 0))
+
+
 def moot_figures(run: Run) -> dict[str, Any]:
     """moot's side: only what its cache did not serve was evaluated."""
     t = run.turns
     return side_figures(
         turns=len(t),
-        prompt=sum(x.prompt_tokens for x in t),
-        evaluated=sum(x.prompt_tokens - x.cached_tokens for x in t),
+        prompt=sum(spent(x, "prompt_tokens") for x in t),
+        evaluated=sum(spent(x, "prompt_tokens") - spent(x, "cached_tokens") for x in t),
         completion=sum(x.completion_tokens for x in t),
-        turn_s=sum(x.duration_ms for x in t) / 1000,
+        turn_s=sum(spent(x, "duration_ms") for x in t) / 1000,
         wall_s=run.wall_s,
     )
 

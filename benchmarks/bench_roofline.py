@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bench_peer import MODELS, load_as_moot, moot_debate
+from bench_peer import MODELS, load_as_moot, moot_debate, spent
 
 LADDER = (0, 512, 1024, 2048, 3072)  # tokens already in the context
 BATCH = 256  # tokens evaluated in one timed batch (a turn evaluates ~300 uncached)
@@ -55,11 +55,12 @@ def interpolate(points: Sequence[tuple[float, float]], x: float) -> float:
 
 def priced(turn: Any, rates: Rates) -> tuple[float, float]:
     """Seconds a turn would take at the raw rates: (evaluating its uncached prompt tokens,
-    decoding its completion), each at the context in the middle of that work."""
-    evaluated = turn.prompt_tokens - turn.cached_tokens
+    decoding its completion), each at the context in the middle of that work; a refused
+    draw's work is priced at the kept one's context."""
+    evaluated = spent(turn, "prompt_tokens") - spent(turn, "cached_tokens")
     eval_s = evaluated / interpolate(rates.eval, turn.cached_tokens + evaluated / 2)
     middle = turn.prompt_tokens + turn.completion_tokens / 2
-    decode_s = turn.completion_tokens / interpolate(rates.decode, middle)
+    decode_s = spent(turn, "completion_tokens") / interpolate(rates.decode, middle)
     return eval_s, decode_s
 
 
@@ -73,10 +74,14 @@ def efficiency(turns: Sequence[Any], rates: Rates) -> dict[str, Any]:
     costs = [priced(t, rates) for t in turns]
     eval_s = sum(c[0] for c in costs)
     decode_s = sum(c[1] for c in costs)
-    measured = sum(t.duration_ms for t in turns) / 1000
-    prompt_phase = sum(t.ttft_ms for t in turns) / 1000
+    measured = sum(spent(t, "duration_ms") for t in turns) / 1000
+    prompt_phase = sum(spent(t, "ttft_ms") for t in turns) / 1000
+    generated = sum(t.completion_tokens for t in turns)
     return {
         "implementation_efficiency": share(eval_s + decode_s, measured),
+        # Decoding one sequence at llama.cpp's raw rate, per token kept: no lever on the
+        # prompt side takes moot's seconds per generated token below it.
+        "decode_floor_s_per_token": round(decode_s / generated, 4) if generated else None,
         "turn_s": round(measured, 1),
         "roofline_s": round(eval_s + decode_s, 1),
         "prompt_efficiency": share(eval_s, prompt_phase),
@@ -92,7 +97,7 @@ def by_step(turns: Sequence[Any], rates: Rates) -> list[dict[str, Any]]:
     rows = []
     for name, group in groups.items():
         roof = sum(sum(priced(t, rates)) for t in group)
-        measured = sum(t.duration_ms for t in group) / 1000
+        measured = sum(spent(t, "duration_ms") for t in group) / 1000
         rows.append(
             {
                 "step": name,
@@ -107,18 +112,20 @@ def by_step(turns: Sequence[Any], rates: Rates) -> list[dict[str, Any]]:
 
 
 def work(turns: Sequence[Any]) -> dict[str, Any]:
-    """What moot evaluated for what it generated, and the share its cache served; and which
-    steps evaluated it (role/step, most first)."""
-    prompt = sum(t.prompt_tokens for t in turns)
-    cached = sum(t.cached_tokens for t in turns)
+    """What moot evaluated (for every draw, kept or refused) for what it generated (kept),
+    the share its cache served, and which steps evaluated it (role/step, most first)."""
+    prompt = sum(spent(t, "prompt_tokens") for t in turns)
+    cached = sum(spent(t, "cached_tokens") for t in turns)
     generated = sum(t.completion_tokens for t in turns)
     by: dict[str, int] = defaultdict(int)
     for t in turns:
-        by[f"{t.role}/{t.step}"] += t.prompt_tokens - t.cached_tokens
+        by[f"{t.role}/{t.step}"] += spent(t, "prompt_tokens") - spent(t, "cached_tokens")
     return {
         "prompt_tokens": prompt,
         "prompt_evaluated": prompt - cached,
         "completion_tokens": generated,
+        "refused_draws_completion_tokens": sum(spent(t, "completion_tokens") for t in turns)
+        - generated,
         "evaluated_per_generated": share(prompt - cached, generated),
         "cache_share": share(cached, prompt),
         "evaluated_by_step": dict(sorted(by.items(), key=lambda kv: -kv[1])),
@@ -243,6 +250,14 @@ def summary(results: dict[str, Any]) -> list[str]:
         ("evaluated per generated ≤ 0.5", "work", "evaluated_per_generated", lambda v: v <= 0.5),
     )
     lines = []
+    for model_id, figures in (results.get("roofline") or {}).items():
+        peer = ((results.get("peer") or {}).get(model_id) or {}).get("peer") or {}
+        floor, theirs = figures.get("decode_floor_s_per_token"), peer.get("s_per_token")
+        if floor and theirs:
+            lines.append(
+                f"decode floor / peer spt, {model_id}: {round(floor / theirs, 3)} "
+                "(the lowest spt ratio one decoded sequence allows)"
+            )
     for name, section, key, met in targets:
         table = results.get(section) or {}
         cells = []

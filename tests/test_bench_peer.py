@@ -88,6 +88,11 @@ def test_work_counts_what_the_cache_did_not_serve() -> None:
         ("chair/round_summary", 450),
         ("devil/devil_attack", 400),
     ]
+    # A refused draw's prompt was evaluated too; its tokens were generated, not kept.
+    refused = {"prompt_tokens": 300, "cached_tokens": 0, "completion_tokens": 50}
+    again = bench_roofline.work([*turns[:2], turn(300, 250, 10, 0, discarded=refused)])
+    assert again["prompt_evaluated"] == 850 + 300
+    assert again["completion_tokens"] == 410 and again["refused_draws_completion_tokens"] == 50
 
 
 def test_moot_and_the_peer_are_compared_per_generated_token() -> None:

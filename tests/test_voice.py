@@ -73,6 +73,9 @@ def test_a_bad_opening_is_drawn_again_and_never_shown(tmp_path: Path, opening: s
         assert turn.text.startswith("Remote work saves hours"), turn.text
         assert not turn.flags
         assert shown[turn.index].strip() == turn.text
+        # What the refused draw cost is kept beside the turn, apart from the kept one's.
+        assert turn.discarded and turn.discarded["completion_tokens"] > 0
+    assert all(t.discarded is None for t in transcript.turns if t.redraw is None)
     notices = [e.message for e in events if isinstance(e, Notice)]
     assert any("asking again" in n for n in notices)
     assert opening.split()[0].strip("[") not in "".join(shown.values())

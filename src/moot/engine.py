@@ -239,6 +239,9 @@ class _Reply:
         return False
 
 
+# What a draw that was not kept cost, kept beside its turn (`Turn.discarded`).
+DRAW_COSTS = ("prompt_tokens", "cached_tokens", "completion_tokens", "duration_ms", "ttft_ms")
+
 FAILED = "failed: "  # the note of a structured turn whose seat gave no valid reply
 
 
@@ -487,6 +490,7 @@ class Engine:
         think, attempt = self.think_budget, 0
         redrawn = rethought = False
         reminder = kind = None
+        discarded: list[Completion] = []  # the draws not kept: what they cost is recorded
         while True:
             request = self._request(
                 role, step, variables, max_tokens, attempt,
@@ -503,9 +507,11 @@ class Engine:
                 if rethought:
                     break
                 think, rethought = 0, True
+                discarded.append(completion)
                 self.notice(f"{label}: {problem}; asking again with thinking off", "warn")
             elif not redrawn:
                 redrawn = True
+                discarded.append(completion)
                 kind = None if note else stream.rejected_kind or "question"
                 reminder = self._reminder(kind, limit)
                 self.notice(f"{label}: {problem}; asking again", "warn")
@@ -515,6 +521,8 @@ class Engine:
             self.notice(f"{label}: {note}; kept as it is", "warn")
         turn = self._turn(index, round, role, step, request, completion, accepted, note)
         turn.redraw = kind if reminder else None
+        if discarded:
+            turn.discarded = {key: sum(getattr(c, key) for c in discarded) for key in DRAW_COSTS}
         fitted, cleaned = stream.finish(completion)
         if limit is not None:
             turn.text, turn.limit, turn.length, turn.cut = (

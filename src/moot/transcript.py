@@ -57,6 +57,9 @@ class Turn(BaseModel):
     reasoning: str | None = None
     # The kind of reminder the kept draw was told (a draw again: prompts' REDRAW_KINDS).
     redraw: str | None = None
+    # What the draws that were not kept cost, summed: prompt_tokens, cached_tokens,
+    # completion_tokens, duration_ms, ttft_ms (the figures above are the kept draw's).
+    discarded: dict[str, int] | None = None
     # A local model's tokens for the reply (moot.inference.protocol.Generated): what a later
     # step that quotes the reply after its own prompt takes instead of evaluating it again.
     generated: dict[str, Any] | None = None
