@@ -87,6 +87,19 @@ def test_a_bad_opening_is_drawn_again_and_never_shown(tmp_path: Path, opening: s
     assert sum("Speak only" in a or "Begin at once" in a for a in model.asked) == again
 
 
+def test_a_reply_of_label_lines_is_refused_at_its_first_line() -> None:
+    from moot.engine import _Stream
+
+    shown: list[str] = []
+    stream = _Stream(shown.append, 250, vet=True)
+    lines = ['Question: "Should our city ban cars"\n', 'Question: "Should our city ban buses"\n']
+    assert stream(lines[0]) is True  # no sentence has ended: the first line is enough
+    assert stream.rejected_kind == "voice" and "labels" in (stream.rejected or "")
+    assert not shown
+    fine = _Stream(shown.append, 250, vet=True)
+    assert fine("Cars choke our streets\n") is False and fine.rejected is None
+
+
 def test_a_second_bad_opening_is_cut_where_it_can_be_and_flagged(tmp_path: Path) -> None:
     model = Chatty("Sure! Here is my speech.")  # every draw opens so
     transcript, events = debate(tmp_path, model)

@@ -162,7 +162,9 @@ class _Stream:
             self._show(piece)
             return False
         self._text += piece
-        if self._vet and first_sentence_end(self._text):
+        # Vetted once its first sentence, or its first line, is complete: a reply of label
+        # lines ("Question: …") may end no sentence before its limit.
+        if self._vet and (first_sentence_end(self._text) or "\n" in self._text.lstrip()):
             self._vet = False
             fault = opening_problem(self._text, self._voice)
             if fault:
