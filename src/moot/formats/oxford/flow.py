@@ -401,8 +401,10 @@ def _closing(engine: Engine, state: _State, common: dict[str, Any]) -> dict[str,
 def _brief(
     engine: Engine, state: _State, closing: dict[str, Turn], common: dict[str, Any]
 ) -> Brief:
-    """The brief goes on the closing's conversation (the final summary, both rebuttals),
-    with the Devil's Advocate's attacks added."""
+    """The brief, on a record of its own: the final summary, both rebuttals, the attacks.
+    (Going on the closing's conversation, SmolLM2 wrote a Chinese brief of gibberish where
+    on its own record it wrote one that says something: the saving, one record a debate,
+    is not worth a worse brief.)"""
     brief, _ = engine.judge(
         "judge",
         "brief",
@@ -410,8 +412,9 @@ def _brief(
         round=None,
         label=label(engine.language, "brief"),
         max_tokens=TOKENS["brief"],
-        follows=closing["opposition"],
-        after="opposition_rebuttal",
+        summary=state.summary,
+        proposition_rebuttal=closing["proposition"].text,
+        opposition_rebuttal=closing["opposition"].text,
         attacks="\n---\n".join(state.attacks),
         **common,
     )
@@ -493,7 +496,7 @@ def sample_variables() -> dict[str, dict[str, Any]]:
             "after": "proposition_rebuttal",
         },
         "verdict": {**base, "round": None, **rebuttals},
-        "brief": {**base, "round": None, "after": "opposition_rebuttal", "attacks": "x"},
+        "brief": {**base, "round": None, **rebuttals, "attacks": "x"},
     }
 
 
