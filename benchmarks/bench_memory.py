@@ -118,12 +118,15 @@ def shape_figures(
     `snapshots_peak_mb`: the peak tokens held times the KV bytes a token takes (the cache
     only); `within_budget`: whether that fits the session cache budget, else the cache drops
     the least recently used snapshots; `memory_plan_snapshot_mb`: what moot's memory plan
-    reserves for SPEAKERS snapshots, each a full N_CTX context and its last logits."""
+    reserves for SPEAKERS snapshots, each a full N_CTX context and its last logits, and in
+    all no more than the budget (as the runner plans a debate on one model)."""
     from moot.models import memory
 
     per_token = kv_bytes_per_token(path)
     peak = peak_tokens * per_token
-    planned = memory.plan([(path.stem, path)], n_ctx, snapshots=speakers)
+    planned = memory.plan(
+        [(path.stem, path)], n_ctx, snapshots=speakers, snapshot_budget=budget_mb * MiB
+    )
     return {
         "kv_kib_per_token": per_token / KiB,
         "snapshots_peak_mb": round(peak / MiB, 1),

@@ -214,6 +214,14 @@ def test_snapshots_are_held_in_system_memory(tmp_path: Path) -> None:
     each = memory.snapshot_bytes(big, 4096)  # the largest model's, for every speaker
     assert planned.snapshot_bytes == each
     assert planned.host == planned.models[0].host + 3 * each
+    # Never more than the loaded models keep them in: beyond it the oldest is dropped.
+    budget = 256 * 2**20
+    bounded = memory.plan(
+        [("a", big), ("b", small)], 4096, snapshots=3, one_at_a_time=True, snapshot_budget=budget
+    )
+    assert 3 * each > budget and bounded.snapshot_total == budget
+    assert bounded.host == planned.models[0].host + budget
+    assert bounded.at(512).snapshot_total == 3 * memory.snapshot_bytes(big, 512) < budget
 
 
 def test_offloaded_layers_move_to_the_gpu(tmp_path: Path) -> None:

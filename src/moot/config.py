@@ -72,6 +72,9 @@ def physical_cores() -> int:
 # Tokens a speaker may think before it speaks, beside the speech's own budget: enough for a
 # plan, not for an essay (Qwen3 runs to thousands when left alone).
 THINK_BUDGET = 1024
+# The memory a loaded model keeps its speakers' KV snapshots in, in MiB: the least recently
+# used is dropped beyond it. The memory plan counts it (`models.memory.plan`).
+SESSION_CACHE_MB = 256
 
 # Seeds are what llama.cpp takes: an unsigned 32-bit number. One rule for debates and tournaments.
 MAX_SEED = 2**32 - 1

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from moot.config import THINK_BUDGET, RunSettings, Seed
+from moot.config import SESSION_CACHE_MB, THINK_BUDGET, RunSettings, Seed
 from moot.engine import Engine, Listener, Role
 from moot.errors import MootError, UsageError
 from moot.formats.base import Cast
@@ -120,11 +120,16 @@ class Debate:
 
             distinct = {m.id: m for m in local.values()}.values()
             self.n_ctx = run.n_ctx or self._needed_ctx([m.context_length for m in distinct])
+            # A KV snapshot per seat on a local model, in the cache of each loaded model
+            # (with one at a time, an unloaded model's wait on disk).
+            loaded = 1 if run.one_model_at_a_time else len(distinct)
             planned = memory.plan(
                 [(m.id, m.files or m.path) for m in distinct],
                 self.n_ctx,
                 gpu_layers=run.gpu_layers,
                 one_at_a_time=run.one_model_at_a_time,
+                snapshots=sum(not is_remote_ref(ref) for ref in refs.values()),
+                snapshot_budget=loaded * SESSION_CACHE_MB * 2**20,
             )
             memory.check_fits(planned)
         pool = self._pool = ModelPool(

@@ -134,10 +134,14 @@ class MemoryPlan:
     snapshots: int = 0  # speakers' KV snapshots kept in system memory
     snapshot_bytes: int = 0  # each: a full context of the largest model's cache
     one_at_a_time: bool = False  # each model loaded for its turns and unloaded after
+    # The most the loaded models keep their snapshots in (None: no bound): beyond it the
+    # least recently used is dropped, so the snapshots never take more.
+    snapshot_budget: int | None = None
 
     @property
     def snapshot_total(self) -> int:
-        return self.snapshots * self.snapshot_bytes
+        total = self.snapshots * self.snapshot_bytes
+        return total if self.snapshot_budget is None else min(total, self.snapshot_budget)
 
     @property
     def host(self) -> int:
@@ -184,13 +188,15 @@ def plan(
     gpu_layers: int = 0,
     snapshots: int = 0,
     one_at_a_time: bool = False,
+    snapshot_budget: int | None = None,
 ) -> MemoryPlan:
     """Each distinct model's figures at N_CTX, from its header (read bounded, no weights).
 
     MODELS pairs a name with the model's file (a split model: its first shard, or all of
     them). A file named twice is one model. GPU_LAYERS is `--gpu-layers` (-1: all);
     SNAPSHOTS the speakers' KV snapshots held in memory, each counted as a full context of the
-    largest model. A bad file raises ModelIntegrityError, as resolving it would.
+    largest model, and in all no more than SNAPSHOT_BUDGET bytes (what the loaded models keep
+    them in). A bad file raises ModelIntegrityError, as resolving it would.
     """
     ctx = _check_ctx(n_ctx)
     if snapshots < 0:
@@ -214,6 +220,7 @@ def plan(
         snapshots=snapshots,
         snapshot_bytes=_largest_snapshot(found, ctx),
         one_at_a_time=one_at_a_time,
+        snapshot_budget=snapshot_budget,
     )
 
 

@@ -57,7 +57,7 @@ class LlamaCppModel:
         n_threads: int | None = None,
         n_batch: int = 512,
         n_gpu_layers: int = 0,
-        session_cache_mb: int = 256,
+        session_cache_mb: int = config.SESSION_CACHE_MB,
         sessions: SessionCache | None = None,
     ) -> None:
         from llama_cpp import Llama
