@@ -15,16 +15,13 @@ import json
 import logging
 import re
 import sys
-import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from bench_inference import N_TOKENS, PROMPT, moot_tps
 from bench_inference import SEED as CALL_SEED
-from bench_peer import MIN_SCORE, MOTION, ROUNDS, SEED, Run, moot_figures, ratio
+from bench_peer import moot_figures, ratio, seeded_debate
 
 MODEL = "smollm2-135m"
 N_CTX = 4096
@@ -96,23 +93,10 @@ def call_figures(gpu_layers: int) -> dict[str, Any]:
 
 def debate_figures() -> dict[str, Any]:
     """bench_peer's seeded Oxford debate with every layer offloaded, and its figures."""
-    import moot
     from moot.config import RunSettings
 
-    with tempfile.TemporaryDirectory() as tmp, llama_log() as lines:
-        start = time.perf_counter()
-        result = moot.debate(
-            MOTION,
-            model=MODEL,
-            lang="en",
-            seed=SEED,
-            min_score=MIN_SCORE,
-            max_rounds=ROUNDS,
-            out=Path(tmp) / "out",
-            run=RunSettings(gpu_layers=ALL_LAYERS),
-        )
-        wall = time.perf_counter() - start
-    run = Run(tuple(result.turns), wall)
+    with llama_log() as lines:
+        run = seeded_debate(MODEL, run=RunSettings(gpu_layers=ALL_LAYERS))
     return {"rounds": run.rounds, **offload(lines), **moot_figures(run)}
 
 

@@ -9,7 +9,6 @@ the session cache budget a loaded model keeps them in and what the plan reserves
 
 from __future__ import annotations
 
-import inspect
 import json
 import sys
 import tempfile
@@ -104,10 +103,9 @@ def rulebook_n_ctx(trained: int | None) -> int:
 
 def session_cache_mb() -> int:
     """The snapshot budget a model moot loads keeps, in MiB (LlamaCppModel's default)."""
-    from moot.inference.llama.model import LlamaCppModel
+    from moot.config import SESSION_CACHE_MB
 
-    default = inspect.signature(LlamaCppModel.__init__).parameters["session_cache_mb"].default
-    return int(default)
+    return SESSION_CACHE_MB
 
 
 def shape_figures(

@@ -396,9 +396,14 @@ class Run:
 @cache
 def moot_debate(model_id: str) -> Run:
     """The seeded debate every speed figure of `model_id` reads: run once, shared."""
+    print(f"speed: a seeded Oxford debate on {model_id}", file=sys.stderr)
+    return seeded_debate(model_id)
+
+
+def seeded_debate(model_id: str, **options: Any) -> Run:
+    """moot's seeded Oxford debate on MODEL_ID (OPTIONS: more of `moot.debate`'s), timed."""
     import moot
 
-    print(f"speed: a seeded Oxford debate on {model_id}", file=sys.stderr)
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         result = moot.debate(
@@ -409,6 +414,7 @@ def moot_debate(model_id: str) -> Run:
             min_score=MIN_SCORE,
             max_rounds=ROUNDS,
             out=Path(tmp) / "out",
+            **options,
         )
         wall = time.perf_counter() - start
     return Run(tuple(result.turns), wall)

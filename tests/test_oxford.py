@@ -115,6 +115,21 @@ def run_debate(tmp_path: Path, chamber: Chamber, **params: Any) -> Any:
     return debate.run(), events
 
 
+def journal_of(tmp_path: Path) -> list[dict[str, Any]]:
+    return read_journal(tmp_path / "out" / "journal.jsonl")
+
+
+def resumed_after(tmp_path: Path, cut: int) -> tuple[Any, list[dict[str, Any]]]:
+    """The debate in TMP_PATH as `moot resume` finds it with only its first CUT journal
+    records (killed there): its setup and the records to replay."""
+    from moot.runner import resume_setup
+
+    journal = tmp_path / "out" / "journal.jsonl"
+    records = read_journal(journal)
+    journal.write_text("".join(json.dumps(r) + "\n" for r in records[:cut]), encoding="utf-8")
+    return resume_setup(tmp_path / "out")
+
+
 def expected_steps(seed: int, rounds: int) -> list[tuple[int | None, str, str]]:
     """The rulebook's order, with POI answers only where the seeded draw accepts."""
     probe = Engine.__new__(Engine)
@@ -522,8 +537,6 @@ def test_a_judge_that_gives_no_valid_reply_is_a_failed_seat_and_the_debate_goes_
     tmp_path: Path,
 ) -> None:
     from moot.checks import check_debate
-    from moot.runner import resume_setup
-    from moot.transcript import read_journal
 
     result, events = run_debate(tmp_path, FailingJudge(), max_rounds=4)
     judged = [t for t in result.transcript.turns if t.step == "judge"]
@@ -540,11 +553,8 @@ def test_a_judge_that_gives_no_valid_reply_is_a_failed_seat_and_the_debate_goes_
     assert not check_debate(result.transcript).broken  # declared: `moot check` passes
 
     # Resumed from its journal cut after the failed seat, the debate is the same.
-    journal = tmp_path / "out" / "journal.jsonl"
-    records = read_journal(journal)
-    cut = next(i for i, r in enumerate(records) if r.get("step") == "judge") + 1
-    journal.write_text("".join(json.dumps(r) + "\n" for r in records[:cut]), encoding="utf-8")
-    setup, replay = resume_setup(tmp_path / "out")
+    cut = next(i for i, r in enumerate(journal_of(tmp_path)) if r.get("step") == "judge") + 1
+    setup, replay = resumed_after(tmp_path, cut)
     chamber = FailingJudge()
     chamber.asked = 2  # its failed replies are in the journal: the judge is not asked them
     again = Debate(setup, replay=replay, model_factory=lambda ref: chamber.model).run()
@@ -573,17 +583,12 @@ class Preamble(Chamber):
 def test_a_resumed_debate_asks_a_step_that_goes_on_a_saved_turn_what_it_asked_before(
     tmp_path: Path,
 ) -> None:
-    from moot.runner import resume_setup
-
     first = Preamble()
     result, _ = run_debate(tmp_path, first, max_rounds=3)
     speech = result.transcript.turns[0]
     assert speech.step == "speech" and speech.redraw is not None  # drawn again, with a reminder
-    journal = tmp_path / "out" / "journal.jsonl"
-    records = read_journal(journal)
-    cut = next(i for i, r in enumerate(records) if r.get("type") == "turn") + 1
-    journal.write_text("".join(json.dumps(r) + "\n" for r in records[:cut]), encoding="utf-8")
-    setup, replay = resume_setup(tmp_path / "out")
+    cut = next(i for i, r in enumerate(journal_of(tmp_path)) if r.get("type") == "turn") + 1
+    setup, replay = resumed_after(tmp_path, cut)
     again = Chamber()
     Debate(setup, replay=replay, model_factory=lambda ref: again.model).run()
     # The point of information after the saved speech goes on its conversation: the prompt

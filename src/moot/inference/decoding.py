@@ -220,10 +220,7 @@ def common_prefix(cached: Any, tokens: Sequence[int]) -> int:
 def same_pattern(held: Sequence[bool], wanted: Sequence[bool], n: int) -> int:
     """How many of the first N positions were evaluated (HELD) as WANTED asks: alone, or in
     a batch."""
-    for i in range(min(n, len(held), len(wanted))):
-        if held[i] != wanted[i]:
-            return i
-    return min(n, len(held), len(wanted))
+    return common_prefix(held[:n], wanted[:n])
 
 
 def spelled(tokens: Sequence[int], text: bytes, piece: Callable[[int], bytes]) -> tuple[int, int]:

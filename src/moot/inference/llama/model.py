@@ -267,9 +267,8 @@ class LlamaCppModel:
         n_past = max(0, min(live, len(tokens) - 2))
         # Nor is a batch's first token left alone: the stretch evaluated from N_PAST that
         # the cold prompt evaluates in a batch keeps at least two tokens.
-        if 0 < n_past < len(tokens) - 1 and not alone[n_past] and alone[n_past + 1]:
-            if not alone[n_past - 1]:
-                n_past -= 1
+        if 0 < n_past < len(tokens) - 1 and alone[n_past - 1 : n_past + 2] == [False, False, True]:
+            n_past -= 1
         if n_past > 0 and not rt.truncate(n_past):
             n_past = 0
         rt.eval_from(n_past, tokens, alone)
