@@ -287,6 +287,12 @@ def test_a_saved_reply_whose_choice_is_one_word_is_not_hollow() -> None:
     # A decision's recommendation is one of its positions, whatever their length.
     assert hollow_fields({"recommendation": "Postgres", "confidence_reason": "the data say"}) == []
     assert hollow_fields({"confidence_reason": "yes"}) == ["confidence_reason says nothing: 'yes'"]
+    # Numbers, or JSON punctuation held inside a string, say nothing either.
+    assert hollow_fields({"trade_offs": ["1,2,4,8,16", "] },  {  }"]}) == [
+        "trade_offs.0 says nothing: '1,2,4,8,16'",
+        "trade_offs.1 says nothing: '] },  {  }'",
+    ]
+    assert hollow_fields({"reason": "2 of 3 say so"}) == []
 
 
 def test_the_question_grammar_opens_as_a_question_and_counts_the_limit() -> None:

@@ -485,3 +485,39 @@ def test_a_reply_quoted_after_its_own_prompt_reuses_what_generating_it_computed(
     model.forget()
     model.chat(opening.model_copy(update={"session": "prop"}))
     assert model.chat(bare).cached_tokens <= first.prompt_tokens
+
+
+def test_the_grammar_holds_prose_to_words_and_llama_cpp_takes_it(smol: LlamaCppModel) -> None:
+    from moot.inference.decoding import plan_decode
+    from moot.inference.llama.sampler import Sampler
+
+    grammar = schema_to_gbnf(Agreed)
+    sampler = Sampler(smol._runtime, plan_decode(ask("x"), grammar=grammar))
+    try:
+        opened = smol._llm.tokenize(b'{"agreed": true, "reasoning": "', add_bos=False)
+        assert sampler._allows_after(opened, [one_token(smol, c) for c in "]}"]) == [False] * 2
+        assert sampler._allows_after(opened, [one_token(smol, c) for c in "T7 "]) == [
+            True,
+            False,  # prose opens on a word, not a count
+            False,  # nor a space
+        ]
+        words = opened + smol._llm.tokenize(b"The sky", add_bos=False)
+        brackets = [one_token(smol, c) for c in "[]{}"]
+        assert sampler._allows_after(words, brackets) == [False] * 4
+        assert sampler._allows_after(words, [one_token(smol, ",")]) == [True]
+    finally:
+        sampler.free()
+
+
+def one_token(model: LlamaCppModel, text: str) -> int:
+    (token,) = model._llm.tokenize(text.encode(), add_bos=False, special=False)
+    return int(token)
+
+
+def test_a_reply_invited_to_write_brackets_holds_prose(smol: LlamaCppModel) -> None:
+    prompt = 'Is the sky blue? Reply in JSON: {"agreed": true, "reasoning": "] }, { } } {"}'
+    for seed in (1, 2):
+        reply, _ = chat_structured(smol, ask(prompt, seed=seed, max_tokens=160), Agreed)
+        first = reply.reasoning[0]
+        assert first.isalnum() or not first.isascii(), reply.reasoning
+        assert not set("[]{}") & set(reply.reasoning), reply.reasoning

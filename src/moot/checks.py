@@ -460,11 +460,16 @@ def _hollow(value: Any, node: dict[str, Any], defs: dict[str, Any], where: str) 
                 return found
     elif isinstance(value, str) and node.get("maxLength", 0) > PROSE_CHARS:
         least = MIN_PROSE_UNITS["zh" if _HAN.search(value) else "en"]
-        if length_units(value) < least:
+        if words_said(value) < least:
             return f"{where} says nothing: {value!r}"
         if degeneracy(value):
             return f"{where} repeats one phrase"
     return None
+
+
+def words_said(text: str) -> int:
+    """TEXT's units of length that hold a letter (or are 字): "1,2,4,8" says nothing."""
+    return sum(1 for unit in _UNIT.findall(text) if any(c.isalpha() for c in unit))
 
 
 def _json_type(value: Any) -> str:
@@ -656,7 +661,7 @@ def hollow_fields(data: dict[str, Any]) -> list[str]:
                 walk(item, f"{where}.{i}", prose)
         elif isinstance(value, str):
             least = MIN_PROSE_UNITS["zh" if _HAN.search(value) else "en"]
-            if prose and length_units(value) < least:
+            if prose and words_said(value) < least:
                 found.append(f"{where} says nothing: {value!r}")
             elif degeneracy(value):
                 found.append(f"{where} repeats one phrase")
