@@ -14,6 +14,7 @@ import bench_formats  # noqa: E402
 import bench_inference  # noqa: E402
 import bench_memory  # noqa: E402
 import bench_oxford  # noqa: E402
+import bench_parallel  # noqa: E402
 import bench_peer  # noqa: E402
 import bench_roofline  # noqa: E402
 import bench_stores  # noqa: E402
@@ -29,8 +30,9 @@ def main() -> None:
     # moot beside the plain procedure and at llama.cpp's raw rates: one debate per model.
     bench_peer.run(results)
     bench_roofline.run(results)
+    bench_parallel.run(results)
     bench_memory.run(results)
-    results["speed_summary"] = bench_roofline.summary(results)
+    results["speed_summary"] = bench_roofline.summary(results) + bench_parallel.summary(results)
     print(json.dumps(results, indent=2, ensure_ascii=False))
 
 
