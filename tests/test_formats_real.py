@@ -23,9 +23,11 @@ STATE = REAL_HOME / "state"
 FAST_JUDGE = ["--role", "judge=smollm2-135m"]
 
 
-def run_ok(cli: Cli, *args: str) -> str:
-    """`moot run ARGS` on the real models, in a process of its own as a user would run it."""
-    proc = cli.subprocess("run", *args, *SHORT, env=REAL, timeout=600)
+def run_ok(cli: Cli, *args: str, tokens: int = 48) -> str:
+    """`moot run ARGS` on the real models, in a process of its own as a user would run it,
+    each step held to TOKENS (a structured reply to twice that at most)."""
+    short = ["--max-tokens", str(tokens), *SHORT[2:]]
+    proc = cli.subprocess("run", *args, *short, env=REAL, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout
 
@@ -186,6 +188,8 @@ def test_adversarial_in_chinese_on_gemma(tmp_path: Path, cli: Cli) -> None:
         *FAST_JUDGE,
         "--out",
         str(tmp_path),
+        # A conflict the judge names costs a token a 字: 96 tokens cut its JSON short.
+        tokens=120,
     )
     data = check_adversarial(tmp_path, "zh", {"gemma3-270m", "gemma3-270m #2"})
     assert data["models"]["judge"]["id"] == "smollm2-135m"

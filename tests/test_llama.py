@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, Field
 
-from moot.errors import CallTimeoutError, ContextOverflowError, ModelNotFoundError, MootError
+from moot.errors import (
+    CallTimeoutError,
+    ContextOverflowError,
+    DegenerateReplyError,
+    ModelNotFoundError,
+    MootError,
+)
 from moot.inference.decoding import TextStream
 from moot.inference.llama import LlamaCppModel, schema_to_gbnf
 from moot.inference.protocol import (
@@ -208,7 +214,11 @@ def test_candidates_pair_every_logit_with_its_token_after_a_sampler_sorted_them(
 def test_gemma_answers_two_chats_in_a_row(gemma: LlamaCppModel) -> None:
     first_request = ask("What is the capital of France?", system="Answer briefly.", max_tokens=32)
     first = gemma.chat(first_request)
-    second = gemma.chat(ask("Name three colours.", system="Answer briefly.", max_tokens=32))
+    try:
+        second = gemma.chat(ask("Name three colours.", system="Answer briefly.", max_tokens=32))
+    except DegenerateReplyError as exc:  # a base model may answer "?" over and over: this
+        assert isinstance(exc.completion, Completion)  # test is about the cache, not the words
+        second = exc.completion
     assert first.text.strip() and second.text.strip()
     assert second.cached_tokens > 0  # the shared "<bos><start_of_turn>user\n…" prefix
     # The sliding-window cache came back to a usable state: same seed, same answer.
