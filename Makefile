@@ -15,6 +15,7 @@ CHROMIUM := /usr/bin/chromium
 # llama-cpp-python 0.3.36): its kernels are left out by undefining the macros that guard
 # them; AVX-512 and everything else stay.
 NO_AMX := -U__AMX_INT8__ -U__AMX_TILE__ -U__AMX_BF16__
+WITHOUT_AMX := CFLAGS="$$CFLAGS $(NO_AMX)" CXXFLAGS="$$CXXFLAGS $(NO_AMX)"
 LLAMA_VERSION := $(shell sed -n 's/.*"llama-cpp-python==\([0-9.]*\)".*/\1/p' pyproject.toml | head -1)
 
 .PHONY: install models browser test lint demo bench bench-gpu clean
@@ -25,13 +26,12 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	@echo "installing moot and its dev extras (a fresh machine builds llama-cpp-python: ~5 min)"
-	CFLAGS="$$CFLAGS $(NO_AMX)" CXXFLAGS="$$CXXFLAGS $(NO_AMX)" \
-		$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(WITHOUT_AMX) $(BIN)/python -m pip install --quiet -e '.[dev]'
 	@# pip reuses a wheel it built before, whatever the flags: one with AMX kernels is rebuilt.
 	@if grep -qs ggml_backend_amx_mul_mat $(VENV)/lib/python*/site-packages/llama_cpp/lib/libggml-cpu.so*; then \
 		echo "rebuilding llama-cpp-python without its AMX kernels, which crash here (~5 min)"; \
-		CFLAGS="$$CFLAGS $(NO_AMX)" CXXFLAGS="$$CXXFLAGS $(NO_AMX)" $(BIN)/python -m pip install \
-			--quiet --no-deps --no-cache-dir --force-reinstall "llama-cpp-python==$(LLAMA_VERSION)"; \
+		$(WITHOUT_AMX) $(BIN)/python -m pip install --quiet --no-deps --no-cache-dir \
+			--force-reinstall "llama-cpp-python==$(LLAMA_VERSION)"; \
 	fi
 	touch $@
 

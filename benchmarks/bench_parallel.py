@@ -259,9 +259,10 @@ def ceiling(model_id: str, points: Sequence[dict[str, Any]], peer_spt: float | N
     turns, single = run.turns, rates(points, "a")
     generated = sum(t.completion_tokens for t in turns)
     turn_s = sum(spent(t, "duration_ms") for t in turns) / 1000
-    saved, by_pair = savings(turns, single, rates(points, "b"))
+    paired = rates(points, "b")
+    saved, by_pair = savings(turns, single, paired)
     saved_distinct, _ = savings(turns, single, rates(points, "b_distinct"))
-    every = sum(priced(t, single)[1] - priced(t, rates(points, "b"))[1] for t in turns)
+    every = sum(priced(t, single)[1] - priced(t, paired)[1] for t in turns)
     spt, spt_par = turn_s / generated, (turn_s - saved) / generated
     wall_par = (run.wall_s - saved) / generated
     return {

@@ -200,6 +200,12 @@ PROSE_CHARS = 40  # a string field allowed more than this is prose, not a name o
 PROSE_MIN_CHARS = 16  # the least a reply's prose may hold: no room for "yes"
 
 
+def is_prose(node: dict[str, Any]) -> bool:
+    """Whether a JSON-schema NODE is a prose string: free text longer than a name or a label."""
+    most = node.get("maxLength")
+    return node.get("type") == "string" and isinstance(most, int) and most > PROSE_CHARS
+
+
 def reply_json_schema(schema: type[BaseModel]) -> dict[str, Any]:
     """SCHEMA's JSON schema as a backend is asked to hold a reply to: its prose (a reason, a
     summary) at least PROSE_MIN_CHARS long, so that "yes" is not a reason. Validation keeps
@@ -213,8 +219,7 @@ def _with_prose_floor(node: Any) -> Any:
     if not isinstance(node, dict):
         return node
     held = {key: _with_prose_floor(value) for key, value in node.items()}
-    most = held.get("maxLength")
-    if held.get("type") == "string" and isinstance(most, int) and most > PROSE_CHARS:
+    if is_prose(held):
         least = held.get("minLength", 0)
         held["minLength"] = max(least if isinstance(least, int) else 0, PROSE_MIN_CHARS)
     return held

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from moot.errors import MootError
 from moot.inference.decoding import range_rule
-from moot.inference.protocol import PROSE_CHARS, reply_json_schema
+from moot.inference.protocol import is_prose, reply_json_schema
 
 # JSON forbids raw control characters in strings; llama-cpp-python's rule allows them.
 _JSON_CHAR = (
@@ -40,15 +40,9 @@ def schema_to_gbnf(schema: type[BaseModel]) -> str:
         ) from exc
 
 
-def is_prose(schema: dict[str, Any]) -> bool:
-    """Whether SCHEMA is a prose string: free text longer than a name or a label."""
-    most = schema.get("maxLength")
-    return (
-        schema.get("type") == "string"
-        and isinstance(most, int)
-        and most > PROSE_CHARS
-        and not {"enum", "const", "pattern", "format"} & schema.keys()
-    )
+def free_prose(schema: dict[str, Any]) -> bool:
+    """Whether SCHEMA is prose held to nothing but its length (no enum, pattern or format)."""
+    return is_prose(schema) and not {"enum", "const", "pattern", "format"} & schema.keys()
 
 
 @cache
@@ -62,7 +56,7 @@ def _converter_class() -> type:
             rule_name = name + "-" if name in lg.RESERVED_NAMES else name or "root"
             if schema.get("type") in ("number", "integer") and (rule := range_rule(schema)):
                 return str(self._add_rule(rule_name, rule))
-            if is_prose(schema):
+            if free_prose(schema):
                 return str(self._add_rule(rule_name, self._prose(schema)))
             return str(super().visit(schema, name))
 
