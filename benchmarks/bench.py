@@ -9,6 +9,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import bench_attention  # noqa: E402
 import bench_compliance  # noqa: E402
 import bench_formats  # noqa: E402
 import bench_inference  # noqa: E402
@@ -31,8 +32,13 @@ def main() -> None:
     bench_peer.run(results)
     bench_roofline.run(results)
     bench_parallel.run(results)
+    bench_attention.run(results)
     bench_memory.run(results)
-    results["speed_summary"] = bench_roofline.summary(results) + bench_parallel.summary(results)
+    results["speed_summary"] = (
+        bench_roofline.summary(results)
+        + bench_parallel.summary(results)
+        + bench_attention.summary(results)
+    )
     print(json.dumps(results, indent=2, ensure_ascii=False))
 
 

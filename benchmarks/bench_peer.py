@@ -249,21 +249,24 @@ class Call:
     text: str
 
 
-def load_as_moot(model_id: str, **extra: Any) -> Any:
+def load_as_moot(model_id: str, *, flash_attn: bool | None = None, **extra: Any) -> Any:
     """MODEL_ID in llama-cpp-python, loaded as moot loads it (threads, context, batch,
-    flash attention), so what is measured beside moot differs in procedure only."""
+    flash attention unless FLASH_ATTN says), so what is measured beside moot differs in
+    procedure only."""
     from llama_cpp import Llama
 
     from moot.config import physical_cores
+    from moot.inference.attention import flash_attention
 
     threads = physical_cores()
+    resolved = resolved_model(model_id)
     return Llama(
-        model_path=str(resolved_model(model_id).path),
+        model_path=str(resolved.path),
         n_ctx=N_CTX,
         n_threads=threads,
         n_threads_batch=threads,
         n_batch=512,
-        flash_attn=True,
+        flash_attn=flash_attention(resolved.head_dim, 0) if flash_attn is None else flash_attn,
         verbose=False,
         **extra,
     )

@@ -138,11 +138,11 @@ def work(turns: Sequence[Any]) -> dict[str, Any]:
 class Loop:
     """llama.cpp's C API and nothing else: a batch, llama_decode, a greedy sampler."""
 
-    def __init__(self, model_id: str) -> None:
+    def __init__(self, model_id: str, *, flash_attn: bool | None = None) -> None:
         import llama_cpp as lc
 
         self.lc = lc
-        self.llm = load_as_moot(model_id)
+        self.llm = load_as_moot(model_id, flash_attn=flash_attn)
         self.ctx = self.llm.ctx
         self.mem = lc.llama_get_memory(self.ctx)
         self.batch = lc.llama_batch_init(self.llm.n_batch, 0, 1)
@@ -187,10 +187,11 @@ class Loop:
         self.llm.close()
 
 
-def measure(model_id: str) -> Rates:
-    """Batch-eval and decode rates at every context of the ladder, each its best of REPEATS."""
+def measure(model_id: str, *, flash_attn: bool | None = None) -> Rates:
+    """Batch-eval and decode rates at every context of the ladder, each its best of REPEATS
+    (FLASH_ATTN: None, as moot loads MODEL_ID)."""
     print(f"speed: llama.cpp's raw rates on {model_id}", file=sys.stderr)
-    loop = Loop(model_id)
+    loop = Loop(model_id, flash_attn=flash_attn)
     try:
         need = max(LADDER) + BATCH + 1
         filler: list[int] = []

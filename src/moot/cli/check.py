@@ -28,11 +28,13 @@ def check(
         bool, typer.Option("--strict", help="Exit 1 on flagged turns too, not only on hidden ones.")
     ] = False,
 ) -> None:
-    """Check a saved debate against its rulebook: each limited turn's length against its
-    limit (within it, cut to fit by the engine, or over), and in every turn what the rules
-    forbid: a chatbot's preamble, echoed labels, placeholders, narration, the other side's
-    words, another language, a structured reply's empty reasons. Exits 1 when a limit is
-    broken or a problem is not declared by the debate's own flags (--strict: any problem)."""
+    """Check a saved debate against its rulebook's limits and voice rules.
+
+    Each limited turn's length is held against its limit (within it, cut to fit by the
+    engine, or over), and every turn against what the rules forbid: a chatbot's preamble,
+    echoed labels, placeholders, narration, the other side's words, another language, a
+    structured reply's empty reasons. Exits 1 when a limit is broken or a problem is not
+    declared by the debate's own flags (--strict: any problem)."""
     saved, _ = load(transcript)
     report = check_debate(saved)
     summary = report.summary()

@@ -33,6 +33,7 @@ class ResolvedModel:
     chat_template: str | None = None  # the GGUF's own template, when chat_format == "template"
     architecture: str | None = None
     quantisation: str | None = None
+    head_dim: int | None = None  # how wide one attention head's keys are (the GGUF header)
 
 
 class Sampling(BaseModel):

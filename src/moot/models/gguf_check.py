@@ -98,9 +98,26 @@ class GGUFInfo:
     sliding_window: int | None = None  # tokens a sliding-window layer attends to
 
     @property
+    def head_dim(self) -> int | None:
+        """How wide one attention head's keys are: `key_length`, else llama.cpp's default, the
+        embedding split evenly among the first layer's heads; None where the header says
+        neither."""
+        if self.key_length:
+            return self.key_length
+        first = first_count(self.head_count)
+        return self.embedding_length // first if first and self.embedding_length else None
+
+    @property
     def has_chat_template(self) -> bool:
         """Whether the file carries its own chat template (`tokenizer.chat_template`)."""
         return bool(self.chat_template)
+
+
+def first_count(value: int | tuple[int, ...] | None) -> int:
+    """A per-layer count's first non-zero value (a header may list one per layer); 0: none."""
+    if isinstance(value, tuple):
+        return next((v for v in value if v), 0)
+    return value or 0
 
 
 class _Truncated(Exception):

@@ -7,9 +7,12 @@ Each distinct model needs, as llama.cpp loads it for moot:
   2 (K and V) × layers × n_ctx × KV heads × head size × 2 bytes, summed layer by layer where
   the header counts KV heads per layer. A sliding-window layer (Gemma 3's) is counted at the
   full n_ctx: llama.cpp keeps a full-size cache for it unless told otherwise;
-- a compute allowance: llama.cpp's compute buffer with flash attention, as moot loads, is
-  mostly the logits of one batch (vocabulary × BATCH floats, whatever n_ctx); the allowance
-  adds four embedding-wide rows per batch token and a fixed COMPUTE_FIXED for the rest.
+- a compute allowance: llama.cpp's compute buffer with flash attention is mostly the logits
+  of one batch (vocabulary × BATCH floats, whatever n_ctx); the allowance adds four
+  embedding-wide rows per batch token and a fixed COMPUTE_FIXED for the rest. A model moot
+  loads without flash attention (`inference.attention`: narrow heads on the CPU) holds a
+  batch's attention scores instead at their peak, n_ctx × heads floats per batch token,
+  where that is more than the logits (llama.cpp reuses the one space for the other).
 
 Where the header lacks a figure the estimate assumes the larger case and says so in the
 model's notes. Free memory is what the system can give without swapping (MemAvailable) and,
@@ -25,6 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from moot.errors import NotEnoughMemoryError, UsageError
+from moot.inference.attention import flash_attention
 from moot.models import gguf_check, hub_cache
 from moot.models.free import Free as Free  # check_fits holds a plan against one
 from moot.models.free import free_memory
@@ -58,16 +62,19 @@ class ModelShape:
     layers: int | None
     vocab: int | None
     embedding: int | None
+    heads: int | None  # attention heads of its widest layer
+    head_dim: int | None  # how wide one head's keys are
     trained_context: int | None
     sliding_window: int | None
     notes: tuple[str, ...] = ()  # what the KV estimate had to assume
 
-    @property
-    def compute(self) -> int:
-        """The compute-buffer allowance (see the module's docstring)."""
-        vocab = self.vocab or UNKNOWN_VOCAB
+    def compute(self, n_ctx: int, gpu_layers: int = 0) -> int:
+        """The compute-buffer allowance at N_CTX (see the module's docstring)."""
+        widest = self.vocab or UNKNOWN_VOCAB
+        if not flash_attention(self.head_dim, gpu_layers):
+            widest = max(widest, n_ctx * (self.heads or 1))
         embedding = self.embedding or UNKNOWN_EMBEDDING
-        return BATCH * F32 * (vocab + 4 * embedding) + COMPUTE_FIXED
+        return BATCH * F32 * (widest + 4 * embedding) + COMPUTE_FIXED
 
 
 @dataclass(frozen=True)
@@ -249,7 +256,7 @@ def _estimate(name: str, path: Path, shape: ModelShape, n_ctx: int, gpu_layers: 
         n_ctx=n_ctx,
         weights=shape.weights,
         kv_cache=shape.kv_per_token * n_ctx,
-        compute=shape.compute,
+        compute=shape.compute(n_ctx, gpu_layers),
         gpu_share=share,
         shape=shape,
         notes=tuple(notes),
@@ -304,6 +311,13 @@ def shape_of(info: GGUFInfo, shards: Sequence[Path] = ()) -> ModelShape:
         layers=info.block_count or None,
         vocab=info.vocab_size,
         embedding=info.embedding_length or None,
+        heads=(
+            max(info.head_count, default=0)
+            if isinstance(info.head_count, tuple)
+            else info.head_count
+        )
+        or None,
+        head_dim=info.head_dim,
         trained_context=info.context_length or None,
         sliding_window=info.sliding_window or None,
         notes=(*notes, *weight_note),
@@ -323,7 +337,7 @@ def kv_per_token(info: GGUFInfo) -> tuple[int | None, tuple[str, ...]]:
     if kv_heads is None and heads is not None:
         kv_heads = heads
         notes.append("KV heads unknown: counted as many as the attention heads")
-    first = _first_count(info.head_count)
+    first = gguf_check.first_count(info.head_count)
     embedding = info.embedding_length
     key, value = info.key_length, info.value_length
     if (key is None or value is None) and first and embedding:
@@ -351,12 +365,6 @@ def _layer_sum(
         notes.append(f"{key} lists {len(value)} layers of {layers}: its largest counted for each")
         return max(value) * layers
     return sum(value)
-
-
-def _first_count(value: int | tuple[int, ...] | None) -> int:
-    if isinstance(value, tuple):
-        return next((v for v in value if v), 0)
-    return value or 0
 
 
 def _weights(info: GGUFInfo, shards: Sequence[Path]) -> tuple[int, tuple[str, ...]]:

@@ -199,6 +199,7 @@ def _resolved(
         chat_template=header.chat_template,
         architecture=header.architecture,
         quantisation=header.quantisation,
+        head_dim=header.head_dim,
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from moot import config
 from moot.errors import ContextOverflowError, ModelIntegrityError, MootError
+from moot.inference.attention import flash_attention
 from moot.inference.decoding import (
     SessionCache,
     fit_thinking,
@@ -73,9 +74,7 @@ class LlamaCppModel:
                 n_threads_batch=threads,
                 n_batch=n_batch,
                 n_gpu_layers=n_gpu_layers,
-                # llama.cpp's own default where the backend has it; llama-cpp-python turns
-                # it off. A seeded 3-round Oxford debate: 77-78 s with it, 81-85 s without.
-                flash_attn=True,
+                flash_attn=flash_attention(model.head_dim, n_gpu_layers),
                 verbose=False,
             )
         except ValueError as exc:
@@ -99,6 +98,13 @@ class LlamaCppModel:
     @property
     def n_ctx(self) -> int:
         return int(self._llm.n_ctx())
+
+    @property
+    def flash_attention(self) -> bool:
+        """Whether its context computes attention with flash attention (`inference.attention`)."""
+        from llama_cpp import LLAMA_FLASH_ATTN_TYPE_ENABLED
+
+        return bool(self._llm.context_params.flash_attn_type == LLAMA_FLASH_ATTN_TYPE_ENABLED)
 
     def count_tokens(self, request: ChatRequest) -> int:
         """How many tokens the request's prompt takes, chat template included."""
