@@ -110,6 +110,16 @@ def test_text_stream_drops_a_character_cut_off_at_the_end() -> None:
     assert stream.finish() == "ab"
 
 
+def test_text_stream_drops_bytes_that_form_no_character() -> None:
+    shown: list[str] = []
+    stream = TextStream((), shown.append)
+    cat, why = "猫".encode(), "么".encode()
+    for piece in (b"a", why[:2], cat, b"\x80", b"b", why[:1], b"c"):
+        stream.feed(piece)
+    assert stream.finish() == "a猫bc"
+    assert "".join(shown) == "a猫bc"
+
+
 def test_text_stream_stops_at_a_stop_string_split_across_pieces() -> None:
     shown: list[str] = []
     stream = TextStream(("STOP",), shown.append)

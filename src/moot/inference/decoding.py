@@ -149,11 +149,14 @@ def fold_system(msgs: list[dict[str, str]]) -> list[dict[str, str]]:
 
 
 class TextStream:
-    """Token bytes in, text out: whole UTF-8 characters only, stop strings cut and never shown."""
+    """Token bytes in, text out: whole UTF-8 characters only, stop strings cut and never shown.
+
+    A model reading bytes can sample ones that form no character (a character's first
+    bytes, then another's); those are dropped, never shown as U+FFFD."""
 
     def __init__(self, stops: Sequence[str], on_text: OnText | None) -> None:
         # A token may end inside a multi-byte character (CJK); the decoder holds it back.
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._decoder = codecs.getincrementaldecoder("utf-8")("ignore")
         self._stops = [s for s in stops if s]
         self._on_text = on_text
         self._pending = ""  # text that may be the start of a stop string
