@@ -95,3 +95,11 @@ def test_a_bad_override_is_one_line_and_exit_2(tmp_path: Path, cli: Cli) -> None
     lines = proc.stderr.strip().splitlines()
     assert lines[0] == "error: MOOT_FLASH_ATTENTION='maybe' is not on, off or auto", lines
     assert lines[1].startswith("hint: unset MOOT_FLASH_ATTENTION") and len(lines) == 2
+
+
+def test_heads_the_header_does_not_count_are_as_many_as_the_embedding_holds(
+    tmp_path: Path,
+) -> None:
+    path = model(tmp_path, layers=16, embedding=2048, key_length=64)
+    (m,) = memory.plan([("m", path)], 4096).models
+    assert m.compute == 512 * 4 * (4096 * 32 + 4 * 2048) + 32 * MiB

@@ -71,9 +71,10 @@ class ModelShape:
     def compute(self, n_ctx: int, gpu_layers: int = 0) -> int:
         """The compute-buffer allowance at N_CTX (see the module's docstring)."""
         widest = self.vocab or UNKNOWN_VOCAB
-        if not flash_attention(self.head_dim, gpu_layers):
-            widest = max(widest, n_ctx * (self.heads or 1))
         embedding = self.embedding or UNKNOWN_EMBEDDING
+        if self.head_dim and not flash_attention(self.head_dim, gpu_layers):
+            heads = self.heads or max(1, embedding // self.head_dim)  # unknown: as many as fit
+            widest = max(widest, n_ctx * heads)
         return BATCH * F32 * (widest + 4 * embedding) + COMPUTE_FIXED
 
 
