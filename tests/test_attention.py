@@ -103,3 +103,14 @@ def test_heads_the_header_does_not_count_are_as_many_as_the_embedding_holds(
     path = model(tmp_path, layers=16, embedding=2048, key_length=64)
     (m,) = memory.plan([("m", path)], 4096).models
     assert m.compute == 512 * 4 * (4096 * 32 + 4 * 2048) + 32 * MiB
+
+
+def test_flash_attention_turned_off_for_a_header_without_head_width_plans_the_scores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = model(tmp_path, layers=16, embedding=2048)  # no heads, no key length
+    (on,) = memory.plan([("m", path)], 4096).models
+    assert on.compute == 512 * 4 * (TOKENS + 4 * 2048) + 32 * MiB
+    monkeypatch.setenv("MOOT_FLASH_ATTENTION", "off")
+    (off,) = memory.plan([("m", path)], 4096).models
+    assert off.compute == 512 * 4 * (4096 * (2048 // 64) + 4 * 2048) + 32 * MiB

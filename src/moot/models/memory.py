@@ -42,6 +42,7 @@ BATCH = 512  # tokens moot's llama backend evaluates at once (its n_batch)
 COMPUTE_FIXED = 32 * MiB
 UNKNOWN_VOCAB = 262_144  # the largest vocabulary of today's models (Gemma 3's)
 UNKNOWN_EMBEDDING = 8192
+NARROWEST_HEAD = 64  # the narrowest attention heads of today's models (SmolLM2's, Llama 1's)
 # A header without its layer count: the cache at this many tokens counted as large as the
 # weights (a 7B model's grouped-query cache is an eighth of that, one without it a half).
 UNKNOWN_KV_TOKENS = 4096
@@ -72,9 +73,11 @@ class ModelShape:
         """The compute-buffer allowance at N_CTX (see the module's docstring)."""
         widest = self.vocab or UNKNOWN_VOCAB
         embedding = self.embedding or UNKNOWN_EMBEDDING
-        if self.head_dim and not flash_attention(self.head_dim, gpu_layers):
-            heads = self.heads or max(1, embedding // self.head_dim)  # unknown: as many as fit
-            widest = max(widest, n_ctx * heads)
+        if not flash_attention(self.head_dim, gpu_layers):
+            # Heads the header does not count: as many as the embedding holds (at the
+            # narrowest common width where it gives no width either).
+            width = self.head_dim or NARROWEST_HEAD
+            widest = max(widest, n_ctx * (self.heads or max(1, embedding // width)))
         return BATCH * F32 * (widest + 4 * embedding) + COMPUTE_FIXED
 
 
