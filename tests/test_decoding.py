@@ -363,7 +363,7 @@ class Ponderer:
     def __init__(self, rt: FakeRuntime, *, opens: str = "<think>", answer: int | None = 2):
         self.rt, self.opens, self.answer = rt, opens, answer
         self.learned: list[int] = []
-        self.fallbacks = 0
+        self.fallbacks = self.closes = 0
 
     def __call__(self, rt: FakeRuntime, plan: DecodePlan, *, context: object) -> Ponderer:
         return self

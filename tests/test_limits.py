@@ -295,6 +295,17 @@ def test_a_saved_reply_whose_choice_is_one_word_is_not_hollow() -> None:
     assert hollow_fields({"reason": "2 of 3 say so"}) == []
 
 
+@pytest.mark.parametrize(
+    ("piece", "opens"),
+    [(" looking", True), ("\n", True), (".", True), ("。", True), ("城", True),
+     ("ly", False), ("-", False), (" (", False), (' "', False), ("'s", False)],
+)  # fmt: skip
+def test_a_draw_that_opens_another_word_or_sentence_is_told_apart(piece: str, opens: bool) -> None:
+    from moot.inference.decoding import OPENS_MORE
+
+    assert bool(OPENS_MORE.match(piece)) is opens
+
+
 def test_the_question_grammar_opens_as_a_question_and_counts_the_limit() -> None:
     from moot.checks import question_grammar
 

@@ -438,6 +438,32 @@ def test_a_point_of_information_held_to_its_grammar_is_one_question_kept_whole(
         assert (fitted.text, fitted.cut, fitted.flag) == (text, False, None)
 
 
+def test_a_question_at_its_word_limit_ends_where_its_next_word_would_start(
+    smol: LlamaCppModel,
+) -> None:
+    """With its grammar alone, a question the model would go on with is held to its last
+    word, and the model glues its next words onto it; with the grammar's closer it ends
+    with its mark where the next word would have started."""
+    from moot.checks import length_units, question_grammar
+
+    prompt = (
+        "Ask the speaker one question about the claim 'Banning cars makes streets safer "
+        "and the air cleaner.' Start with 'Why'."
+    )
+    glued = 0
+    for seed in (1, 2, 3):
+        request = ask(prompt, seed=seed, max_tokens=60, temperature=0.7)
+        request = request.model_copy(update={"grammar": question_grammar(6, "en")})
+        held = smol.chat(request).text.strip()
+        closed = smol.chat(request.model_copy(update={"closer": "?"})).text.strip()
+        assert closed.endswith("?") and length_units(closed) <= 6, closed
+        said = closed[:-1]
+        assert held.startswith(said), (held, closed)  # the same draws up to the end
+        run_on = held[len(said) :]
+        glued += run_on[:1] not in ("?", "")
+    assert glued, "no question here ran into its word limit"
+
+
 class Agreed(BaseModel):
     agreed: bool
     reasoning: str = Field(min_length=1, max_length=120)

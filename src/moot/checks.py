@@ -106,6 +106,8 @@ _QUESTION_OPENERS = {
 # A question's token budget under its grammar, per unit of its limit: generation ends at
 # the question mark, so a generous budget costs nothing and never cuts a question short.
 QUESTION_TOKENS_PER_UNIT = 4
+# The mark a question grammar ends on, by language.
+QUESTION_MARKS = {"en": "?", "zh": "？"}
 
 
 def question_grammar(limit: int, language: str) -> str:
@@ -120,13 +122,14 @@ def question_grammar(limit: int, language: str) -> str:
         room = limit - max(len(o) for o in openers)
         choice = " | ".join(f'"{o}"' for o in openers)
         return (
-            f'root ::= " "? ({choice}) (han [，、]?){{1,{room}}} "？"\nhan ::= [\\u4e00-\\u9fff]\n'
+            f'root ::= " "? ({choice}) (han [，、]?){{1,{room}}} "{QUESTION_MARKS["zh"]}"\n'
+            "han ::= [\\u4e00-\\u9fff]\n"
         )
     if limit < 2:
         raise ValueError(f"a question needs a limit of at least 2 words, not {limit}")
     choice = " | ".join(f'"{o}"' for o in _QUESTION_OPENERS["en"])
     return (
-        f'root ::= " "? ({choice}) (sep word){{1,{limit - 1}}} "?"\n'
+        f'root ::= " "? ({choice}) (sep word){{1,{limit - 1}}} "{QUESTION_MARKS["en"]}"\n'
         f"word ::= {_GBNF_WORD}\n"
         f"part ::= {_GBNF_PART}\n"
         'sep ::= [,;:]? " "\n'

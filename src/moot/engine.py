@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from moot.checks import (
     PLAIN_VOICE,
+    QUESTION_MARKS,
     QUESTION_TOKENS_PER_UNIT,
     Fitted,
     Voice,
@@ -409,6 +410,7 @@ class Engine:
         structured: bool = False,
         think_budget: int | None = None,
         grammar: str | None = None,
+        closer: str | None = None,
         reminder: str | None = None,
         follows: Turn | None = None,
     ) -> ChatRequest:
@@ -431,6 +433,7 @@ class Engine:
             timeout_s=self.call_timeout_s,
             think_budget=0 if structured else think_budget,
             grammar=grammar,
+            closer=closer,
         )
 
     def speak(
@@ -455,13 +458,14 @@ class Engine:
         FOLLOWS: an earlier turn whose conversation this step's prompt goes on (its prompt
         and reply, then this step's), instead of opening one of its own."""
         role = self.roles[role_name]
-        grammar = None
+        grammar = closer = None
         if limit is not None:
             max_tokens = token_budget(role.model, limit, self.language)
             if one_question:
                 # Held to one question within the limit where the backend takes a grammar;
                 # its words may be rarer ones, and generation ends at the question mark.
                 grammar = question_grammar(limit, self.language)
+                closer = QUESTION_MARKS[self.language]
                 max_tokens = max(max_tokens, QUESTION_TOKENS_PER_UNIT * limit)
         if self.max_tokens_cap:
             max_tokens = min(max_tokens, self.max_tokens_cap)
@@ -496,7 +500,8 @@ class Engine:
         while True:
             request = self._request(
                 role, step, variables, max_tokens, attempt,
-                think_budget=think, grammar=grammar, reminder=reminder, follows=follows,
+                think_budget=think, grammar=grammar, closer=closer, reminder=reminder,
+                follows=follows,
             )  # fmt: skip
             show = lambda text: self.emit(Token(role.name, text))  # noqa: E731
             stream = _Stream(show, limit, one_question, vet=not redrawn, voice=voice)

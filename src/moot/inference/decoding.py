@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import ctypes
 import os
+import re
 import tempfile
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -19,6 +20,13 @@ TOP_K = 40  # llama.cpp's default; it also spares top-p a sort over 262k-token v
 MAX_ENUMERATED_RANGE = 100
 
 
+# A draw that would open another word or sentence (a space and a letter, a full stop, a
+# line break; in Chinese another character or a full stop): where a free-text grammar
+# with a closer refuses it, the reply is over, and the closer is taken instead (a question
+# at its word limit ends with its mark rather than gluing its next words onto its last).
+OPENS_MORE = re.compile(r"\s+\w|[.!。！\n]|[\u4e00-\u9fff]")
+
+
 @dataclass(frozen=True)
 class DecodePlan:
     """What the decode loop needs from a request, in llama.cpp's terms."""
@@ -30,6 +38,7 @@ class DecodePlan:
     max_tokens: int
     stop: tuple[str, ...]
     grammar: str | None  # GBNF: a reply schema's, or the request's own (one question)
+    closer: str | None = None  # the request's: what ends the grammar where it refuses to go on
     repeat_penalty: float = 1.0
     dry: float = 0.0
     # Reasoning: tokens it may take beside max_tokens (None: it shares max_tokens), what the
@@ -69,6 +78,7 @@ def plan_decode(
         max_tokens=s.max_tokens,
         stop=stops,
         grammar=grammar,
+        closer=request.closer if grammar is not None else None,
         repeat_penalty=s.repeat_penalty,
         dry=s.dry,
         think_budget=think,

@@ -94,6 +94,10 @@ class ChatRequest(BaseModel):
     # GBNF a free-text reply must match where the backend can hold it to one (llama.cpp in
     # process); others ignore it and the engine fits the reply as it comes.
     grammar: str | None = None
+    # The text the grammar ends on (a question's mark), taken where the model's draw would
+    # open a new word or sentence that the grammar refuses: a question at its word limit
+    # ends there instead of gluing its next words into the last one.
+    closer: str | None = None
     session: str | None = None
     timeout_s: float | None = None  # backends raise CallTimeoutError past it
     # Tokens the model may think before it answers, beside `sampling.max_tokens`, which is

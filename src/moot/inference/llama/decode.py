@@ -80,6 +80,11 @@ def decode(
                     break
     finally:
         sampler.free()
-    if sampler.fallbacks:
-        log.debug("grammar rejected %d of %d draws", sampler.fallbacks, n_out)
+    if sampler.fallbacks or sampler.closes:
+        log.debug(
+            "grammar rejected %d of %d draws (%d ended it with its closer)",
+            sampler.fallbacks + sampler.closes,
+            n_out,
+            sampler.closes,
+        )
     return stream.finish(), n_out, finish, ttft

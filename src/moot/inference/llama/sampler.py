@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from moot.errors import MootError
-from moot.inference.decoding import DecodePlan
+from moot.inference.decoding import OPENS_MORE, DecodePlan
 from moot.inference.llama.context import Runtime, token_array, token_data
 
 PENALTY_LAST_N = 256
@@ -27,7 +27,10 @@ class Sampler:
     Sampling without the grammar and redrawing from the grammar-masked distribution only
     when the draw is rejected gives exactly the masked distribution, at a fraction of the
     cost of masking the whole vocabulary at every token (llama.cpp's own sampler does this).
-    The redraw itself avoids masking the whole vocabulary too (see `_redraw`).
+    The redraw itself avoids masking the whole vocabulary too (see `_redraw`). One draw is
+    not redrawn: where a free-text grammar with a closer (a question's mark) refuses a draw
+    that opens another word or sentence and may end here, it ends with the closer (see
+    `_refused`).
     """
 
     def __init__(self, rt: Runtime, plan: DecodePlan, *, context: Sequence[int] = ()) -> None:
@@ -64,6 +67,13 @@ class Sampler:
                     hint="simplify the schema; the grammar is in the debug log",
                 )
         self.fallbacks = 0
+        self.closes = 0  # refused draws that ended the reply with the closer
+        self.closer = self._one_token(plan.closer) if self.grammar and plan.closer else None
+
+    def _one_token(self, text: str) -> int | None:
+        """TEXT's token, where the vocabulary spells it in one (a question's mark)."""
+        tokens = self.rt.tokenize(text)
+        return tokens[0] if len(tokens) == 1 else None
 
     def _add_penalties(self, plan: DecodePlan, context: Sequence[int]) -> None:
         lc, chain = self.lc, self.chain
@@ -93,15 +103,25 @@ class Sampler:
             return int(lc.llama_sampler_sample(self.chain, rt.ctx, -1))
         if not self.learns:  # accepting a draw the grammar rejects then does no harm
             token = int(lc.llama_sampler_sample(self.chain, rt.ctx, -1))
-            return token if self._allows([token])[0] else self._redraw()
+            return token if self._allows([token])[0] else self._refused(token)
         # The chain must learn the token finally chosen, not a draw the grammar rejected.
         cur = rt.candidates()
         lc.llama_sampler_apply(self.chain, ctypes.byref(cur))
         token = int(cur.data[cur.selected].id)
         if not self._allows([token])[0]:
-            token = self._redraw()
+            token = self._refused(token)
         lc.llama_sampler_accept(self.chain, token)
         return token
+
+    def _refused(self, token: int) -> int:
+        """The token taken for a draw the grammar refused: the closer where the draw would
+        open another word or sentence and the grammar may end here, else a redraw."""
+        if self.closer is not None and self._allows([self.closer])[0]:
+            opens = OPENS_MORE.match(self.rt.piece(token).decode("utf-8", "ignore"))
+            if opens:
+                self.closes += 1
+                return self.closer
+        return self._redraw()
 
     def _redraw(self) -> int:
         """Draw from the grammar-masked distribution without masking the whole vocabulary.
