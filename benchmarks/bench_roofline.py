@@ -16,7 +16,7 @@ import sys
 import time
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -228,7 +228,19 @@ def roofline(model_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
         for c, (_, e), (_, d) in zip(LADDER, rates.eval, rates.decode, strict=True)
     ]
     figures = {**efficiency(turns, rates), "rates": ladder, "by_step": by_step(turns, rates)}
-    return figures, work(turns)
+    from bench_floor import floor  # it prices with this module's rates
+
+    return figures, {**work(turns), "visibility_floor": floor(turns, counter(model_id), rates)}
+
+
+def counter(model_id: str) -> Callable[[str], int]:
+    """A text's tokens in MODEL_ID's vocabulary (its tokenizer alone is loaded)."""
+    from llama_cpp import Llama
+
+    from bench_peer import resolved_model
+
+    vocab = Llama(model_path=str(resolved_model(model_id).path), vocab_only=True, verbose=False)
+    return lambda text: len(vocab.tokenize(text.encode(), add_bos=False, special=False))
 
 
 def run(results: dict[str, Any], *, models: Sequence[str] = MODELS) -> None:
@@ -258,6 +270,20 @@ def summary(results: dict[str, Any]) -> list[str]:
             lines.append(
                 f"decode floor / peer spt, {model_id}: {round(floor / theirs, 3)} "
                 "(the lowest spt ratio one decoded sequence allows)"
+            )
+    for model_id, figures in (results.get("work") or {}).items():
+        least = figures.get("visibility_floor") or {}
+        peer = ((results.get("peer") or {}).get(model_id) or {}).get("peer") or {}
+        if least.get("evaluated_per_generated") is not None:
+            lines.append(
+                f"visibility floor, {model_id}: evaluated per generated "
+                f"{least['evaluated_per_generated']}"
+                + (
+                    f", spt ratio {round(least['s_per_token'] / peer['s_per_token'], 3)}"
+                    if least.get("s_per_token") and peer.get("s_per_token")
+                    else ""
+                )
+                + " (the least any prompt layout allows under the rulebook's visibility)"
             )
     for name, section, key, met in targets:
         table = results.get(section) or {}
