@@ -263,14 +263,24 @@ def test_roles_get_their_rulebook_temperatures_and_personas(tmp_path: Path) -> N
         "opposition": "debater speaking AGAINST the motion",
         "devil": "You are the Devil's Advocate",
     }
+    repeated = 0
     for req in chamber.model.requests:
         # No system prompt for anyone: a prompt opens on the record, or goes on an earlier
-        # step's conversation; the debaters' personas are in their steps.
+        # step's conversation; the debaters' personas are in their steps, each once in a
+        # conversation: a step on a conversation its speaker's persona is in does not
+        # repeat it.
         roles = [m.role for m in req.messages]
         assert roles == ["user", "assistant"] * (len(roles) // 2) + ["user"]
         prompt = req.messages[-1].content
+        asked = [m.content for m in req.messages if m.role == "user"]
         for role, persona in personas.items():
-            assert (persona in prompt) == (req.session == role), (req.session, role)
+            if persona in prompt:
+                assert req.session == role, (req.session, role)
+            if req.session == role:
+                assert sum(persona in text for text in asked) == 1, (req.session, asked)
+        own = personas.get(req.session or "")
+        repeated += len(asked) > 1 and own is not None and own not in prompt
+    assert repeated  # some steps went on a conversation their persona was already in
 
 
 def test_prompts_open_on_a_shared_record_and_show_only_what_each_step_sees(

@@ -290,6 +290,10 @@ def _point_of_information(
         one_question=True,
         side=asker,
         target=target,
+        # Asked on the target's speech, whose conversation holds the Proposition's persona
+        # (its speech opens it): the Proposition's persona is not repeated, the
+        # Opposition's is new to it.
+        introduced=asker == "proposition",
         follows=after,
         after=f"{target}_speech",
         **common,
@@ -309,6 +313,7 @@ def _point_of_information(
             side=target,
             asker=asker,
             question=asked.text,
+            introduced=True,  # the target's own speech is above, after its persona
             follows=asked,
             after=f"{asker}_poi",
             **common,
@@ -483,6 +488,7 @@ def sample_variables() -> dict[str, dict[str, Any]]:
             "side": "proposition",
             "asker": "opposition",
             "question": "q",
+            "introduced": True,
             "after": "opposition_poi",
         },
         "devil_attack": {**base, "after": "opposition_speech"},
