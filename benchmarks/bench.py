@@ -19,6 +19,7 @@ import bench_parallel  # noqa: E402
 import bench_peer  # noqa: E402
 import bench_roofline  # noqa: E402
 import bench_stores  # noqa: E402
+import bench_terse  # noqa: E402
 
 
 def main() -> None:
@@ -33,11 +34,13 @@ def main() -> None:
     bench_roofline.run(results)
     bench_parallel.run(results)
     bench_attention.run(results)
+    bench_terse.run(results)
     bench_memory.run(results)
     results["speed_summary"] = (
         bench_roofline.summary(results)
         + bench_parallel.summary(results)
         + bench_attention.summary(results)
+        + bench_terse.summary(results)
     )
     print(json.dumps(results, indent=2, ensure_ascii=False))
 
