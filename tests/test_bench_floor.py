@@ -73,3 +73,26 @@ def test_a_reply_is_counted_once_where_a_reader_may_not_see_what_its_speaker_saw
 def test_a_step_without_a_rulebook_row_is_refused() -> None:
     with pytest.raises(ValueError, match="no rulebook row"):
         bench_floor.sees(turn(1, "chair", "opening", 5), 1)
+
+
+def test_what_each_step_sees_is_what_the_oxford_flow_shows_it(tmp_path: Path) -> None:
+    """The floor's table of what each step may see, against a scripted three-round
+    debate: a reply is in a step's rows exactly where its text is in the step's prompt
+    (the conversation it goes on included)."""
+    from test_oxford import Chamber, run_debate
+
+    chamber = Chamber()  # never satisfied: all three rounds run
+    result, _ = run_debate(tmp_path, chamber, max_rounds=3)
+    turns = result.transcript.turns
+    requests = chamber.model.requests
+    assert len(requests) == len(turns)  # one draw a turn: a request lines up with its turn
+    replies = {bench_floor.item(t): t.text for t in turns if bench_floor.item(t) is not None}
+    assert len(replies) == 3 * 4 + 2  # per round two speeches, an attack, a summary
+    checked = 0
+    for turn, request in zip(turns, requests, strict=True):
+        prompt = "\n".join(m.content for m in request.messages)
+        own = bench_floor.item(turn)
+        shown = {key for key, text in replies.items() if key != own and text in prompt}
+        assert bench_floor.sees(turn, 3) & replies.keys() == shown, (turn.role, turn.step)
+        checked += bool(shown)
+    assert checked > 20
