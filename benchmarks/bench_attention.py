@@ -16,16 +16,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from bench_peer import MODELS, moot_debate, resolved_model
-from bench_roofline import LADDER, Rates, measure, priced
+from bench_roofline import Rates, ladder, measure, priced
 
 NOISE = 0.05  # a difference in priced debate time smaller than this is a tie
-
-
-def ladder(rates: Rates) -> list[dict[str, float]]:
-    return [
-        {"context": c, "eval_tps": e, "decode_tps": d}
-        for c, (_, e), (_, d) in zip(LADDER, rates.eval, rates.decode, strict=True)
-    ]
 
 
 def debate_seconds(turns: Sequence[Any], rates: Rates) -> float:

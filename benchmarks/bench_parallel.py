@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import bench_peer
-from bench_peer import MODELS, N_CTX, moot_debate, spent
+from bench_peer import MODELS, N_CTX, moot_debate, peer_side, spent
 from bench_roofline import FILLER, Loop, Rates, interpolate, priced
 
 LADDER = (256, 1024, 2048)  # tokens of prefix before the decoded ones
@@ -288,7 +288,7 @@ def run(results: dict[str, Any], *, models: Sequence[str] = MODELS) -> None:
     for model_id in models:
         moot_debate(model_id)  # the debate first: its load and cache stay out of the timing
         points = measure_parallel(model_id)
-        peer = ((results.get("peer") or {}).get(model_id) or {}).get("peer") or {}
+        peer = peer_side(results, model_id)
         figures = ceiling(model_id, points, peer.get("s_per_token"))
         table[model_id] = {**figures, "rates": points}
 

@@ -483,6 +483,12 @@ def peer_figures(run: Run) -> dict[str, Any]:
     )
 
 
+def peer_side(results: dict[str, Any], model_id: str) -> dict[str, Any]:
+    """The plain procedure's figures for MODEL_ID in RESULTS ({} where bench_peer has not
+    run for it)."""
+    return ((results.get("peer") or {}).get(model_id) or {}).get("peer") or {}
+
+
 def ratio(a: float | None, b: float | None) -> float | None:
     return round(a / b, 3) if a and b else None
 

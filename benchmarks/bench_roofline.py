@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bench_peer import MODELS, load_as_moot, moot_debate, spent
+from bench_peer import MODELS, load_as_moot, moot_debate, peer_side, spent
 
 LADDER = (0, 512, 1024, 2048, 3072)  # tokens already in the context
 BATCH = 256  # tokens evaluated in one timed batch (a turn evaluates ~300 uncached)
@@ -216,6 +216,14 @@ def measure(model_id: str, *, flash_attn: bool | None = None) -> Rates:
     return Rates(eval=tuple(evals), decode=tuple(decodes))
 
 
+def ladder(rates: Rates) -> list[dict[str, float]]:
+    """RATES as printed: each context of the ladder with its two rates."""
+    return [
+        {"context": c, "eval_tps": e, "decode_tps": d}
+        for c, (_, e), (_, d) in zip(LADDER, rates.eval, rates.decode, strict=True)
+    ]
+
+
 # -- make bench --------------------------------------------------------------------------
 
 
@@ -223,11 +231,11 @@ def roofline(model_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """The roofline and the work figures of MODEL_ID's seeded debate."""
     turns = moot_debate(model_id).turns
     rates = measure(model_id)
-    ladder = [
-        {"context": c, "eval_tps": e, "decode_tps": d}
-        for c, (_, e), (_, d) in zip(LADDER, rates.eval, rates.decode, strict=True)
-    ]
-    figures = {**efficiency(turns, rates), "rates": ladder, "by_step": by_step(turns, rates)}
+    figures = {
+        **efficiency(turns, rates),
+        "rates": ladder(rates),
+        "by_step": by_step(turns, rates),
+    }
     from bench_floor import floor  # it prices with this module's rates
 
     return figures, {**work(turns), "visibility_floor": floor(turns, counter(model_id), rates)}
@@ -264,7 +272,7 @@ def summary(results: dict[str, Any]) -> list[str]:
     )
     lines = []
     for model_id, figures in (results.get("roofline") or {}).items():
-        peer = ((results.get("peer") or {}).get(model_id) or {}).get("peer") or {}
+        peer = peer_side(results, model_id)
         floor, theirs = figures.get("decode_floor_s_per_token"), peer.get("s_per_token")
         if floor and theirs:
             lines.append(
@@ -273,7 +281,7 @@ def summary(results: dict[str, Any]) -> list[str]:
             )
     for model_id, figures in (results.get("work") or {}).items():
         least = figures.get("visibility_floor") or {}
-        peer = ((results.get("peer") or {}).get(model_id) or {}).get("peer") or {}
+        peer = peer_side(results, model_id)
         if least.get("evaluated_per_generated") is not None:
             lines.append(
                 f"visibility floor, {model_id}: evaluated per generated "

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench_peer import MODELS, moot_figures, ratio, seeded_debate
+from bench_peer import MODELS, moot_figures, peer_side, ratio, seeded_debate
 from bench_roofline import work
 
 PACK = Path(__file__).parent / "terse_pack"
@@ -27,7 +27,7 @@ def run(results: dict[str, Any], *, models: Sequence[str] = MODELS) -> None:
         print(f"speed: the terse pack on {model_id}", file=sys.stderr)
         debate = seeded_debate(model_id, prompts=PACK)
         figures = moot_figures(debate)
-        peer = ((results.get("peer") or {}).get(model_id) or {}).get("peer") or {}
+        peer = peer_side(results, model_id)
         table[model_id] = {
             **figures,
             "evaluated_per_generated": work(debate.turns)["evaluated_per_generated"],
