@@ -68,3 +68,41 @@ def test_the_live_view_names_no_round_after_the_last() -> None:
     rules = [line for line in shown.splitlines() if line and set(line) == {"─"}]
     assert len(rules) == 1  # one plain rule where the rounds end
     assert shown.index("Round 1") < shown.index(rules[0]) < shown.index("summariser summary")
+
+
+def test_the_live_view_puts_each_notice_on_its_own_line() -> None:
+    import io
+
+    from rich.console import Console
+
+    from moot.events import Notice, Token, TurnFinished, TurnStarted
+    from moot.render import LiveView
+    from moot.transcript import Turn
+
+    out = io.StringIO()
+    view = LiveView(Console(file=out, width=200, color_system=None))
+    speech = "You're ready to take to the stage."
+    turn = Turn.model_validate(
+        {"index": 0, "round": 1, "role": "proposition", "step": "speech", "model": "m",
+         "temperature": 0.7, "text": speech}
+    )  # fmt: skip
+    events = [
+        TurnStarted(
+            index=0, round=1, role="proposition", step="speech", label="Proposition", streams=True
+        ),
+        Token(role="proposition", text="You're ready to take "),
+        Token(role="proposition", text="to the stage."),
+        Notice(level="info", message="🔵 Proposition: narration removed"),
+        Notice(level="warn", message="🔵 Proposition: over the limit"),
+        TurnFinished(turn=turn, label="Proposition"),
+    ]
+    for event in events:
+        view(event)
+    lines = out.getvalue().splitlines()
+    assert speech in lines  # the speech ends its line
+    at = lines.index(speech)
+    assert lines[at + 1 : at + 3] == [
+        "🔵 Proposition: narration removed",
+        "🔵 Proposition: over the limit",
+    ]
+    assert lines[at + 3].startswith("0 tokens")  # no blank line before the turn's figures

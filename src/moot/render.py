@@ -59,6 +59,7 @@ class LiveView:
         self._round: int | None = 0
         self._streaming = False
         self._thought: list[str] = []  # the reasoning of the turn under way, folded
+        self._midline = False  # a speech streamed so far ends mid-line
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, Notice):
@@ -85,8 +86,11 @@ class LiveView:
             self._streaming = False
             return
         self._fold()
-        self.console.file.write(printable(event.text))
+        shown = printable(event.text)
+        self.console.file.write(shown)
         self.console.file.flush()
+        if shown:
+            self._midline = not shown.endswith("\n")
 
     def _think(self, text: str) -> None:
         if not self._thought:
@@ -124,8 +128,9 @@ class LiveView:
         turn = event.turn
         if self._thought:
             self._fold()  # all reasoning, no speech: the fold ends the line
-        elif self._streaming:
+        elif self._streaming and self._midline:
             self.console.file.write("\n")
+        self._midline = False
         if turn.model == HUMAN:
             stats = f"typed in {turn.duration_ms / 1000:.1f} s"
         else:
@@ -150,6 +155,12 @@ class LiveView:
             self.console.print(f"[dim]{safe(event.reasoning)}[/]", highlight=False)
 
     def _notice(self, event: Notice) -> None:
+        # A notice can come while a speech or its thinking is on the screen: it goes on a
+        # line of its own, never glued to the words before it.
+        self._fold()
+        if self._midline:
+            self.console.file.write("\n")
+            self._midline = False
         style = {"warn": "yellow", "error": "bold red"}.get(event.level, "dim")
         self.console.print(f"[{style}]{safe(event.message)}[/]", highlight=False)
 
