@@ -182,15 +182,23 @@ def show_document(console: Console, markdown: str) -> None:
 # -- untrusted text ------------------------------------------------------------------------
 # Model output, motions, GGUF metadata and saved files may hold terminal escape sequences
 # (ESC[2J clears the screen, OSC 0 sets the window title) and rich markup ([link=…]). On the
-# terminal they are shown as text; the files on disk keep the exact text.
+# terminal they are shown as text; the files on disk keep the exact text. The bidirectional
+# controls (embeddings, overrides, isolates and the marks LRM, RLM, ALM) are escaped too: raw,
+# they reorder what the user reads around them.
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def printable(text: str) -> str:
-    """TEXT with every C0/C1 control character but newline and tab shown escaped (`\\x1b`)."""
+    """TEXT with every C0/C1 control character but newline and tab, and every bidirectional
+    control, shown escaped (`\\x1b`, `\\u202e`)."""
     text = text.replace("\r\n", "\n")
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _CONTROL.sub(_escaped, text)
+
+
+def _escaped(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def safe(text: object) -> str:
