@@ -206,7 +206,7 @@ def test_openings_see_no_other_opening() -> None:
         assert turn.text not in prompt
         assert not any(o.text in prompt for o in openings if o is not turn)
         assert "Your position:" in prompt and request.sampling.temperature == 0.5
-        # No memory: a system persona and this step's prompt, nothing else.
+        # The first speech: a system persona and this step's prompt, nothing else.
         assert [m.role for m in request.messages] == ["system", "user"]
 
 
@@ -224,13 +224,52 @@ def test_each_rebuttal_round_shows_the_others_previous_round_verbatim() -> None:
     assert len(rebut_requests) == 9
     for i, request in enumerate(rebut_requests):
         k, me = i // 3 + 1, request.session or ""
-        prompt = "\n".join(m.content for m in request.messages)
+        new = request.messages[-1].content  # what this step adds to the debater's conversation
         previous = by_round[k]  # round k (1-based rebuttal) is stored as round k+1
         for role, text in previous.items():
-            assert (text in prompt) == (role != me), (k, me, role)
+            assert (text in new) == (role != me), (k, me, role)
         older = [text for r, speeches in by_round.items() if r < k for text in speeches.values()]
-        assert not any(text in prompt for text in older)
-        assert f'"""\n{previous[next(r for r in previous if r != me)]}\n"""' in prompt
+        assert not any(text in new for text in older)
+        assert f'"""\n{previous[next(r for r in previous if r != me)]}\n"""' in new
+
+
+def test_each_debater_keeps_its_own_history() -> None:
+    """The rulebook's debaters are persistent: a rebuttal and the steelman go on the
+    debater's own conversation, its opening and earlier rebuttals in it as its replies."""
+    room = Room()
+    result = run_decision(None, room, rounds=2)
+    for role in ("debater_a", "debater_b", "debater_c"):
+        own = [t for t in result.transcript.turns if t.role == role]
+        assert [t.step for t in own] == ["opening", "rebut", "rebut", "steelman"]
+        asked = [r for r in room.model.requests if r.session == role]
+        for n, request in enumerate(asked):
+            roles = [m.role for m in request.messages]
+            assert roles == ["system"] + ["user", "assistant"] * n + ["user"], (role, n)
+            replies = [m.content for m in request.messages if m.role == "assistant"]
+            assert replies == [t.text for t in own[:n]]  # its own speeches, in order
+            persona = request.messages[0].content
+            assert persona.startswith(f"You are Debater {role[-1].upper()}")
+        # A step that goes on the conversation does not repeat its header.
+        rebut = asked[1].messages[-1].content
+        assert "Decision:" not in rebut and "going on from your own earlier speeches" in rebut
+        steelman = asked[3].messages[-1].content
+        assert "The position you now argue:" in steelman and "Your own position" not in steelman
+
+
+def test_a_failed_speech_is_left_out_of_the_debaters_history() -> None:
+    calls = {"n": 0}
+
+    def second_fails(request: ChatRequest) -> str:
+        calls["n"] += 1
+        return "" if calls["n"] in (2, 3) else f"MySQL speech {calls['n']} is simple and fast."
+
+    room = Room(debater_b=second_fails)
+    result = run_decision(None, room, rounds=2)
+    own = [t for t in result.transcript.turns if t.role == "debater_b"]
+    assert own[1].note and own[1].note.startswith("degenerate reply")
+    second = [r for r in room.model.requests if r.session == "debater_b"][-2]  # round 2
+    assert "rebuttal for round 2" in second.messages[-1].content
+    assert [m.content for m in second.messages if m.role == "assistant"] == [own[0].text]
 
 
 def test_the_steelman_rotation_with_three_and_four_positions() -> None:

@@ -203,12 +203,13 @@ def test_a_decision_killed_and_resumed_keeps_the_plan_the_user_corrected(
 
 
 class Reader(ScriptedModel):
-    """Says its prompt's first two lines (the topic, its position): a plan that changed on
-    resume shows in the text."""
+    """Says the first two lines of its conversation's first prompt (the topic, its
+    position): a plan that changed on resume shows in the text."""
 
     def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
         if request.reply_schema is None:
-            self.queue(" / ".join(request.messages[-1].content.splitlines()[:2]))
+            first = next(m for m in request.messages if m.role == "user")
+            self.queue(" / ".join(first.content.splitlines()[:2]))
         return super().chat(request, on_text=on_text)
 
 

@@ -1,8 +1,11 @@
 """The decision format: pinned debaters argue 2–4 named positions through blind openings,
 rebuttal rounds and a steelman swap; a neutral judge writes a decision document.
 
-Rulebook: docs/formats/decision.md. Each method of `_Run` is one phase of that rulebook. Roles
-have no memory: every prompt is built to show exactly what the rulebook lets that step see.
+Rulebook: docs/formats/decision.md. Each method of `_Run` is one phase of that rulebook. Each
+debater is one persistent speaker, as the rulebook's are: its rebuttals and its steelman go on
+the conversation of its own last usable speech (`follows`), so it remembers its opening and
+its earlier rebuttals, and each new prompt adds only what is new to it. The judge sees the
+whole record in one prompt.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from moot.formats.decision.schemas import (
     verdict_schema,
 )
 from moot.formats.failures import degraded
-from moot.transcript import Transcript
+from moot.transcript import Transcript, Turn
 
 ROLES = ("debater_a", "debater_b", "debater_c", "debater_d", "judge")
 DEBATERS = ROLES[:4]
@@ -55,6 +58,7 @@ STEPS = (
 # Length limits (words; 字 in Chinese) and token budgets that fit them.
 LIMITS = {"opening": 200, "rebut": 200, "steelman": 150}
 TOKENS = {"opening": 320, "rebut": 320, "steelman": 250}
+STEP_WORDS = 100  # a debater step's own instructions, in words: its share of a conversation
 # The judge reads every speech verbatim unless the record would not fit the judge model's
 # context beside its prompt and its longest reply; then each speech is shortened, with a
 # notice. Debate text is counted on the low side: English ~4 characters a token, Chinese ~1.
@@ -106,12 +110,16 @@ class _Run:
         self.dropped: dict[str, str] = {}  # role → why it left the debate
         self.failures: list[dict[str, str]] = []
         self.stages: list[Stage] = []
+        # role → its last usable speech: the conversation its next speech goes on. A failed
+        # speech is not in it (a degenerate reply fed back breeds more of the same).
+        self.own: dict[str, Turn] = {}
 
     def speak(self, seat: Seat, step: str, *, rnd: int, phase: str, **variables: Any) -> Speech:
         """One debater turn; an error, a timeout or an unusable reply fails only this slot."""
         position = variables.get("target_position", seat.position)
         if seat.role in self.dropped:
             return Speech(seat, position, failed=self.dropped[seat.role])
+        earlier = self.own.get(seat.role)
         try:
             turn = self.engine.speak(
                 seat.role,
@@ -123,6 +131,8 @@ class _Run:
                 slot=seat.slot,
                 position=seat.position,
                 pragmatist=seat.pragmatist,
+                follows=earlier,
+                continued=earlier is not None,  # its own earlier speeches are above
                 **self.common,
                 **variables,
             )
@@ -134,6 +144,7 @@ class _Run:
             return self._fail(seat, position, phase, turn.note)
         if length_units(turn.text) < 3:
             return self._fail(seat, position, phase, "the reply is too short to be a speech")
+        self.own[seat.role] = turn
         return Speech(seat, position, turn.text)
 
     def _fail(self, seat: Seat, position: str, phase: str, reason: str) -> Speech:
@@ -307,7 +318,7 @@ def sample_variables() -> dict[str, dict[str, Any]]:
         "limits": LIMITS,
         "round": 2,
     }
-    seat = {**base, "slot": "A", "position": "Postgres", "pragmatist": False}
+    seat = {**base, "slot": "A", "position": "Postgres", "pragmatist": False, "continued": False}
     other = {"slot": "B", "speaker": "Debater B", "position": "MySQL", "text": "t", "failed": None}
     failed = {**other, "slot": "C", "text": "", "failed": "timed out"}
     record = [{"title": "Openings", "speeches": [other, failed]}]
@@ -317,8 +328,9 @@ def sample_variables() -> dict[str, dict[str, Any]]:
         "persona_debater": {**seat, "pragmatist": True},
         "framing": base,
         "opening": seat,
-        "rebut": {**seat, "rebuttal_round": 2, "others": [other, failed]},
-        "steelman": {**seat, "target_slot": "B", "target_position": "MySQL"},
+        # A rebuttal or a steelman goes on the debater's own conversation: `continued`.
+        "rebut": {**seat, "rebuttal_round": 2, "others": [other, failed], "continued": True},
+        "steelman": {**seat, "target_slot": "B", "target_position": "MySQL", "continued": True},
         # The judge comes after the rounds: its steps carry no round number.
         "judge_decision": {**judged, "round": None},
         "judge_document": {
@@ -357,11 +369,19 @@ def render(transcript: Transcript) -> str:
 
 
 def quoted_words(params: DecisionParams) -> int:
-    """The most one prompt quotes: the judge's record of every position's opening, each
-    rebuttal round and its steelman (the most positions when the framing picks them)."""
+    """The most one prompt quotes: the judge's record of every seat's opening, each rebuttal
+    round and its steelman (the most positions when the framing picks them; two positions
+    have the Pragmatist as a third seat), or a debater's own conversation by its steelman —
+    its opening and rebuttals, the others' openings and rebuttals it answered, and each
+    step's own instructions — whichever is longer."""
     positions = len(params.positions) or MAX_POSITIONS
-    per_position = LIMITS["opening"] + params.rounds * LIMITS["rebut"] + LIMITS["steelman"]
-    return positions * per_position
+    speakers = positions + (positions == 2)
+    n = params.rounds
+    per_seat = LIMITS["opening"] + n * LIMITS["rebut"]
+    judge = speakers * (per_seat + LIMITS["steelman"])
+    others = (speakers - 1) * (LIMITS["opening"] + max(0, n - 1) * LIMITS["rebut"])
+    debater = per_seat + others + (n + 2) * STEP_WORDS
+    return max(judge, debater)
 
 
 FORMAT = Format(
