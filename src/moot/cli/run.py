@@ -137,7 +137,7 @@ def run(
     get_format(fmt)  # an unknown format is the first thing to say
     if no_save and out is not None:
         raise UsageError("--no-save and --out contradict each other", hint="choose one")
-    text = _motion(motion, lang, yes=yes)
+    text = _motion(motion, lang, yes=yes, fmt=fmt)
     chosen = settings(
         hint="see moot run --help",
         options=True,
@@ -295,9 +295,11 @@ def _run(debate: Debate, console: Console, *, quiet: bool, hide_reasoning: bool 
             console.print(f"[dim]saved:[/] {safe(result.folder / name)}", highlight=False)
 
 
-def _motion(motion: str | None, lang: str, *, yes: bool) -> str:
+def _motion(motion: str | None, lang: str, *, yes: bool, fmt: str = "oxford") -> str:
     if motion is not None and motion.strip():
         return motion
+    if fmt == "decision":
+        return _decision_topic(motion, lang, yes=yes)
     examples = EXAMPLE_MOTIONS["zh" if lang == "zh" else "en"]
     if motion is None and sys.stdin.isatty() and not yes:
         for i, example in enumerate(examples, 1):
@@ -308,6 +310,27 @@ def _motion(motion: str | None, lang: str, *, yes: bool) -> str:
         if choice.strip():
             return choice
     raise UsageError("the motion is empty", hint=f'give one, e.g. moot run "{examples[0]}"')
+
+
+def _decision_topic(topic: str | None, lang: str, *, yes: bool) -> str:
+    """A decision's topic is a choice between named positions: asked for as one, with
+    examples of the kind, and never chosen for the user on Enter."""
+    from moot.formats.decision.document import ASK_TOPIC, EXAMPLE_TOPICS
+
+    language = "zh" if lang == "zh" else "en"
+    examples = EXAMPLE_TOPICS[language]
+    if topic is None and sys.stdin.isatty() and not yes:
+        for i, example in enumerate(examples, 1):
+            print(f"  {i}. {example}")  # moot's own examples
+        choice = str(typer.prompt(ASK_TOPIC[language], default="", show_default=False))
+        if choice.strip().isdigit() and 1 <= int(choice) <= len(examples):
+            return examples[int(choice) - 1]
+        if choice.strip():
+            return choice
+    raise UsageError(
+        "the topic is empty",
+        hint=f'give the choice to decide, e.g. moot run --format decision "{examples[0]}"',
+    )
 
 
 def _pairs(items: list[str], option: str) -> dict[str, str]:

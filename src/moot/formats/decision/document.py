@@ -95,6 +95,24 @@ LABELS: dict[str, dict[str, str]] = {
         "pinned": "固定立场：{position}",
     },
 }
+# What a terminal offers when no topic is given: a contested choice, in the debate's language.
+EXAMPLE_TOPICS = {
+    "en": (
+        "Postgres vs MySQL vs SQLite for a small analytics app",
+        "Monorepo or polyrepo for a team of twelve",
+        "React, Vue or Svelte for a new internal dashboard",
+    ),
+    "zh": (
+        "小型分析应用该用 Postgres、MySQL 还是 SQLite",
+        "十二人的团队该用单一仓库还是多仓库",
+        "新的内部仪表盘该用 React、Vue 还是 Svelte",
+    ),
+}
+ASK_TOPIC = {
+    "en": "No topic given. What is to be decided? Type the choice, or an example's number",
+    "zh": "没有给出议题。要决定什么？请输入要比较的选项，或例子的编号",
+}
+
 PROPOSAL = {
     "en": {
         "title": "Proposed decision debate",
