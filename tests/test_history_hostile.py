@@ -34,14 +34,22 @@ def save(
     finished: bool = True,
 ) -> Path:
     """A debate folder as moot writes one: journal, and when finished transcript and document."""
+    from moot.transcript import ModelInfo, Transcript, Turn
+
     folder = home / "debates" / name
     folder.mkdir(parents=True)
-    header = {"format": fmt, "motion": motion, "language": "en", "seed": 1}
-    turn = {"index": 0, "round": 1, "role": "proposition", "step": "opening", "text": text}
-    records = [{"type": "debate", **header}, {"type": "turn", **turn}]
+    turn = Turn(
+        index=0, round=1, role="proposition", step="opening", model="m", temperature=0.7,
+        text=text,
+    )  # fmt: skip
+    record = Transcript(
+        format=fmt, motion=motion, language="en", seed=1, models={"proposition": ModelInfo(id="m")}
+    ).model_dump(mode="json", exclude={"turns", "scores", "result"})
+    records = [{"type": "debate", **record}, {"type": "turn", **turn.model_dump(mode="json")}]
     (folder / "journal.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     if finished:
-        (folder / "transcript.json").write_text(json.dumps({**header, "turns": [turn]}))
+        whole = {**record, "turns": [turn.model_dump(mode="json")]}
+        (folder / "transcript.json").write_text(json.dumps(whole))
         if document is not None:
             name = "decision.md" if fmt == "decision" else "debate.md"
             (folder / name).write_text(document)

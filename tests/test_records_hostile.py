@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,12 +17,12 @@ import pytest
 from conftest import Cli, Result
 from gguf_samples import write_gguf
 from moot import __version__, files
-from moot.errors import CallTimeoutError, MootError, UsageError
+from moot.errors import CallTimeoutError, MootError, RecordError, UsageError
 from moot.inference.protocol import ChatRequest
 from moot.inference.scripted import ScriptedModel
 from moot.runner import Debate, resume_setup
 from moot.settings import DebateSettings, prepare
-from moot.transcript import Journal, read_journal
+from moot.transcript import Journal, load, read_journal
 
 MOTION = "cities should ban cars"
 Record = dict[str, Any]
@@ -538,3 +539,124 @@ def test_a_call_timeout_is_not_reported_as_a_failed_write(tmp_path: Path) -> Non
     timeout = CallTimeoutError(seconds=1, model="slow")
     with pytest.raises(CallTimeoutError):
         Debate(setup, model_factory=failing_model(timeout)).run()
+
+
+# -- records that do not validate, through every command that reads them ------------------
+
+HUGE = "9" * 5000  # past Python's own limit on the digits of an integer it converts
+
+
+def with_huge(text: str) -> str:
+    """TEXT (JSON) with each "HUGE" string an integer of thousands of digits instead."""
+    return text.replace('"HUGE"', HUGE)
+
+
+# (what is changed in a turn's record, what the error says of it)
+BAD_TURNS: dict[str, tuple[Callable[[Record], object], str]] = {
+    "an index that skips": (put(["index"], 7), "index: 7 where turn 2"),
+    "an index below zero": (put(["index"], -1), "index: -1 where turn 2"),
+    "an integer of thousands of digits": (put(["index"], "HUGE"), "index: an integer of 5000"),
+    "tokens of thousands of digits": (
+        put(["prompt_tokens"], "HUGE"),
+        "prompt_tokens: an integer of 5000 digits",
+    ),
+    "a field of the wrong type": (put(["text"], 5), "text: expected a string"),
+    "a missing key": (drop("role"), "role: missing"),
+}
+
+
+def journal_with(saved: Path, tmp_path: Path, change: Callable[[Record], object]) -> Path:
+    """An interrupted copy of SAVED whose third line (its third turn) is changed."""
+    folder = interrupted(saved, tmp_path)
+    journal = folder / "journal.jsonl"
+    lines = journal.read_text().splitlines()
+    turn = json.loads(lines[3])
+    change(turn)
+    lines[3] = with_huge(json.dumps(turn))
+    journal.write_text("\n".join(lines) + "\n")
+    return folder
+
+
+@pytest.mark.parametrize("case", list(BAD_TURNS))
+def test_resume_and_history_show_refuse_a_journal_turn_that_does_not_validate(
+    saved: dict[str, Path], tmp_path: Path, cli: Cli, case: str
+) -> None:
+    change, says = BAD_TURNS[case]
+    folder = journal_with(saved["oxford"], tmp_path, change)
+    journal = folder / "journal.jsonl"
+    home = tmp_path / "home"
+    for command in (("resume", str(folder)), ("history", "show", str(folder))):
+        first = one_line_error(cli(*command, home=home), f"{journal}: line 4: ", says)
+        assert "report it" not in first
+    assert not (folder / "transcript.json").exists()  # nothing was run
+    with pytest.raises(RecordError) as raised:
+        resume_setup(folder)
+    assert (raised.value.path, raised.value.where) == (str(journal), "line 4")
+
+
+def test_a_journal_turn_written_twice_is_refused(
+    saved: dict[str, Path], tmp_path: Path, cli: Cli
+) -> None:
+    folder = interrupted(saved["oxford"], tmp_path)
+    journal = folder / "journal.jsonl"
+    lines = journal.read_text().splitlines()
+    journal.write_text("\n".join([*lines[:4], lines[3], *lines[4:]]) + "\n")
+    one_line_error(cli("resume", str(folder), home=tmp_path / "home"), "line 5: index: 2")
+
+
+def test_a_journal_header_of_thousands_of_digits_is_named(
+    saved: dict[str, Path], tmp_path: Path, cli: Cli
+) -> None:
+    folder = interrupted(saved["oxford"], tmp_path)
+    set_header(folder, put(["seed"], "HUGE"))
+    journal = folder / "journal.jsonl"
+    journal.write_text(with_huge(journal.read_text()))
+    one_line_error(cli("resume", str(folder), home=tmp_path / "home"), "line 1: seed: an integer")
+
+
+def transcript_with(saved: Path, tmp_path: Path, change: Callable[[Record], object]) -> Path:
+    """A copy of SAVED's folder whose transcript's third turn is changed."""
+    folder = tmp_path / "copy"
+    shutil.copytree(saved, folder)
+    path = folder / "transcript.json"
+    data = json.loads(path.read_text())
+    change(data["turns"][2])
+    path.write_text(with_huge(json.dumps(data)))
+    return path
+
+
+@pytest.mark.parametrize("case", list(BAD_TURNS))
+def test_replay_check_judge_and_history_show_refuse_a_transcript_turn_that_does_not_validate(
+    saved: dict[str, Path], tmp_path: Path, cli: Cli, case: str
+) -> None:
+    change, says = BAD_TURNS[case]
+    path = transcript_with(saved["oxford"], tmp_path, change)
+    home = tmp_path / "home"
+    for command in (
+        ("replay", str(path)),
+        ("check", str(path)),
+        ("judge", str(path), "--judge", "smollm2-135m", "--dry-run"),
+        ("history", "show", str(path.parent)),
+    ):
+        first = one_line_error(cli(*command, home=home), f"{path}: turns.2.", says)
+        assert "report it" not in first, command
+    assert not (path.parent / "judged").exists()
+    with pytest.raises(RecordError) as raised:
+        load(path)
+    assert raised.value.path == str(path) and raised.value.where.startswith("turns.2.")
+
+
+def test_history_list_names_a_record_that_does_not_validate_and_lists_the_rest(
+    saved: dict[str, Path], tmp_path: Path, cli: Cli
+) -> None:
+    home = tmp_path / "home"
+    debates = home / "debates"
+    debates.mkdir(parents=True)
+    shutil.copytree(saved["oxford"], debates / "20250101-000000-good")
+    path = transcript_with(saved["oxford"], tmp_path, put(["seed"], "HUGE"))
+    shutil.copytree(path.parent, debates / "20250101-000001-bad")
+    listed = cli("history", "list", home=home, env={"COLUMNS": "300"})
+    assert listed.returncode == 0, listed.stderr
+    assert "unreadable" in listed.stdout and "finished" in listed.stdout
+    assert "turns.2.seed: an integer of 5000 digits" in listed.stderr
+    assert "unexpected" not in listed.stderr

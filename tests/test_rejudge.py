@@ -287,7 +287,8 @@ def _hostile(kind: str, tmp_path: Path, saved: Path) -> str:
         path.write_text(json.dumps({**data, "moot_version": "99.0"}))
     elif kind == "no-judging":
         data = json.loads(saved.read_text())
-        turns = [t for t in data["turns"] if t["step"] != "judge"]
+        kept = [t for t in data["turns"] if t["step"] != "judge"]
+        turns = [{**t, "index": n} for n, t in enumerate(kept)]  # numbered as moot numbers them
         path.write_text(json.dumps({**data, "turns": turns}))
     elif kind == "fifo":
         os.mkfifo(path)

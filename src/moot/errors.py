@@ -110,3 +110,13 @@ class NotEnoughMemoryError(MootError):
         self.needed = needed  # bytes
         self.free = free
         self.gpu = gpu  # GPU memory, not system memory
+
+
+class RecordError(UsageError):
+    """A saved debate's file (a journal, a transcript) that does not read as moot's records:
+    `path` is the file, `where` the line of a journal or the JSON path in a transcript."""
+
+    def __init__(self, message: str, *, path: str, where: str = "", hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.path = path
+        self.where = where

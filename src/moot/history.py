@@ -9,7 +9,6 @@ under a size limit: a folder is untrusted input like any other file.
 from __future__ import annotations
 
 import errno
-import json
 import os
 import re
 import shutil
@@ -21,8 +20,8 @@ from typing import Any
 
 from moot import files
 from moot.config import data_dir, debates_dir
-from moot.errors import MootError, UsageError
-from moot.transcript import make_private_dir
+from moot.errors import MootError, RecordError, UsageError
+from moot.transcript import make_private_dir, read_journal, read_transcript
 
 JOURNAL = "journal.jsonl"
 TRANSCRIPT = "transcript.json"
@@ -56,45 +55,30 @@ def _read_text(path: Path, what: str) -> str:
 
 
 def _read_transcript(path: Path) -> dict[str, Any]:
-    data = files.read_json(
-        path, what="saved transcript", limit=files.RECORD_LIMIT, follow_symlinks=False
-    )
-    if not isinstance(data, dict):
-        raise UsageError(f"saved transcript {path} is not moot's: not an object", hint=_IS_IT_MOOTS)
+    """The saved transcript, checked as replay and check read it: a record that does not
+    validate is refused with the field it fails on (one written by a newer moot is shown)."""
+    try:
+        _, data = read_transcript(path, follow_symlinks=False, versioned=False)
+    except RecordError as exc:
+        raise RecordError(exc.message, path=exc.path, where=exc.where, hint=_IS_IT_MOOTS) from None
     _check_record(path, "saved transcript", data)
-    turns = data.get("turns", [])
-    if not isinstance(turns, list) or not all(isinstance(t, dict) for t in turns):
-        raise UsageError(
-            f"saved transcript {path} is not moot's: 'turns' is not a list of turns",
-            hint=_IS_IT_MOOTS,
-        )
     return data
 
 
 def _read_journal(path: Path) -> list[dict[str, Any]]:
-    """The journal's records. A line that is not JSON ends it (a crash mid-write tears the
-    last line), unless it is the first; a line of JSON that is not a record is refused."""
-    records: list[dict[str, Any]] = []
-    # Split on newlines only: a record's text may hold U+2028 or U+0085, which JSON leaves as is.
-    lines = _read_text(path, "journal").split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    for n, line in enumerate(lines, 1):
-        try:
-            record = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):
-            if not records:
-                raise UsageError(
-                    f"journal {path} is not moot's: line 1 is not JSON", hint=_IS_IT_MOOTS
-                ) from None
-            break
-        if not isinstance(record, dict):
-            raise UsageError(
-                f"journal {path} is not moot's: line {n} is not a record", hint=_IS_IT_MOOTS
-            )
-        records.append(record)
-    if records:
-        _check_record(path, "journal", records[0])
+    """The journal's records, checked as resume reads them: a torn last line (a crash
+    mid-write) is left out; any other line that is not a record is refused, naming it."""
+    records = read_journal(path)
+    if not records:
+        return records
+    if records[0].get("type") != "debate":
+        raise RecordError(
+            f"journal {path} is not moot's: line 1 is not a debate's header",
+            path=str(path),
+            where="line 1",
+            hint=_IS_IT_MOOTS,
+        )
+    _check_record(path, "journal", records[0])
     return records
 
 

@@ -13,7 +13,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, Field, ValidationError
 
 from moot import __version__
-from moot.errors import UsageError
+from moot.errors import RecordError, UsageError
 from moot.files import RECORD_LIMIT, read_bytes
 
 # The file helpers live in moot.files; the runner, history and tournament import them from here.
@@ -143,7 +143,7 @@ def _mend_torn_end(fd: int) -> None:
 def _whole_record(line: bytes) -> bool:
     """What read_journal keeps of an unterminated last line: a record it accepts."""
     try:
-        _journal_record(line, "", "")
+        _journal_record(line, path=Path(), number=0)
     except UsageError:
         return False
     return True
@@ -163,7 +163,77 @@ class _Kept(BaseModel):
     value: Any = None
 
 
-_RECORDS: dict[str, type[BaseModel]] = {"turn": Turn, "score": _Score, "kept": _Kept}
+class _Stop(BaseModel):
+    reason: StopReason
+
+
+_RECORDS: dict[str, type[BaseModel]] = {
+    "turn": Turn,
+    "score": _Score,
+    "kept": _Kept,
+    "stop": _Stop,
+}
+
+# No number moot writes (a seed, a count of tokens, a token id) has more digits than this; a
+# longer one is refused where it is, before Python's own limit on integers turns it into an
+# error that names nothing.
+_MOST_DIGITS = 40
+
+
+class _TooLong:
+    """Where a JSON integer of more than _MOST_DIGITS digits stood."""
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+
+def parse_json(text: str, *, name: str, path: str, hint: str, line: bool = False) -> object:
+    """TEXT as JSON, each integer bounded; what is not JSON is a RecordError naming NAME
+    (the file, or with LINE the file and the line) and, for an integer too long, where it
+    stands."""
+
+    def bounded(digits: str) -> int | _TooLong:
+        length = len(digits.lstrip("-"))
+        return _TooLong(length) if length > _MOST_DIGITS else int(digits)
+
+    try:
+        data = json.loads(text, parse_int=bounded)
+    except RecursionError:
+        raise RecordError(
+            f"{name} is nested too deeply to be moot's", path=path, hint=hint
+        ) from None
+    except json.JSONDecodeError as exc:
+        what = "is not JSON" if line else f"is not valid JSON: {exc.msg} (line {exc.lineno})"
+        raise RecordError(f"{name} {what}", path=path, hint=hint) from None
+    found = _too_long(data)
+    if found is not None:
+        where, digits = found
+        raise RecordError(
+            f"{name}: {where or 'the record'}: an integer of {digits} digits, longer than any "
+            "moot writes",
+            path=path,
+            where=where,
+            hint=hint,
+        )
+    return data
+
+
+def _too_long(data: object) -> tuple[str, int] | None:
+    """The JSON path of the first integer parse_json found too long, and its digits; walked
+    without recursion (a record may be nested as deep as the parser allows)."""
+    stack: list[tuple[str, object]] = [("", data)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, _TooLong):
+            return where, value.digits
+        items: list[tuple[Any, object]] = []
+        if isinstance(value, dict):
+            items = list(value.items())
+        elif isinstance(value, list):
+            items = list(enumerate(value))
+        for key, child in reversed(items):  # in the order they are written
+            stack.append((f"{where}.{key}" if where else str(key), child))
+    return None
 
 
 def read_journal(path: Path) -> list[dict[str, Any]]:
@@ -173,37 +243,63 @@ def read_journal(path: Path) -> list[dict[str, Any]]:
     data = read_bytes(path, what="journal", limit=RECORD_LIMIT, follow_symlinks=False)
     lines = data.split(b"\n")
     torn = lines.pop()  # b"" when the journal ends with its newline
-    hint = "the journal is damaged; start the debate again"
     records = [
-        _journal_record(line, f"{path}: line {number}", hint)
+        _journal_record(line, path=path, number=number)
         for number, line in enumerate(lines, start=1)
     ]
     if torn.strip():
         try:
-            records.append(_journal_record(torn, "", hint))
+            records.append(_journal_record(torn, path=path, number=len(lines) + 1))
         except UsageError:
             pass  # cut short by a crash: the turn it held is run again
+    _check_turn_order(records, path=path)
     return records
 
 
-def _journal_record(line: bytes, where: str, hint: str) -> dict[str, Any]:
+JOURNAL_HINT = "the journal is damaged; start the debate again"
+
+
+def _journal_record(line: bytes, *, path: Path, number: int) -> dict[str, Any]:
+    where, hint = f"{path}: line {number}", JOURNAL_HINT
     try:
-        record = json.loads(line.decode("utf-8"))
+        text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UsageError(f"{where} is not UTF-8 text (byte {exc.start})", hint=hint) from None
-    except ValueError:
-        raise UsageError(f"{where} is not JSON", hint=hint) from None
-    except RecursionError:
-        raise UsageError(f"{where} is nested too deeply to be moot's", hint=hint) from None
-    if not isinstance(record, dict):
-        raise UsageError(f"{where}: expected an object", hint=hint)
-    kind = record.get("type")
-    if not isinstance(kind, str):
-        raise UsageError(f"{where}: type: expected a string", hint=hint)
-    schema = _RECORDS.get(kind)
-    if schema is not None:
-        validate(schema, record, name=where, hint=hint)
+        raise RecordError(
+            f"{where} is not UTF-8 text (byte {exc.start})", path=str(path), where=f"line {number}",
+            hint=hint,
+        ) from None  # fmt: skip
+    try:
+        record = parse_json(text, name=where, path=str(path), hint=hint, line=True)
+        if not isinstance(record, dict):
+            raise RecordError(f"{where}: expected an object", path=str(path), hint=hint)
+        kind = record.get("type")
+        if not isinstance(kind, str):
+            raise RecordError(f"{where}: type: expected a string", path=str(path), hint=hint)
+        schema = _RECORDS.get(kind)
+        if schema is not None:
+            validate(schema, record, name=where, hint=hint)
+    except RecordError as exc:  # the line, wherever in it the fault is
+        raise RecordError(exc.message, path=str(path), where=f"line {number}", hint=hint) from None
+    record["_line"] = number
     return record
+
+
+def _check_turn_order(records: list[dict[str, Any]], *, path: Path) -> None:
+    """The journal's turns are numbered 0, 1, 2… in the order they were written: a resumed
+    debate reuses each by its place, so a number that skips or repeats is a damaged journal."""
+    turns = 0
+    for record in records:
+        line = record.pop("_line")
+        if record["type"] != "turn":
+            continue
+        if record["index"] != turns:
+            raise RecordError(
+                f"{path}: line {line}: index: {record['index']} where turn {turns} comes next",
+                path=str(path),
+                where=f"line {line}",
+                hint=JOURNAL_HINT,
+            )
+        turns += 1
 
 
 def check_version(record: dict[str, Any], *, name: str, hint: str) -> None:
@@ -243,8 +339,13 @@ def validate(model: type[M], data: object, *, name: str, hint: str, prefix: str 
         return model.model_validate_json(json.dumps(data), strict=True)
     except ValidationError as exc:
         if exc.errors()[0]["type"] == "json_invalid":  # valid JSON, past the parser's depth
-            raise UsageError(f"{name} is nested too deeply to be moot's", hint=hint) from None
-        raise UsageError(f"{name}: {field_error(exc, prefix=prefix)}", hint=hint) from None
+            raise RecordError(
+                f"{name} is nested too deeply to be moot's", path=name, hint=hint
+            ) from None
+        where = field_error(exc, prefix=prefix)
+        raise RecordError(
+            f"{name}: {where}", path=name, where=where.partition(":")[0], hint=hint
+        ) from None
 
 
 _EXPECTED = {
@@ -274,15 +375,37 @@ def field_error(exc: ValidationError, *, prefix: str = "") -> str:
 
 def load(path: Path) -> tuple[Transcript, dict[str, Any]]:
     """A saved transcript.json, read bounded and validated strictly (one written by a newer
-    moot refused), with its raw record; a UsageError naming the file and the field."""
-    from moot.files import RECORD_LIMIT, read_json
+    moot refused), with its raw record; a RecordError naming the file and the field."""
+    return read_transcript(path)
 
-    data = read_json(path, what="transcript", limit=RECORD_LIMIT)
+
+def read_transcript(
+    path: Path, *, follow_symlinks: bool = True, versioned: bool = True
+) -> tuple[Transcript, dict[str, Any]]:
+    """load, for each reader of a transcript: history shows one written by a newer moot
+    (VERSIONED false), and reads a saved debate's own file only, never a symlink."""
+    from moot.files import read_text
+
+    text = read_text(path, what="transcript", limit=RECORD_LIMIT, follow_symlinks=follow_symlinks)
     name, hint = str(path), "pass the transcript.json of a debate moot saved"
+    data = parse_json(text, name=name, path=name, hint=hint)
     if not isinstance(data, dict):
-        raise UsageError(f"{name} is not a moot transcript: expected an object", hint=hint)
-    check_version(data, name=name, hint=hint)
-    return validate(Transcript, data, name=name, hint=hint), data
+        raise RecordError(
+            f"{name} is not a moot transcript: expected an object", path=name, hint=hint
+        )
+    if versioned:
+        check_version(data, name=name, hint=hint)
+    transcript = validate(Transcript, data, name=name, hint=hint)
+    for place, turn in enumerate(transcript.turns):
+        if turn.index != place:  # a replay and a re-judging find each turn by its place
+            where = f"turns.{place}.index"
+            raise RecordError(
+                f"{name}: {where}: {turn.index} where turn {place} stands",
+                path=name,
+                where=where,
+                hint=hint,
+            )
+    return transcript, data
 
 
 def held_round(rnd: int | None, *, last: int, closing: bool = False) -> int | None:
