@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from moot import __version__
+from moot._version import __version__
 from moot.checks import hollow
 from moot.config import RunSettings
 from moot.engine import Engine, Role, is_failed

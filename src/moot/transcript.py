@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from moot import __version__
+from moot._version import __version__
 from moot.errors import RecordError, UsageError
 from moot.files import RECORD_LIMIT, read_bytes
 

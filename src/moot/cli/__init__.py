@@ -7,7 +7,7 @@ import sys
 import typer
 from rich.console import Console
 
-from moot import __version__
+from moot._version import __version__
 from moot.errors import MootError
 
 EXIT_CODES = (

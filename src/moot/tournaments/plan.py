@@ -11,7 +11,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from moot import __version__, files
+from moot import files
+from moot._version import __version__
 from moot.config import Seed, validate_params
 from moot.engine import derive_seed
 from moot.errors import UsageError
