@@ -18,7 +18,7 @@ from moot.formats.adversarial.text import render
 from moot.formats.base import RunOptions
 from moot.inference.protocol import ChatRequest
 from moot.inference.scripted import ScriptedModel
-from moot.runner import Debate, DebateResult, DebateSetup
+from moot.runner import DebateRun, DebateResult, DebateSetup
 from moot.transcript import Transcript
 
 QUESTION = "Is nuclear power safer per TWh than wind?"
@@ -131,7 +131,7 @@ def review(
         out_dir=tmp_path / "out",
         default_model="judge-model",
     )
-    return Debate(setup, model_factory=panel.model).run()
+    return DebateRun(setup, model_factory=panel.model).run()
 
 
 def steps(result: DebateResult) -> list[tuple[int | None, str, str]]:
@@ -318,7 +318,7 @@ def test_continue_carries_the_earlier_answer_into_round_one(tmp_path: Path) -> N
         params=params,
         out_dir=tmp_path / "second",
     )
-    result = Debate(setup, model_factory=panel.model).run()
+    result = DebateRun(setup, model_factory=panel.model).run()
     first = panel.prompts("participant_1", 1)[0]
     assert QUESTION in first and "FINAL: nuclear is safer per TWh." in first
     assert "the new question has priority" in first
@@ -415,7 +415,7 @@ def test_an_interrupted_review_resumes_from_its_journal(tmp_path: Path) -> None:
     setup, records = resume_setup(tmp_path / "out")
     assert setup.params == AdversarialParams(participants=("alpha", "beta"), rounds=2)
     panel = Panel()
-    result = Debate(setup, model_factory=panel.model, replay=records).run()
+    result = DebateRun(setup, model_factory=panel.model, replay=records).run()
     assert [(s, n) for s, n, _ in panel.calls] == [("judge", 2), ("synthesizer", 1)]
     assert len(result.transcript.turns) == 7 and result.transcript.stop_reason == "cap"
 

@@ -20,7 +20,7 @@ from moot.formats.challenge.text import ALL_TIMED_OUT, NO_EXCHANGES, UNCONTESTED
 from moot.formats.failures import sanitize
 from moot.inference.protocol import ChatRequest
 from moot.inference.scripted import ScriptedModel
-from moot.runner import Debate, DebateResult, DebateSetup
+from moot.runner import DebateRun, DebateResult, DebateSetup
 
 TOPIC = "Should we rewrite the billing service in Rust?"
 BODY = (
@@ -139,7 +139,7 @@ def debate(
         role_models={"proposer": "pro-model", "challenger": "con-model"},
     )
     events: list[Any] = []
-    result = Debate(setup, listeners=[events.append], model_factory=script.model).run()
+    result = DebateRun(setup, listeners=[events.append], model_factory=script.model).run()
     return result, events
 
 
@@ -576,7 +576,7 @@ def test_an_interrupted_debate_resumes_from_its_journal(tmp_path: Path, moot_hom
     setup, records = resume_setup(tmp_path / "out")
     assert setup.params == ChallengeParams(rounds=2, effort="low")
     script = Script()
-    result = Debate(setup, model_factory=script.model, replay=records).run()
+    result = DebateRun(setup, model_factory=script.model, replay=records).run()
     assert [(s, n) for s, n, _ in script.calls] == [
         ("follow_up", 2),
         ("summary", 1),

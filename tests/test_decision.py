@@ -23,7 +23,7 @@ from moot.formats.decision.schemas import sections_schema, token_budget, verdict
 from moot.inference.protocol import ChatRequest
 from moot.inference.scripted import ScriptedModel
 from moot.prompts import builtin_root, load_pack
-from moot.runner import Debate, DebateResult, DebateSetup
+from moot.runner import DebateRun, DebateResult, DebateSetup
 
 TOPIC = "Postgres vs MySQL vs SQLite for a small analytics app"
 HEADINGS = [
@@ -116,7 +116,7 @@ def run_decision(
         out_dir=tmp_path / "out" if tmp_path else None,
     )
     listeners = [events.append] if events is not None else []
-    debate = Debate(setup, listeners=listeners, model_factory=lambda ref: room.model, ask=ask)
+    debate = DebateRun(setup, listeners=listeners, model_factory=lambda ref: room.model, ask=ask)
     return debate.run()
 
 

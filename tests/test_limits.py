@@ -14,7 +14,7 @@ from moot.checks import ELLIPSIS, ends_sentence, fit, length_units
 from moot.engine import Token, TurnStarted
 from moot.inference.protocol import ChatRequest, Completion, OnText
 from moot.inference.scripted import ScriptedModel
-from moot.runner import Debate
+from moot.runner import DebateRun
 from moot.settings import prepare, settings
 from moot.transcript import read_journal
 
@@ -67,7 +67,7 @@ def test_no_limited_turn_is_longer_than_its_limit_in_any_format(
     setup = prepare(chosen, out_dir=tmp_path / "out")
     model = Overrun(lang)
     events: list[Any] = []
-    result = Debate(setup, listeners=[events.append], model_factory=lambda ref: model).run()
+    result = DebateRun(setup, listeners=[events.append], model_factory=lambda ref: model).run()
 
     shown: dict[int, str] = {}
     current = None
@@ -249,14 +249,14 @@ class Asker(ScriptedModel):
 
 
 def test_a_point_of_information_that_asks_nothing_is_drawn_again(tmp_path: Path) -> None:
-    from moot.runner import Debate
+    from moot.runner import DebateRun
     from moot.settings import prepare, settings
 
     chosen = settings(motion="remote work is better", seed=2, params={"max_rounds": 3})
     model = Asker()
     events: list[Any] = []
     setup = prepare(chosen, out_dir=tmp_path / "out")
-    transcript = Debate(setup, listeners=[events.append], model_factory=lambda r: model).run()
+    transcript = DebateRun(setup, listeners=[events.append], model_factory=lambda r: model).run()
     turns = transcript.transcript.turns
     questions = [t for t in turns if t.step == "poi_question"]
     answers = [t for t in turns if t.step == "poi_answer"]

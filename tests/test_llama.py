@@ -364,7 +364,7 @@ class OpensThinking(LlamaCppModel):
 def test_a_template_that_opens_a_think_block_keeps_the_reasoning_from_every_other_seat(
     tmp_path: Path,
 ) -> None:
-    from moot.runner import Debate
+    from moot.runner import DebateRun
     from moot.settings import prepare, settings
 
     model = OpensThinking(resolve_installed("smollm2-135m"))
@@ -379,7 +379,7 @@ def test_a_template_that_opens_a_think_block_keeps_the_reasoning_from_every_othe
             run={"think_budget": 24, "max_tokens": 32},
         )
         setup = prepare(chosen, out_dir=tmp_path / "out")
-        result = Debate(setup, model_factory=lambda ref: model).run()
+        result = DebateRun(setup, model_factory=lambda ref: model).run()
     finally:
         model.close()
     turns = result.transcript.turns

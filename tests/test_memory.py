@@ -503,7 +503,7 @@ def test_a_debate_that_cannot_fit_is_refused_before_any_model_loads(
     tmp_path: Path, moot_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from moot.inference import pool
-    from moot.runner import Debate
+    from moot.runner import DebateRun
     from moot.settings import prepare, settings
 
     template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
@@ -515,7 +515,7 @@ def test_a_debate_that_cannot_fit_is_refused_before_any_model_loads(
     monkeypatch.setattr(memory, "free_memory", lambda gpu=False: Free(ram=64 * MiB, gpu=None))
     chosen = settings(motion="cities should ban cars", models=(str(path),), seed=1)
     with pytest.raises(NotEnoughMemoryError) as caught:
-        Debate(prepare(chosen, out_dir=tmp_path / "out")).run()
+        DebateRun(prepare(chosen, out_dir=tmp_path / "out")).run()
     assert caught.value.message.startswith("the debate's model needs ")
     assert "64 MiB is free" in caught.value.message and loaded == []
 
@@ -523,7 +523,7 @@ def test_a_debate_that_cannot_fit_is_refused_before_any_model_loads(
 def test_the_context_is_what_the_rulebook_needs_within_the_trained_one() -> None:
     from moot.formats import get_format
     from moot.formats.base import context_need
-    from moot.runner import Debate
+    from moot.runner import DebateRun
     from moot.settings import prepare, settings
 
     oxford = get_format("oxford")
@@ -537,7 +537,7 @@ def test_the_context_is_what_the_rulebook_needs_within_the_trained_one() -> None
     }.items():
         fmt = get_format(name)
         assert context_need(fmt, fmt.params_type(**params), "en") > context_need(oxford, long, "en")
-    debate = Debate(prepare(settings(motion="cities should ban cars", params={"max_rounds": 5})))
+    debate = DebateRun(prepare(settings(motion="cities should ban cars", params={"max_rounds": 5})))
     assert debate.n_ctx is None  # no --n-ctx: sized when the models are known
     assert debate._needed_ctx([8192, 32768]) == 6400  # 6,176 tokens, to llama.cpp's 256
     assert debate._needed_ctx([2048]) == 2048  # never past what the model was trained on

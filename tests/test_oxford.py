@@ -13,7 +13,7 @@ from moot.formats.oxford.flow import FORMAT
 from moot.formats.oxford.schemas import Brief, CompletenessRubric, OxfordParams
 from moot.inference.protocol import ChatRequest
 from moot.inference.scripted import ScriptedModel
-from moot.runner import Debate, DebateSetup
+from moot.runner import DebateRun, DebateSetup
 from moot.transcript import read_journal
 
 MOTION = "This House Believes That remote work is better than office work"
@@ -111,7 +111,7 @@ def run_debate(tmp_path: Path, chamber: Chamber, **params: Any) -> Any:
         out_dir=tmp_path / "out",
     )
     events: list[Any] = []
-    debate = Debate(setup, listeners=[events.append], model_factory=lambda ref: chamber.model)
+    debate = DebateRun(setup, listeners=[events.append], model_factory=lambda ref: chamber.model)
     return debate.run(), events
 
 
@@ -567,7 +567,7 @@ def test_a_judge_that_gives_no_valid_reply_is_a_failed_seat_and_the_debate_goes_
     setup, replay = resumed_after(tmp_path, cut)
     chamber = FailingJudge()
     chamber.asked = 2  # its failed replies are in the journal: the judge is not asked them
-    again = Debate(setup, replay=replay, model_factory=lambda ref: chamber.model).run()
+    again = DebateRun(setup, replay=replay, model_factory=lambda ref: chamber.model).run()
 
     def shape(turns: list[Any]) -> list[tuple[Any, ...]]:
         return [(t.round, t.role, t.step, t.note, t.data == {}) for t in turns]
@@ -600,7 +600,7 @@ def test_a_resumed_debate_asks_a_step_that_goes_on_a_saved_turn_what_it_asked_be
     cut = next(i for i, r in enumerate(journal_of(tmp_path)) if r.get("type") == "turn") + 1
     setup, replay = resumed_after(tmp_path, cut)
     again = Chamber()
-    Debate(setup, replay=replay, model_factory=lambda ref: again.model).run()
+    DebateRun(setup, replay=replay, model_factory=lambda ref: again.model).run()
     # The point of information after the saved speech goes on its conversation: the prompt
     # the speech was drawn from (the reminder too), the speech, then its own.
     before = next(r for r in first.model.requests if r.session == "opposition")

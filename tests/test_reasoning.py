@@ -33,7 +33,7 @@ from moot.inference.remote import OpenAICompatModel
 from moot.inference.scripted import ScriptedModel, _value
 from moot.prompts import PromptPack
 from moot.render import LiveView
-from moot.runner import Debate
+from moot.runner import DebateRun
 from moot.settings import prepare, settings
 from moot.transcript import Transcript, Turn, read_journal
 
@@ -162,7 +162,7 @@ def oxford(tmp_path: Path, model: ScriptedModel) -> tuple[Any, list[Any]]:
     chosen = settings(motion="cities should ban cars", seed=3, params={"max_rounds": 3})
     setup = prepare(chosen, out_dir=tmp_path / "out")
     events: list[Any] = []
-    result = Debate(setup, listeners=[events.append], model_factory=lambda ref: model).run()
+    result = DebateRun(setup, listeners=[events.append], model_factory=lambda ref: model).run()
     return result, events
 
 
@@ -475,7 +475,7 @@ def test_a_server_that_thinks_apart_keeps_its_reasoning_out_of_every_prompt(
     chosen = settings(motion="cities should ban cars", seed=3, params={"max_rounds": 3})
     setup = prepare(chosen, out_dir=tmp_path / "out")
     events: list[Any] = []
-    result = Debate(setup, listeners=[events.append], model_factory=lambda ref: model).run()
+    result = DebateRun(setup, listeners=[events.append], model_factory=lambda ref: model).run()
     model.close()
     turns = result.transcript.turns
     speeches = [t for t in turns if t.data is None]
@@ -536,7 +536,7 @@ def test_the_think_budget_a_caller_sets_reaches_every_speech(tmp_path: Path) -> 
     chosen = settings(
         motion="cities should ban cars", seed=3, params={"max_rounds": 3}, run={"think_budget": 9}
     )
-    Debate(prepare(chosen, out_dir=tmp_path / "out"), model_factory=lambda ref: model).run()
+    DebateRun(prepare(chosen, out_dir=tmp_path / "out"), model_factory=lambda ref: model).run()
     free = [r.think_budget for r in model.requests if r.reply_schema is None]
     assert free and set(free) == {9}
     assert {r.think_budget for r in model.requests if r.reply_schema is not None} == {0}

@@ -20,7 +20,7 @@ from moot import __version__, files
 from moot.errors import CallTimeoutError, MootError, RecordError, UsageError
 from moot.inference.protocol import ChatRequest
 from moot.inference.scripted import ScriptedModel
-from moot.runner import Debate, resume_setup
+from moot.runner import DebateRun, resume_setup
 from moot.settings import DebateSettings, prepare
 from moot.transcript import Journal, load, read_journal
 
@@ -412,7 +412,7 @@ def test_a_line_torn_inside_a_character_is_still_just_torn(tmp_path: Path, cli: 
     journal.write_bytes(b"\n".join(lines[:6]) + b"\n" + torn[: cut + 1])
     assert len(read_journal(journal)) == 6
     setup, records = resume_setup(out)
-    result = Debate(setup, replay=records).run()
+    result = DebateRun(setup, replay=records).run()
     assert result.transcript.turns[5].text == json.loads(lines[6])["text"]  # the torn turn
     assert len(read_journal(journal)) == len(lines) - 1  # the whole journal, nothing glued
 
@@ -512,9 +512,9 @@ def failing_model(exc: BaseException) -> Callable[[str], ScriptedModel]:
     return lambda ref: ScriptedModel([reply], model_id=f"failing:{ref}")
 
 
-def oxford(out: Path | None) -> Debate:
+def oxford(out: Path | None) -> DebateRun:
     setup = prepare(DebateSettings(motion=MOTION, seed=3), out_dir=out)
-    return Debate(setup, model_factory=failing_model(OSError(errno.ENOSPC, "No space left")))
+    return DebateRun(setup, model_factory=failing_model(OSError(errno.ENOSPC, "No space left")))
 
 
 def test_a_failed_write_in_an_unsaved_debate_says_nothing_was_saved() -> None:
@@ -538,7 +538,7 @@ def test_a_call_timeout_is_not_reported_as_a_failed_write(tmp_path: Path) -> Non
     setup = prepare(DebateSettings(motion=MOTION, seed=3), out_dir=tmp_path / "out")
     timeout = CallTimeoutError(seconds=1, model="slow")
     with pytest.raises(CallTimeoutError):
-        Debate(setup, model_factory=failing_model(timeout)).run()
+        DebateRun(setup, model_factory=failing_model(timeout)).run()
 
 
 # -- records that do not validate, through every command that reads them ------------------

@@ -20,7 +20,7 @@ from moot.formats.decision.flow import FORMAT as DECISION
 from moot.inference.protocol import ChatRequest
 from moot.inference.scripted import ScriptedModel, _minimal
 from moot.rejudge import JUDGING, compared_fields, file_name
-from moot.runner import Debate
+from moot.runner import DebateRun
 from moot.settings import DebateSetup
 
 # The API tests name their scripted models freely; the command line checks references.
@@ -220,7 +220,7 @@ def test_a_decision_is_replayed_with_the_plan_the_user_corrected(tmp_path: Path)
         params=DECISION.params(RunOptions(rounds=0)),
         out_dir=tmp_path / "decision",
     )
-    Debate(setup, model_factory=lambda ref: model, ask=ask).run()
+    DebateRun(setup, model_factory=lambda ref: model, ask=ask).run()
     pool = Pool()
 
     [result] = moot.judge(tmp_path / "decision" / "transcript.json", judges="j", pool=pool)

@@ -21,7 +21,7 @@ from moot.formats.base import RunOptions
 from moot.formats.decision.flow import FORMAT as DECISION
 from moot.inference.protocol import ChatRequest, Completion, OnText
 from moot.inference.scripted import ScriptedModel
-from moot.runner import Debate, DebateSetup, resume_setup
+from moot.runner import DebateRun, DebateSetup, resume_setup
 from moot.transcript import read_journal
 
 ARGS = ["--max-rounds", "3", "--min-score", "10", "--max-tokens", "24", "--seed", "11", "--quiet"]
@@ -235,7 +235,7 @@ def test_a_resumed_decision_goes_on_with_the_corrected_plan_without_asking(
         params=DECISION.params(RunOptions(rounds=1)),
         out_dir=tmp_path / "whole",
     )
-    whole = Debate(setup, model_factory=lambda ref: model, ask=ask).run()
+    whole = DebateRun(setup, model_factory=lambda ref: model, ask=ask).run()
     assert whole.transcript.result and whole.transcript.result["seats"] == CORRECTED
 
     def crash(event: Event) -> None:
@@ -244,11 +244,11 @@ def test_a_resumed_decision_goes_on_with_the_corrected_plan_without_asking(
 
     cut = replace(setup, out_dir=tmp_path / "cut")
     with pytest.raises(Crash):
-        Debate(cut, listeners=[crash], model_factory=lambda ref: model, ask=ask).run()
+        DebateRun(cut, listeners=[crash], model_factory=lambda ref: model, ask=ask).run()
     assert len(asked) == 4
 
     again, records = resume_setup(tmp_path / "cut")
-    resumed = Debate(again, model_factory=lambda ref: model, replay=records).run()
+    resumed = DebateRun(again, model_factory=lambda ref: model, replay=records).run()
     assert len(asked) == 4  # the plan came from the journal
     assert [(t.role, t.step, t.text) for t in resumed.transcript.turns] == [
         (t.role, t.step, t.text) for t in whole.transcript.turns

@@ -15,7 +15,7 @@ import pytest
 from moot.checks import check_debate, length_units, voice_for
 from moot.inference.protocol import ChatRequest, Completion, OnText
 from moot.inference.scripted import ScriptedModel, _minimal
-from moot.runner import Debate
+from moot.runner import DebateRun
 from moot.settings import prepare, settings
 from moot.transcript import load
 from test_voice import shown_by_turn
@@ -66,7 +66,7 @@ def test_a_model_that_breaks_every_rule_is_kept_to_them(
     setup = prepare(chosen, out_dir=tmp_path / "out")
     events: list[Any] = []
     model = Rulebreaker(lang)
-    Debate(setup, listeners=[events.append], model_factory=lambda ref: model).run()
+    DebateRun(setup, listeners=[events.append], model_factory=lambda ref: model).run()
     transcript, _ = load(tmp_path / "out" / "transcript.json")
 
     report = check_debate(transcript)

@@ -15,7 +15,7 @@ from moot.checks import clean_voice, opening_problem
 from moot.engine import Notice, Token, TurnStarted
 from moot.inference.protocol import ChatRequest, Completion, OnText
 from moot.inference.scripted import ScriptedModel
-from moot.runner import Debate
+from moot.runner import DebateRun
 from moot.settings import prepare, settings
 
 BODY = "Remote work saves hours once lost to commuting. It widens hiring. Output rises."
@@ -43,7 +43,7 @@ def debate(tmp_path: Path, model: Chatty) -> tuple[Any, list[Any]]:
     chosen = settings(motion="remote work is better", seed=2, params={"max_rounds": 3})
     setup = prepare(chosen, out_dir=tmp_path / "out")
     events: list[Any] = []
-    result = Debate(setup, listeners=[events.append], model_factory=lambda ref: model).run()
+    result = DebateRun(setup, listeners=[events.append], model_factory=lambda ref: model).run()
     return result.transcript, events
 
 
@@ -209,7 +209,7 @@ def run_oxford(tmp_path: Path, model: ScriptedModel, lang: str = "en") -> tuple[
     chosen = settings(motion=motion, seed=2, lang=lang, params={"max_rounds": 3})
     setup = prepare(chosen, out_dir=tmp_path / "out")
     events: list[Any] = []
-    result = Debate(setup, listeners=[events.append], model_factory=lambda ref: model).run()
+    result = DebateRun(setup, listeners=[events.append], model_factory=lambda ref: model).run()
     return result.transcript, events
 
 

@@ -35,7 +35,7 @@ from moot.inference.protocol import (
     parse_error,
     sanitize,
 )
-from moot.runner import Debate, setup_from_record
+from moot.runner import DebateRun, setup_from_record
 from moot.settings import check_model_ref
 from moot.transcript import (
     Transcript,
@@ -461,7 +461,7 @@ class Rejudging:
         limit = RunSettings.model_fields["call_timeout_s"].default
         setup.run = setup.run.model_copy(update={"dry_run": dry_run, "call_timeout_s": limit})
         self.setup = setup
-        self.runner = Debate(setup, model_factory=model_factory)
+        self.runner = DebateRun(setup, model_factory=model_factory)
         self.pack = self.runner.pack()
         self._names: set[str] = set()
 

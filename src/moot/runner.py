@@ -42,7 +42,7 @@ class DebateResult:
     markdown: str
 
 
-class Debate:
+class DebateRun:
     """Resolves models offline, checks the pack, runs the format, writes the files.
 
     Models come from `model_factory` when given (scripted models, a caller's pool, a
@@ -409,7 +409,7 @@ def replay(path: Path, *, listeners: list[Listener] | None = None) -> ReplayRepo
             )
 
     try:
-        result = Debate(setup, listeners=[*(listeners or []), compare]).run()
+        result = DebateRun(setup, listeners=[*(listeners or []), compare]).run()
     except _Diverged as diverged:
         return diverged.report
     if len(result.transcript.turns) != len(saved):

@@ -24,7 +24,7 @@ from moot.inference import pool as _pool
 from moot.inference.human import Console
 from moot.inference.protocol import ChatModel
 from moot.models import store
-from moot.runner import Debate as _Runner
+from moot.runner import DebateRun as _Runner
 from moot.runner import resume_setup
 from moot.settings import DebateSettings, DebateSetup, prepare, settings
 from moot.transcript import Transcript, Turn

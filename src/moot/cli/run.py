@@ -36,7 +36,7 @@ from moot.formats import get_format
 from moot.formats.oxford.flow import EXAMPLE_MOTIONS, label
 from moot.inference.human import SeatLeft, is_human_ref
 from moot.render import LiveView, safe, show_document
-from moot.runner import Debate as Runner
+from moot.runner import DebateRun as Runner
 from moot.settings import DebateSetup, prepare, settings
 
 TimeLimit = Annotated[

@@ -28,7 +28,7 @@ from moot.errors import MootError, UsageError
 from moot.formats import get_format
 from moot.formats.base import Format
 from moot.inference.protocol import ChatModel
-from moot.runner import Debate
+from moot.runner import DebateRun
 from moot.settings import DebateSetup, FormatParams, format_params
 from moot.tournaments.judge import SIDE_NAMES, Verdict, judge_debate
 from moot.tournaments.plan import (
@@ -183,7 +183,9 @@ def play(
         if there and not records:
             journal.unlink()  # torn before its header: start the debate afresh
         setup = setup_for(plan, pairing, folder)
-        debate = Debate(setup, listeners=listeners, model_factory=model_for, replay=records or None)
+        debate = DebateRun(
+            setup, listeners=listeners, model_factory=model_for, replay=records or None
+        )
         transcript = debate.run().transcript
     verdict = judge_debate(
         pairing.id,

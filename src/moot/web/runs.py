@@ -13,7 +13,7 @@ from moot.api.debates import ModelSource
 from moot.inference.human import is_human_ref
 from moot.inference.protocol import ChatModel, ChatRequest, Completion, OnText
 from moot.inference.scripted import EchoModel
-from moot.runner import Debate as Runner
+from moot.runner import DebateRun as Runner
 from moot.settings import DebateSetup
 from moot.web import wire
 from moot.web.jobs import Job
