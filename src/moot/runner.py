@@ -278,11 +278,14 @@ def resume_setup(folder: Path) -> tuple[DebateSetup, list[dict[str, Any]]]:
             hint="a debate moot saved holds files, not links: remove it",
         )
     records = read_journal(journal)
-    header = next((r for r in records if r.get("type") == "debate"), None)
+    line, header = next(
+        ((n, r) for n, r in enumerate(records, start=1) if r.get("type") == "debate"), (0, None)
+    )
     if header is None:
         raise UsageError(f"{journal} has no debate header", hint="it cannot be resumed")
     hint = "the journal is damaged; start the debate again"
-    return setup_from_record(header, out_dir=folder, source=str(journal), hint=hint), records
+    source = f"{journal}: line {line}"  # each record is a line of its own
+    return setup_from_record(header, out_dir=folder, source=source, hint=hint), records
 
 
 class _SavedRun(BaseModel):
