@@ -18,9 +18,10 @@ NO_AMX := -U__AMX_INT8__ -U__AMX_TILE__ -U__AMX_BF16__
 WITHOUT_AMX := CFLAGS="$$CFLAGS $(NO_AMX)" CXXFLAGS="$$CXXFLAGS $(NO_AMX)"
 LLAMA_VERSION := $(shell sed -n 's/.*"llama-cpp-python==\([0-9.]*\)".*/\1/p' pyproject.toml | head -1)
 
-.PHONY: install models browser test lint demo bench bench-gpu clean
+.PHONY: install models browser test lint docs demo bench bench-gpu clean
 
-install: $(STAMP) $(MODELS) browser
+# Everything goes into .venv and moot's data directory; only `make test` adds the browser.
+install: $(STAMP) $(MODELS)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,7 +45,7 @@ $(MODELS): $(STAMP) models/catalog.toml
 models: $(MODELS)
 
 # The browser tests drive Debian's Chromium, never one Playwright downloads. As root with
-# apt-get (CI on Debian) it is installed here; elsewhere the package to install is named.
+# apt-get (CI on Debian) `make test` installs it here; elsewhere the package is named.
 browser:
 	@if [ -x $(CHROMIUM) ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -64,8 +65,14 @@ lint: $(STAMP)
 	$(BIN)/mypy --strict --follow-imports=silent $(PUBLIC)
 	$(BIN)/lint-imports --no-cache
 
-test: install
+# The documentation site, into site/: --strict fails on a broken link or an API name that
+# does not resolve. tests/test_docs.py checks the built site loads nothing from outside.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+test: install browser
 	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory docs
 	$(BIN)/pytest -q --durations=25
 
 demo: install
@@ -78,4 +85,4 @@ bench-gpu: install
 	$(BIN)/python benchmarks/bench_gpu.py
 
 clean:
-	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) dist build site .pytest_cache .mypy_cache .ruff_cache

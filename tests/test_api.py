@@ -1,5 +1,6 @@
 """moot as a library: `moot.debate`, `moot.Debate`, `moot.tournament`, `moot.models`, and the
-README's "From Python" section, run as written."""
+Python API page's "From Python" section (docs/python.md, whose first example the README
+shows), run as written."""
 
 from __future__ import annotations
 
@@ -222,22 +223,23 @@ def test_a_debate_releases_the_models_it_loaded(
     assert closed == ["smollm2-135m"]
 
 
-def readme_python() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def python_examples(page: str = "docs/python.md") -> list[str]:
+    text = (ROOT / page).read_text(encoding="utf-8")
     section = text.split("## From Python", 1)[1].split("\n## ", 1)[0]
     return re.findall(r"```python\n(.*?)```", section, re.S)
 
 
-def test_the_readme_shows_python_code() -> None:
-    blocks = readme_python()
+def test_the_python_page_shows_python_code() -> None:
+    blocks = python_examples()
     assert len(blocks) == 2
     assert len(blocks[0].strip().splitlines()) <= 5  # import, blank, the call, a print
+    assert python_examples("README.md") == blocks[:1]  # the README's example is run below
 
 
 @pytest.mark.real
 @pytest.mark.parametrize("block", range(2))
-def test_the_readme_python_runs_as_written(home: Path, block: int) -> None:
-    code = readme_python()[block]
+def test_the_python_page_runs_as_written(home: Path, block: int) -> None:
+    code = python_examples()[block]
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=600, cwd=home
     )

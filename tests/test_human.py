@@ -655,9 +655,9 @@ def test_at_a_terminal_each_line_counts_the_words_and_a_long_turn_is_kept_by_cho
     assert proc.returncode == 130 and "Traceback" not in err
 
 
-def test_the_readmes_practice_script_runs_as_written(tmp_path: Path) -> None:
-    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Take a seat yourself", 1)[1].split("\n## ", 1)[0]
+def test_the_guides_practice_script_runs_as_written(tmp_path: Path) -> None:
+    guide = (Path(__file__).parents[1] / "docs" / "getting-started.md").read_text("utf-8")
+    section = guide.split("\n## Take a seat yourself", 1)[1].split("\n## ", 1)[0]
     command = next(line.strip() for line in section.splitlines() if "< practice.txt" in line)
     first_round = section.split("as its first round does:\n\n", 1)[1].split("\n\n", 1)[0]
     lines = [line.removeprefix("    ") for line in first_round.splitlines()]

@@ -341,10 +341,10 @@ def test_the_think_budget_is_validated_and_named_by_its_option() -> None:
 def test_moot_run_takes_the_think_budget_and_hides_reasoning(tmp_path: Path, cli: Cli) -> None:
     proc = cli("run", "cats", "--dry-run", "--think-budget", "-3", home=tmp_path)
     assert proc.returncode == 2 and "--think-budget" in proc.stderr.splitlines()[0]
-    # The README's example, as written.
-    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    # The example on the reasoning models' page, as written.
+    page = (Path(__file__).parents[1] / "docs" / "reasoning.md").read_text(encoding="utf-8")
     example = 'moot run "cities should ban cars" --dry-run --think-budget 256 --hide-reasoning'
-    assert f"    {example}\n" in readme
+    assert f"    {example}\n" in page
     proc = cli(
         "run", "cities should ban cars", "--dry-run", "--think-budget", "256",
         "--hide-reasoning", home=tmp_path,

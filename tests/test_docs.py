@@ -1,0 +1,98 @@
+"""The documentation: the README is a short doorway whose links lead somewhere, and the site
+built from docs/ passes `mkdocs build --strict` and loads nothing from outside, so it works
+offline, opened from its folder."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+
+# What a page loads by itself, as opposed to a link a reader may follow: scripts, images,
+# frames, media (src, srcset, poster), stylesheets, icons, fonts and preloads (<link href>).
+_LOADS = re.compile(
+    r"""<(?:script|img|iframe|source|video|audio|embed|track|input)\b[^>]*?"""
+    r"""\s(?:src|srcset|poster)\s*=\s*["']?\s*((?:https?:)?//[^"'\s>]+)"""
+    r"""|<link\b[^>]*?\shref\s*=\s*["']?\s*((?:https?:)?//[^"'\s>]+)"""
+    r"""|<object\b[^>]*?\sdata\s*=\s*["']?\s*((?:https?:)?//[^"'\s>]+)""",
+    re.IGNORECASE,
+)
+_CSS_LOADS = re.compile(r"""(?:@import\s+|url\(\s*)["']?\s*((?:https?:)?//[^"')\s]+)""", re.I)
+
+
+def external_loads(site: Path) -> list[str]:
+    """Every place a page or stylesheet of SITE would fetch something from another host."""
+    found = []
+    for page in sorted(site.rglob("*.html")):
+        for match in _LOADS.finditer(page.read_text(encoding="utf-8")):
+            found.append(f"{page.relative_to(site)}: {next(filter(None, match.groups()))}")
+    for sheet in sorted(site.rglob("*.css")):
+        for match in _CSS_LOADS.finditer(sheet.read_text(encoding="utf-8")):
+            found.append(f"{sheet.relative_to(site)}: {match.group(1)}")
+    return found
+
+
+def test_the_scan_finds_what_a_page_would_load_and_passes_links(tmp_path: Path) -> None:
+    (tmp_path / "a.html").write_text(
+        '<a href="https://example.org/read">a link to follow</a>\n'
+        '<script src="https://cdn.example/x.js"></script>\n'
+        "<link rel=stylesheet href=//fonts.example/css>\n"
+        '<img alt="" src="images/local.png">\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "s.css").write_text(
+        'body{background:url("data:image/svg+xml;utf8,<svg/>")}'
+        "@font-face{src:url(https://fonts.example/f.woff2)}",
+        encoding="utf-8",
+    )
+    assert external_loads(tmp_path) == [
+        "a.html: https://cdn.example/x.js",
+        "a.html: //fonts.example/css",
+        "s.css: https://fonts.example/f.woff2",
+    ]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return out
+
+
+def test_the_site_builds_strictly_and_loads_nothing_from_outside(site: Path) -> None:
+    pages = {p.relative_to(site).as_posix() for p in site.rglob("*.html")}
+    for page in ("index.html", "getting-started.html", "python.html", "performance.html",
+                 "security.html", "architecture.html", "contributing.html",
+                 "formats/index.html", "formats/oxford.html"):  # fmt: skip
+        assert page in pages
+    assert external_loads(site) == []
+    assert (site / "search" / "search_index.js").is_file()  # search works from file://
+    api = (site / "python.html").read_text(encoding="utf-8")
+    for name in ("moot.debate", "moot.Debate", "moot.tournament", "moot.judge",
+                 "moot.errors.MootError", "moot.errors.UsageError"):  # fmt: skip
+        assert f'id="{name}"' in api, name  # rendered from the docstrings
+
+
+def test_the_readme_is_a_doorway_whose_links_lead_somewhere() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 150
+    assert "make demo" in readme and "make test" in readme
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", readme)
+    local = [t for t in targets if not re.match(r"[a-z]+:", t)]
+    assert len(local) >= 8  # the docs pages it leads to
+    for target in local:
+        assert (ROOT / target).exists(), target
