@@ -1,0 +1,310 @@
+"""Control debates: debates whose right verdict is known without a model that can argue,
+made from real debates, and each judge's accuracy, biases and consistency measured on them.
+
+A judge that always names the first seat agrees with itself and shows no side bias in a
+swap pair that the first seat happened to win; only debates with a known answer tell a
+judge that reads the speeches from one that does not.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from moot.errors import UsageError
+from moot.inference.protocol import ChatModel
+from moot.tournaments.judge import SIDES, Winner, judge_debate, speeches
+from moot.transcript import ModelInfo, Transcript, Turn
+
+Side = Literal["proposition", "opposition"]
+Kind = Literal["off_motion", "silent", "swap", "padded", "twice"]
+KINDS: tuple[Kind, ...] = ("off_motion", "silent", "swap", "padded", "twice")
+KIND_NAMES = {
+    "off_motion": "off the motion",
+    "silent": "silent side",
+    "swap": "order swap",
+    "padded": "padded loser",
+    "twice": "twice",
+}
+# A side with nothing to say, as one empty sentence in the debate's language.
+SILENT = {"en": "I have nothing to add.", "zh": "我没有什么要补充的。"}
+# Filler that names the motion and argues nothing: what a verbose loser adds.
+FILLER = {
+    "en": "The motion before the House today is that {motion}. That is the motion we debate.",
+    "zh": "今天本院辩论的辩题是：{motion}。这就是我们辩论的辩题。",
+}
+DEFAULT_CONTROLS = 8
+# A judge on a kind whose 95 % interval holds this share is no better than a coin.
+CHANCE = 0.5
+
+# One judge's verdict on a transcript, with the sampling seed it is to use.
+JudgeFn = Callable[[Transcript, int], Winner]
+
+
+class Control(BaseModel):
+    """One control: what the judge reads (one transcript, or two for a swap pair and for
+    the same debate judged twice) and what a judge that reads the speeches must answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    kind: Kind
+    sources: list[str]  # the debates it was made from, by their id
+    shown: list[Transcript]
+    seeds: list[int]  # the judge's sampling seed for each transcript shown
+    # The side that must win (off_motion, silent, padded); None where the answer is the
+    # agreement of the two verdicts (swap: mirrored; twice: the same).
+    expected: Side | None = None
+
+
+class Judged(BaseModel):
+    """One judge's verdicts on one control, and whether they are right."""
+
+    control: str
+    kind: Kind
+    verdicts: list[Winner]
+    correct: bool
+    follows_seat: bool = False  # swap pair: the same seat won both times
+    for_padded: bool = False  # padded loser: the padded side won
+    seconds: float = 0.0
+
+
+class Interval(BaseModel):
+    share: float | None  # None: no control of the kind was judged
+    low: float
+    high: float
+    n: int
+    chance: bool  # the interval holds 50 %: no better than chance here
+
+
+class JudgeCalibration(BaseModel):
+    """A judge's figures on the controls."""
+
+    judge: str
+    accuracy: dict[str, Interval]  # kind → share right with its Wilson 95 % interval
+    position_bias: Interval  # share of swap pairs whose verdicts follow the seat
+    verbosity_bias: Interval  # share of padded controls won by the padded side
+    consistency: Interval  # share of twice-judged debates given the same verdict
+    seconds: float
+    beats_chance: bool  # on the off-the-motion and silent-side controls together
+    judged: list[Judged]
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> Interval:
+    """The Wilson score interval of k successes in n: sound at the small n a local judge
+    can afford, where the normal approximation runs past 0 and 1."""
+    if n == 0:
+        return Interval(share=None, low=0.0, high=1.0, n=0, chance=True)
+    p = k / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    low, high = max(0.0, centre - half), min(1.0, centre + half)
+    return Interval(share=p, low=low, high=high, n=n, chance=low <= CHANCE <= high)
+
+
+def _turns(fmt: str, first: Sequence[str], second: Sequence[str]) -> list[Turn]:
+    """Turns a judge reads as the two sides' speeches, alternating as a debate would."""
+    (prop, opp), steps = SIDES[fmt]
+    step = steps[0] if steps else "speech"
+    turns: list[Turn] = []
+    for i in range(max(len(first), len(second))):
+        for role, said in ((prop, first), (opp, second)):
+            if i < len(said):
+                turns.append(
+                    Turn(
+                        index=len(turns),
+                        round=i + 1,
+                        role=role,
+                        step=step,
+                        model="control",
+                        temperature=0.0,
+                        text=said[i],
+                    )
+                )
+    return turns
+
+
+def _shown(source: Transcript, first: Sequence[str], second: Sequence[str]) -> Transcript:
+    (prop, opp), _ = SIDES[source.format]
+    return Transcript(
+        format=source.format,
+        motion=source.motion,
+        language=source.language,
+        seed=source.seed,
+        models={prop: ModelInfo(id="control"), opp: ModelInfo(id="control")},
+        turns=_turns(source.format, first, second),
+    )
+
+
+def _padded(said: list[str], motion: str, language: str) -> list[str]:
+    """The speeches with on-motion filler appended until they are twice as long."""
+    filler = FILLER.get(language, FILLER["en"]).format(motion=motion)
+    target = 2 * sum(len(s) for s in said)
+    out = list(said) or [""]
+    i = 0
+    while sum(len(s) for s in out) < target:
+        out[i % len(out)] = f"{out[i % len(out)]} {filler}".strip()
+        i += 1
+    return out
+
+
+def check_sources(debates: dict[str, Transcript]) -> None:
+    """Controls need debates of one two-sided format and language on two motions or more."""
+    formats = {t.format for t in debates.values()}
+    if not formats <= set(SIDES):
+        raise UsageError(
+            f"controls are made from {' or '.join(SIDES)} debates, not {', '.join(formats)}",
+            hint="calibrate with --format oxford or --format challenge",
+        )
+    if len(formats) > 1 or len({t.language for t in debates.values()}) > 1:
+        raise UsageError(
+            "controls are made from debates of one format and one language",
+            hint="calibrate one format and language at a time",
+        )
+    if len({t.motion for t in debates.values()}) < 2:
+        raise UsageError(
+            "an off-the-motion control needs debates on two motions or more",
+            hint="give a motions file with at least two motions",
+        )
+
+
+def build_controls(debates: dict[str, Transcript], n: int, *, seed: int) -> list[Control]:
+    """N controls of each kind from the debates, the side that must win balanced between
+    the seats. The debates whose speeches are shown whole (swap, twice) are never the ones
+    the changed controls were made from, so a judge is never shown a control beside the
+    debate it was made from — where there are debates enough to keep them apart."""
+    check_sources(debates)
+    if n < 0:
+        raise UsageError(f"--controls {n} is negative", hint="give 0 or more controls")
+    rng = random.Random(seed)
+    ids = sorted(debates)
+    whole = ids[1::2] if len(ids) >= 4 else ids
+    changed = [i for i in ids if i not in whole] if len(ids) >= 4 else ids
+    if len({debates[i].motion for i in changed}) < 2:  # keep two motions to mix
+        changed = ids
+    said = {i: speeches(debates[i]) for i in ids}
+    controls: list[Control] = []
+
+    def add(
+        kind: Kind, k: int, sources: list[str], shown: list[Transcript], expected: Side | None
+    ) -> None:
+        seeds = [rng.randrange(2**31) for _ in shown]
+        controls.append(
+            Control(
+                id=f"{kind}-{k + 1}",
+                kind=kind,
+                sources=sources,
+                shown=shown,
+                seeds=seeds,
+                expected=expected,
+            )
+        )
+
+    for k in range(n):
+        on = changed[k % len(changed)]
+        others = [i for i in changed if debates[i].motion != debates[on].motion]
+        off = others[(k // len(changed)) % len(others)]
+        side: Side = "proposition" if k % 2 == 0 else "opposition"
+        other: Side = "opposition" if side == "proposition" else "proposition"
+        mine, theirs = said[on][side], said[off][other]
+        pair = (mine, theirs) if side == "proposition" else (theirs, mine)
+        add("off_motion", k, [on, off], [_shown(debates[on], *pair)], side)
+        padded = _padded(theirs, debates[on].motion, debates[on].language)
+        pair = (mine, padded) if side == "proposition" else (padded, mine)
+        add("padded", k, [on, off], [_shown(debates[on], *pair)], side)
+        silent = [SILENT.get(debates[on].language, SILENT["en"])]
+        pair = (mine, silent) if side == "proposition" else (silent, mine)
+        add("silent", k, [on], [_shown(debates[on], *pair)], side)
+        src = whole[k % len(whole)]
+        p, o = said[src]["proposition"], said[src]["opposition"]
+        add("swap", k, [src], [_shown(debates[src], p, o), _shown(debates[src], o, p)], None)
+        add("twice", k, [src], [_shown(debates[src], p, o)] * 2, None)
+    return controls
+
+
+def judge_control(control: Control, judge: JudgeFn) -> Judged:
+    """The judge's verdicts on one control, scored against what it must answer."""
+    verdicts = [judge(t, s) for t, s in zip(control.shown, control.seeds, strict=True)]
+    follows_seat = for_padded = False
+    if control.kind == "swap":
+        first, second = verdicts
+        mirror = {"proposition": "opposition", "opposition": "proposition", "draw": "draw"}
+        correct = first != "draw" and second == mirror[first]
+        follows_seat = first != "draw" and first == second
+    elif control.kind == "twice":
+        correct = verdicts[0] == verdicts[1]
+    else:
+        correct = verdicts[0] == control.expected
+        for_padded = control.kind == "padded" and verdicts[0] not in (control.expected, "draw")
+    return Judged(
+        control=control.id,
+        kind=control.kind,
+        verdicts=verdicts,
+        correct=correct,
+        follows_seat=follows_seat,
+        for_padded=for_padded,
+    )
+
+
+def summarise(judge: str, judged: Sequence[Judged]) -> JudgeCalibration:
+    """A judge's accuracy per kind, its biases and consistency, each with its interval."""
+
+    def share(rows: Sequence[Judged], hit: Callable[[Judged], bool]) -> Interval:
+        return wilson(sum(1 for r in rows if hit(r)), len(rows))
+
+    by_kind = {k: [j for j in judged if j.kind == k] for k in KINDS}
+    accuracy: dict[str, Interval] = {k: share(by_kind[k], lambda r: r.correct) for k in KINDS}
+    known = by_kind["off_motion"] + by_kind["silent"]
+    overall = share(known, lambda r: r.correct)
+    return JudgeCalibration(
+        judge=judge,
+        accuracy=accuracy,
+        position_bias=share(by_kind["swap"], lambda r: r.follows_seat),
+        verbosity_bias=share(by_kind["padded"], lambda r: r.for_padded),
+        consistency=accuracy["twice"],
+        seconds=round(sum(j.seconds for j in judged), 3),
+        beats_chance=overall.n > 0 and overall.low > CHANCE,
+        judged=list(judged),
+    )
+
+
+def calibrate_judge(
+    name: str,
+    controls: Sequence[Control],
+    judge: JudgeFn,
+    *,
+    clock: Callable[[], float],
+    on_judged: Callable[[Judged], None] | None = None,
+) -> JudgeCalibration:
+    """Every control judged by one judge, timed, then summarised."""
+    judged = []
+    for control in controls:
+        start = clock()
+        row = judge_control(control, judge)
+        row.seconds = round(clock() - start, 3)
+        judged.append(row)
+        if on_judged is not None:
+            on_judged(row)
+    return summarise(name, judged)
+
+
+def ballot_judge(ref: str, model_for: Callable[[str], ChatModel]) -> JudgeFn:
+    """A judge model as a JudgeFn: the tournament's own ballot, asked of that one model,
+    at the control's sampling seed."""
+
+    def judge(shown: Transcript, seed: int) -> Winner:
+        verdict = judge_debate(
+            "control",
+            shown.model_copy(update={"seed": seed}),
+            [ref],
+            self_judged=False,
+            model_for=model_for,
+        )
+        return verdict.winner
+
+    return judge
