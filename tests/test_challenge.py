@@ -20,7 +20,7 @@ from moot.formats.challenge.text import ALL_TIMED_OUT, NO_EXCHANGES, UNCONTESTED
 from moot.formats.failures import sanitize
 from moot.inference.protocol import ChatRequest
 from moot.inference.scripted import ScriptedModel
-from moot.runner import DebateRun, DebateResult, DebateSetup
+from moot.runner import DebateResult, DebateRun, DebateSetup
 
 TOPIC = "Should we rewrite the billing service in Rust?"
 BODY = (
@@ -57,7 +57,9 @@ SAID = {
 }
 VERDICT = {
     "agreements": [{"point": "safety matters", "evidence": "the incident report"}],
-    "disagreements": [{"proposer": "rewrite now", "challenger": "harden Java first"}],
+    "disagreements": [
+        {"point": "the cost", "proposer": "that a rewrite pays off.", "challenger": "that it won't"}
+    ],
     "unresolved": ["what a rewrite costs"],
     "genuine_disagreement": "high",
     "evidence_quality": "medium",
@@ -144,12 +146,28 @@ def debate(
 
 
 def state(home: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((home / "state" / "last-debate.json").read_text())
+    """The rulebook's `{AI_STATE_DIR}/debate/last-debate.json`, in moot's state directory."""
+    data: dict[str, Any] = json.loads((home / "state" / "debate" / "last-debate.json").read_text())
     return data
 
 
 def warnings(events: list[Any]) -> list[str]:
     return [e.message for e in events if isinstance(e, Notice) and e.level == "warn"]
+
+
+RULEBOOK_KEYS = [
+    "id",
+    "topic",
+    "proposer",
+    "challenger",
+    "effort",
+    "rounds_completed",
+    "max_rounds",
+    "status",
+    "exchanges",
+    "verdict",
+    "timestamp",
+]
 
 
 # -- order and context ------------------------------------------------------------------
@@ -262,6 +280,22 @@ def test_each_role_is_told_its_rulebook_instructions(tmp_path: Path, moot_home: 
     assert '"both have merit" is not acceptable' in verdict.messages[-1].content
 
 
+@pytest.mark.parametrize(
+    ("lang", "categories"),
+    [
+        ("en", "correctness, security implications and other risks, and developer experience"),
+        ("zh", "正确性、安全影响及其他风险、开发者体验"),
+    ],
+)
+def test_the_response_asks_for_the_rulebooks_three_categories(
+    tmp_path: Path, moot_home: Path, lang: str, categories: str
+) -> None:
+    script = Script()
+    debate(tmp_path, script, rounds=1, language=lang)
+    response = script.prompt("response", 1)
+    assert categories in response
+
+
 def test_the_verdict_must_pick_a_side_in_its_grammar() -> None:
     schema = verdict_schema("en").model_json_schema()
     assert schema["properties"]["winner"]["enum"] == ["proposer", "challenger"]
@@ -291,13 +325,15 @@ def test_the_state_file_is_written_after_every_exchange(tmp_path: Path, moot_hom
     assert seen == [(1, 0, "running"), (2, 1, "running"), (3, 1, "running"), (4, 2, "running")]
     final = state(moot_home)
     assert re.fullmatch(r"debate-\d{8}T\d{6}Z-[0-9a-f]{4}", final["id"])
-    own = moot_home / "state" / f"{final['id']}.json"
+    own = moot_home / "state" / "debate" / f"{final['id']}.json"
     assert json.loads(own.read_text()) == final
     assert own.stat().st_mode & 0o777 == 0o600
-    assert (moot_home / "state").stat().st_mode & 0o777 == 0o700
+    assert (moot_home / "state" / "debate").stat().st_mode & 0o777 == 0o700
     assert final["topic"] == TOPIC and final["effort"] == "high"
-    assert final["proposer"] == {"backend": "scripted", "model": "pro-model"}
-    assert final["challenger"] == {"backend": "scripted", "model": "con-model"}
+    # The rulebook's keys in its order, and moot's own record under one key more.
+    assert list(final) == [*RULEBOOK_KEYS, "moot"]
+    assert final["proposer"] == {"tool": "pro-model", "model": "pro-model"}
+    assert final["challenger"] == {"tool": "con-model", "model": "con-model"}
     assert (final["rounds_completed"], final["max_rounds"], final["status"]) == (2, 2, "completed")
     assert [(x["round"], x["role"]) for x in final["exchanges"]] == [
         (1, "proposer"),
@@ -305,14 +341,136 @@ def test_the_state_file_is_written_after_every_exchange(tmp_path: Path, moot_hom
         (2, "proposer"),
         (2, "challenger"),
     ]
-    assert set(final["exchanges"][0]) == {"round", "role", "model", "response", "duration_ms"}
+    assert list(final["exchanges"][0]) == ["round", "role", "tool", "response", "duration_ms"]
+    assert [x["tool"] for x in final["exchanges"]] == ["pro-model", "con-model"] * 2
     assert final["verdict"] == {
-        k: VERDICT[k]
-        for k in ("winner", "reasoning", "agreements", "disagreements", "recommendation")
+        "winner": "con-model",  # the winner's tool
+        "reasoning": VERDICT["reasoning"],
+        "agreements": ["safety matters (evidence: the incident report)"],
+        "disagreements": [
+            "the cost: Proposer argues that a rewrite pays off, Challenger argues that it won't"
+        ],
+        "recommendation": VERDICT["recommendation"],
     }
+    extra = final["moot"]
+    assert extra["backends"] == {"proposer": "scripted", "challenger": "scripted"}
+    assert extra["verdict"] == VERDICT and extra["language"] == "en" and extra["version"] == 2
     assert final["timestamp"].endswith("+00:00")
     assert result.transcript.result is not None
     assert result.transcript.result["state_file"] == str(own)
+
+
+class Served(ScriptedModel):
+    """A scripted stand-in for a model on a server: it knows the server's model name."""
+
+    backend = "openai-compatible"
+    model_name = "qwen2.5-7b-instruct"
+
+
+class Local(ScriptedModel):
+    """A scripted stand-in for a GGUF model run in this process."""
+
+    backend = "llama.cpp"
+    file_name = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def test_each_side_is_its_model_reference_and_the_model_it_ran(
+    tmp_path: Path, moot_home: Path
+) -> None:
+    script = Script()
+    url = "http://127.0.0.1:9/v1"
+    kinds = {"smollm2-135m": Local, f"{url}#qwen": Served}
+
+    def model(ref: str) -> ScriptedModel:
+        return kinds.get(ref, ScriptedModel)([script.reply] * 50, model_id=ref)
+
+    setup = DebateSetup(
+        format=FORMAT,
+        motion=TOPIC,
+        language="en",
+        seed=5,
+        params=ChallengeParams(rounds=1),
+        out_dir=tmp_path / "out",
+        role_models={"proposer": "smollm2-135m", "challenger": f"{url}#qwen"},
+    )
+    result = DebateRun(setup, model_factory=model).run()
+    data = state(moot_home)
+    assert data["proposer"] == {"tool": "smollm2-135m", "model": Local.file_name}
+    assert data["challenger"] == {"tool": url, "model": Served.model_name}
+    assert data["verdict"]["winner"] == url  # the challenger won: its tool
+    assert data["moot"]["backends"] == {"proposer": "llama.cpp", "challenger": "openai-compatible"}
+    assert f"**Proposer:** smollm2-135m (llama.cpp, {Local.file_name})" in result.markdown
+    assert f"**Challenger ({url}) had the stronger argument because:**" in result.markdown
+
+
+def test_a_state_file_of_the_first_shape_is_read_in_the_rulebooks() -> None:
+    """Files moot wrote before it kept the rulebook's schema (a fixture written by that
+    moot) still read, into the rulebook's shape."""
+    from moot.formats.challenge.state import read_state
+
+    old = Path(__file__).parent / "fixtures" / "challenge-state-v1.json"
+    raw = json.loads(old.read_text())
+    assert raw["proposer"] == {"backend": "llama.cpp", "model": "smollm2-135m"}  # the old shape
+    read = read_state(old)
+    assert read.id == raw["id"] and read.topic == raw["topic"] and read.status == "completed"
+    assert read.proposer.model_dump() == {"tool": "smollm2-135m", "model": "smollm2-135m"}
+    url = "http://127.0.0.1:8080/v1"
+    assert read.challenger.model_dump() == {"tool": url, "model": "qwen2.5-7b"}
+    assert [(x.role, x.tool) for x in read.exchanges] == [
+        ("proposer", "smollm2-135m"),
+        ("challenger", url),
+    ]
+    assert read.verdict is not None and read.verdict.winner == url
+    assert read.verdict.agreements == ["safety matters (evidence: the incident report)"]
+    assert read.verdict.disagreements == [
+        "Proposer argues rewrite now, Challenger argues harden the Java code first"
+    ]
+    assert read.moot.version == 1 and read.moot.verdict == raw["verdict"]
+    assert read.moot.backends == {"proposer": "llama.cpp", "challenger": "openai-compatible"}
+    assert read.timestamp == raw["timestamp"]
+
+
+def test_a_state_file_of_the_rulebooks_shape_reads_back_as_written(
+    tmp_path: Path, moot_home: Path
+) -> None:
+    from moot.formats.challenge.state import read_state, state_dir
+
+    debate(tmp_path, Script(), rounds=1)
+    written = state(moot_home)
+    assert read_state(state_dir() / "last-debate.json").model_dump(mode="json") == written
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**written, "proposer": {"tool": "x"}}))
+    with pytest.raises(UsageError, match="proposer.model"):
+        read_state(bad)
+
+
+def test_a_seats_tool_and_model_are_known_without_loading_its_model() -> None:
+    """What a seat's model is called and where it runs is known without loading it."""
+    from types import SimpleNamespace
+
+    from moot.formats.challenge.flow import backend_of, side_of
+    from moot.inference.pool import ModelPool, _Turns
+    from moot.inference.protocol import ResolvedModel
+
+    class Unloadable(ModelPool):
+        def only(self, key: str, resolved: ResolvedModel) -> Any:
+            raise AssertionError("the model was loaded")
+
+    resolved = ResolvedModel(
+        id="smollm2-135m",
+        path=Path("/models/SmolLM2-135M-Instruct.Q4_1.gguf"),
+        sha256=None,
+        chat_format="chatml",
+        context_length=2048,
+    )
+    seat = _Turns(Unloadable(resolve=lambda ref: resolved), "k", resolved)
+    engine = SimpleNamespace(
+        roles={"proposer": SimpleNamespace(model=seat)},
+        transcript=SimpleNamespace(refs={"proposer": "smollm2-135m"}),
+    )
+    side = side_of(engine, "proposer")  # type: ignore[arg-type]
+    assert side.model_dump() == {"tool": "smollm2-135m", "model": resolved.path.name}
+    assert backend_of(seat) == "llama.cpp"
 
 
 def test_transcript_and_document(tmp_path: Path, moot_home: Path) -> None:
@@ -331,13 +489,13 @@ def test_transcript_and_document(tmp_path: Path, moot_home: Path) -> None:
         "**Challenger:** con-model (scripted)",
         "**Rounds completed:** 1 of 1",
         "no deterministic verification",
-        "**Winner: Challenger** (con-model)",
+        "**Challenger (con-model) had the stronger argument because:** The challenger showed",
         "## Debate quality",
         "- Genuine disagreement: high",
         "## Key agreements",
         "safety matters (evidence: the incident report)",
         "## Key disagreements",
-        "Proposer argues: rewrite now; Challenger argues: harden Java first",
+        "- the cost: Proposer argues that a rewrite pays off, Challenger argues that it won't\n",
         "## Unresolved questions",
         "## Recommendation",
         "### Round 1 - Proposer (pro-model):",
@@ -409,7 +567,7 @@ def test_a_later_failure_synthesises_from_the_completed_rounds(
     assert "Rounds completed: 1" in verdict
     data = state(moot_home)
     assert (data["status"], data["rounds_completed"]) == ("incomplete", 1)
-    assert data["verdict"]["winner"] == "challenger"
+    assert data["verdict"]["winner"] == "con-model"  # the winner's tool
     assert result.transcript.result is not None
     assert result.transcript.result["incomplete_round"] == 2
     assert "defence" not in [s for s, n, _ in script.calls if n == 3]
@@ -511,7 +669,13 @@ def test_a_chinese_debate_uses_the_chinese_pack_and_labels(tmp_path: Path, moot_
     labels = [e.label for e in events if isinstance(e, TurnStarted)]
     assert labels[:2] == ["提议方 (pro-model)", "挑战方 (con-model)"]
     assert "# 辩论总结" in result.markdown
-    assert "**胜方: 挑战方** (con-model)" in result.markdown
+    assert "**挑战方 (con-model)的论证更有力，因为：**" in result.markdown
+    assert (
+        "- the cost：提议方主张that a rewrite pays off，挑战方主张that it won't" in result.markdown
+    )
+    assert state(moot_home)["verdict"]["disagreements"] == [
+        "the cost：提议方主张that a rewrite pays off，挑战方主张that it won't"
+    ]
 
 
 # -- the command line -------------------------------------------------------------------
@@ -540,8 +704,17 @@ def test_a_dry_run_writes_the_state_file(tmp_path: Path, cli: Cli) -> None:
     proc = cli("run", TOPIC, "--format", "challenge", "--dry-run", "--out", str(out), home=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "Debate Summary" in proc.stdout
-    data = json.loads((tmp_path / "state" / "last-debate.json").read_text())
+    data = state(tmp_path)
     assert data["status"] == "completed" and data["rounds_completed"] == 2
+    assert data["proposer"] == {"tool": "smollm2-135m", "model": "echo:smollm2-135m"}
+    assert data["verdict"]["winner"] in ("smollm2-135m",)
+
+
+def test_nothing_saved_writes_no_state_file(tmp_path: Path, cli: Cli) -> None:
+    proc = cli("run", TOPIC, "--format", "challenge", "--dry-run", "--no-save", home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Debate Summary" in proc.stdout
+    assert not (tmp_path / "state").exists() and not (tmp_path / "debates").exists()
 
 
 # -- the packs --------------------------------------------------------------------------

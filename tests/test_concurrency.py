@@ -12,8 +12,8 @@ import pytest
 from conftest import Cli
 from moot import history
 from moot.errors import UsageError
-from moot.formats.challenge import schemas as challenge_schemas
-from moot.formats.challenge.schemas import DebateState, Side
+from moot.formats.challenge import state as challenge_state
+from moot.formats.challenge.state import DebateState, Side
 from moot.transcript import create_atomic, read_journal, write_atomic
 
 TOPIC = "Should we rewrite the billing service in Rust?"
@@ -48,7 +48,7 @@ def test_debates_started_together_each_get_their_own_files(moot_home: Path, cli:
         3,
     }
 
-    state = moot_home / "state"
+    state = moot_home / "state" / "debate"
     states = {p.name: json.loads(p.read_text()) for p in state.glob("debate-*.json")}
     assert len(states) == 4 and all(s["status"] == "completed" for s in states.values())
     last = json.loads((state / "last-debate.json").read_text())
@@ -120,8 +120,8 @@ def test_state_ids_drawn_twice_still_name_two_files(
     moot_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     drawn = "debate-20250102T030405Z-abcd"  # both debates drew the same id
-    monkeypatch.setattr(challenge_schemas, "new_id", lambda: "debate-x")
-    side = Side(backend="scripted", model="m")
+    monkeypatch.setattr(challenge_state, "new_id", lambda: "debate-x")
+    side = Side(tool="m", model="m")
     made = [
         DebateState(id=drawn, topic=t, proposer=side, challenger=side, effort="low", max_rounds=1)
         for t in ("one", "two")

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.real
 REAL = {"MOOT_HOME": str(REAL_HOME)}  # where the real models are installed
 
 SHORT = ["--max-tokens", "48", "--seed", "3"]
-STATE = REAL_HOME / "state"
+STATE = REAL_HOME / "state" / "debate"
 # Gemma's 262k-token vocabulary makes its grammar-constrained JSON the slowest step by far
 # (FACTS.md); the Chinese runs let SmolLM2 write the judge's JSON and Gemma do the speaking.
 FAST_JUDGE = ["--role", "judge=smollm2-135m"]
@@ -70,8 +70,10 @@ def check_challenge(out: Path, state_dir: Path, language: str, rounds: int) -> d
     assert state == json.loads((state_dir / "last-debate.json").read_text(encoding="utf-8"))
     assert state["status"] == "completed" and len(state["exchanges"]) == 2 * rounds
     assert all(x["response"] and x["duration_ms"] > 0 for x in state["exchanges"])
-    assert state["proposer"]["backend"] == "llama.cpp"
-    assert state["verdict"]["winner"] == result["verdict"]["winner"]
+    assert state["moot"]["backends"]["proposer"] == "llama.cpp"
+    assert state["proposer"]["model"].endswith(".gguf")
+    winner = result["verdict"]["winner"]
+    assert state["verdict"]["winner"] == state[winner]["tool"]
     return data
 
 

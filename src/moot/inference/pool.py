@@ -143,9 +143,16 @@ class _Turns:
     def __init__(self, pool: ModelPool, key: str, resolved: ResolvedModel) -> None:
         self._pool, self._key, self._resolved = pool, key, resolved
 
+    # What a format may ask of a seat's model without loading it (see __getattr__).
+    backend = "llama.cpp"
+
     @property
     def model_id(self) -> str:
         return self._resolved.id
+
+    @property
+    def file_name(self) -> str:
+        return self._resolved.path.name
 
     def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
         return self._pool.only(self._key, self._resolved).chat(request, on_text=on_text)

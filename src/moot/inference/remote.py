@@ -121,6 +121,8 @@ class OpenAICompatModel:
         self.model_name = model_name or self._only_model()
         self._thinks = False  # a reply of this model came with reasoning
 
+    backend = "openai-compatible"
+
     @property
     def model_id(self) -> str:
         return f"{self.base_url}#{self.model_name}"

@@ -25,12 +25,10 @@ from moot.formats.challenge.schemas import (
     VERDICT_TOKENS,
     Budget,
     ChallengeParams,
-    DebateState,
-    Exchange,
-    Side,
     make_params,
     verdict_schema,
 )
+from moot.formats.challenge.state import DebateState, Exchange, MootRecord, Side, StateVerdict
 from moot.formats.failures import attempt
 from moot.transcript import Turn
 
@@ -54,17 +52,26 @@ def make_cast(params: ChallengeParams) -> Cast:
 
 
 def backend_of(model: object) -> str:
-    """The backend a model runs on, for the state file's {backend, model}."""
+    """The backend a model runs on (llama.cpp, openai-compatible, scripted), for the
+    document's header and the state file's `moot` record."""
     named = getattr(model, "backend", None)
     if isinstance(named, str):
         return named
-    kinds = {
-        "LlamaCppModel": "llama.cpp",
-        "OpenAICompatModel": "openai-compatible",
-        "ScriptedModel": "scripted",
-        "EchoModel": "scripted",
-    }
+    kinds = {"ScriptedModel": "scripted", "EchoModel": "scripted", "HumanSeat": "human"}
     return kinds.get(type(model).__name__, type(model).__name__)
+
+
+def side_of(engine: Engine, role: str) -> Side:
+    """The rulebook's {tool, model} of a seat: the tool is the model reference the seat was
+    given (a server's URL without its `#name`), the model the GGUF file it runs or the
+    server's model name (else the model's id)."""
+    model = engine.roles[role].model
+    ref = engine.transcript.refs.get(role) or model.model_id
+    tool = ref.partition("#")[0] if ref.startswith(("http://", "https://")) else ref
+    # file_name first: a model loaded one at a time answers it unloaded, and would load
+    # to answer anything it does not know.
+    named = getattr(model, "file_name", None) or getattr(model, "model_name", None)
+    return Side(tool=tool, model=named if isinstance(named, str) else model.model_id)
 
 
 @dataclass
@@ -85,6 +92,7 @@ class _Debate:
     state: DebateState
     budget: Budget
     exchanges: list[Exchange] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)  # each exchange's model id, for its label
     failures: list[_Failure] = field(default_factory=list)
     calls: int = 0
     summary: str | None = None
@@ -143,12 +151,13 @@ class _Debate:
                 Exchange(
                     round=rnd,
                     role=role,
-                    model=turn.model,
+                    tool=getattr(self.state, role).tool,
                     response=turn.text,
                     # A turn replayed by `moot resume` keeps the time it first took.
                     duration_ms=turn.duration_ms or round((time.monotonic() - start) * 1000),
                 )
             )
+            self.models.append(turn.model)
         self.save()
         return turn.text if turn else None
 
@@ -163,9 +172,14 @@ class _Debate:
         Finished rounds are those before `upto`; exchanges of round `upto` itself (the
         proposer's turn, for the challenger) are shown too.
         """
-        shown = [x for x in self.exchanges if self.summary_upto < x.round <= upto]
+        shown = [
+            (x, model)
+            for x, model in zip(self.exchanges, self.models, strict=True)
+            if self.summary_upto < x.round <= upto
+        ]
         history = "\n\n".join(
-            f"{text.exchange(self.lang, x.round, x.role, x.model)}\n{x.response}" for x in shown
+            f"{text.exchange(self.lang, x.round, x.role, model)}\n{x.response}"
+            for x, model in shown
         )
         return {
             "summary": self.summary,
@@ -247,16 +261,16 @@ class _Debate:
 def run(engine: Engine, topic: str, params: ChallengeParams) -> dict[str, Any]:
     """The whole debate: rounds until the last or a failure, then the synthesis."""
     effort = params.effort or DEFAULT_EFFORT
-    sides = {
-        r: Side(backend=backend_of(engine.roles[r].model), model=engine.roles[r].model.model_id)
-        for r in SIDES
-    }
     state = DebateState(
         topic=topic,
-        proposer=sides["proposer"],
-        challenger=sides["challenger"],
+        proposer=side_of(engine, "proposer"),
+        challenger=side_of(engine, "challenger"),
         effort=effort,
         max_rounds=params.rounds,
+        moot=MootRecord(
+            language=engine.language,
+            backends={r: backend_of(engine.roles[r].model) for r in SIDES},
+        ),
     )
     debate = _Debate(engine, topic, params, state, BUDGETS[effort])
     completed = _rounds(debate)
@@ -273,7 +287,8 @@ def run(engine: Engine, topic: str, params: ChallengeParams) -> dict[str, Any]:
         verdict = debate.verdict(completed)
         done = completed == params.rounds and verdict is not None
         state.status = "completed" if done else "incomplete"
-    state.verdict = _state_verdict(verdict)
+    state.verdict = _state_verdict(verdict, state)
+    state.moot.verdict = verdict
     debate.save()
     engine.stop("completed" if state.status == "completed" else "incomplete")
     return _result(debate, verdict, completed)
@@ -304,11 +319,19 @@ def _abort(debate: _Debate) -> None:
     )
 
 
-def _state_verdict(verdict: dict[str, Any] | None) -> dict[str, Any] | None:
+def _state_verdict(verdict: dict[str, Any] | None, state: DebateState) -> StateVerdict | None:
+    """The judge's verdict in the rulebook's shape: the winner named by its tool, each
+    agreement and disagreement as the line the document shows."""
     if verdict is None:
         return None
-    keys = ("winner", "reasoning", "agreements", "disagreements", "recommendation")
-    return {k: verdict[k] for k in keys}
+    lang = state.moot.language
+    return StateVerdict(
+        winner=getattr(state, verdict["winner"]).tool,
+        reasoning=verdict["reasoning"],
+        agreements=[text.agreement(lang, a) for a in verdict["agreements"]],
+        disagreements=[text.disagreement(lang, d) for d in verdict["disagreements"]],
+        recommendation=verdict["recommendation"],
+    )
 
 
 def _result(debate: _Debate, verdict: dict[str, Any] | None, completed: int) -> dict[str, Any]:
@@ -320,8 +343,10 @@ def _result(debate: _Debate, verdict: dict[str, Any] | None, completed: int) -> 
         "topic": debate.topic,
         "status": state.status,
         "effort": state.effort,
-        "proposer": state.proposer.model_dump(),
-        "challenger": state.challenger.model_dump(),
+        **{
+            side: {**getattr(state, side).model_dump(), "backend": state.moot.backends[side]}
+            for side in SIDES
+        },
         "rounds_completed": completed,
         "max_rounds": debate.params.rounds,
         "incomplete_round": incomplete,

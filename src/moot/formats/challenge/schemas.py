@@ -1,19 +1,15 @@
-"""The challenge format's parameters, effort, verdict schema, state file and failure metadata."""
+"""The challenge format's parameters, effort and verdict schema (the state file: state.py)."""
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from functools import cache
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from moot.config import data_dir, validate_params
+from moot.config import validate_params
 from moot.errors import UsageError
-from moot.files import create_atomic, make_private_dir, write_atomic
 from moot.formats.base import RunOptions
 
 Effort = Literal["low", "medium", "high", "max"]
@@ -96,8 +92,8 @@ def make_params(options: RunOptions) -> ChallengeParams:
 # budget. A Chinese character carries about what an English word of four letters does,
 # and small tokenizers spend about a token per character: Chinese bounds are shorter.
 _BOUNDS = {
-    "en": {"reasoning": 300, "item": 120, "recommendation": 200},
-    "zh": {"reasoning": 120, "item": 48, "recommendation": 80},
+    "en": {"reasoning": 300, "item": 120, "point": 60, "recommendation": 200},
+    "zh": {"reasoning": 120, "item": 48, "point": 24, "recommendation": 80},
 }
 VERDICT_TOKENS = {"en": 1000, "zh": 1200}
 MAX_ITEMS = 3
@@ -124,8 +120,14 @@ def verdict_schema(language: str) -> type[BaseModel]:
     agreement = create_model(
         "Agreement", __config__=config, point=_text(b["item"]), evidence=_text(b["item"])
     )
+    # A disagreement names its point first: "{point}: {proposer} argues X, {challenger}
+    # argues Y", as the rulebook's summary lists them.
     disagreement = create_model(
-        "Disagreement", __config__=config, proposer=_text(b["item"]), challenger=_text(b["item"])
+        "Disagreement",
+        __config__=config,
+        point=_text(b["point"]),
+        proposer=_text(b["item"]),
+        challenger=_text(b["item"]),
     )
     question = Annotated[str, Field(min_length=1, max_length=b["item"])]
     model: type[BaseModel] = create_model(
@@ -142,70 +144,3 @@ def verdict_schema(language: str) -> type[BaseModel]:
         recommendation=_text(b["recommendation"]),
     )
     return model
-
-
-# -- the state file ---------------------------------------------------------------------
-
-
-class Side(BaseModel):
-    backend: str
-    model: str
-
-
-class Exchange(BaseModel):
-    round: int
-    role: str
-    model: str
-    response: str
-    duration_ms: int
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-def new_id() -> str:
-    """`debate-<ISO 8601 basic timestamp>-<4 hex>`: sortable, and safe in a file name."""
-    return f"debate-{_now().strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(2)}"
-
-
-def state_dir() -> Path:
-    return data_dir() / "state"
-
-
-class DebateState(BaseModel):
-    """The rulebook's state file, rewritten after every exchange and at the end."""
-
-    id: str = Field(default_factory=new_id)
-    topic: str
-    proposer: Side
-    challenger: Side
-    effort: str
-    rounds_completed: int = 0
-    max_rounds: int
-    status: str = "running"  # running · completed · incomplete · uncontested · failed
-    exchanges: list[Exchange] = Field(default_factory=list)
-    verdict: dict[str, Any] | None = None
-    timestamp: str = ""
-    _claimed: bool = PrivateAttr(default=False)
-
-    @property
-    def path(self) -> Path:
-        return state_dir() / f"{self.id}.json"
-
-    def save(self) -> Path:
-        """Write `<id>.json` and `last-debate.json` atomically; a reader never sees half."""
-        self.timestamp = _now().isoformat(timespec="seconds")
-        folder = make_private_dir(state_dir())
-        text = self.model_dump_json(indent=2)
-        if self._claimed:
-            write_atomic(self.path, text)
-        while not self._claimed:
-            # Two debates started in the same second may draw one id: the first to create
-            # `<id>.json` keeps it, the other draws again.
-            self._claimed = create_atomic(self.path, text)
-            if not self._claimed:
-                self.id = new_id()
-                text = self.model_dump_json(indent=2)
-        write_atomic(folder / "last-debate.json", text)
-        return self.path

@@ -30,15 +30,16 @@ LABELS: dict[str, dict[str, str]] = {
         "rigor_line": "structured perspective comparison, prompt-enforced adversarial rules, "
         "no deterministic verification",
         "verdict_h": "Verdict",
-        "winner": "Winner",
         "quality": "Debate quality",
         "genuine_disagreement": "Genuine disagreement",
         "evidence_quality": "Evidence quality",
         "challenge_depth": "Challenge depth",
         "agreements": "Key agreements",
-        "evidence": "evidence",
+        "agreement": "{point} (evidence: {evidence})",
         "disagreements": "Key disagreements",
-        "argues": "{side} argues",
+        "disagreement": "{point}: {proposer} argues {x}, {challenger} argues {y}",
+        "unnamed": "{proposer} argues {x}, {challenger} argues {y}",
+        "stronger": "{winner} had the stronger argument because:",
         "unresolved": "Unresolved questions",
         "recommendation": "Recommendation",
         "position": "Proposer's position",
@@ -67,15 +68,16 @@ LABELS: dict[str, dict[str, str]] = {
         "rigor": "严谨性",
         "rigor_line": "结构化的观点比较，由提示词强制执行的对抗规则，没有确定性验证",
         "verdict_h": "裁决",
-        "winner": "胜方",
         "quality": "辩论质量",
         "genuine_disagreement": "真实分歧",
         "evidence_quality": "证据质量",
         "challenge_depth": "质疑深度",
         "agreements": "主要共识",
-        "evidence": "证据",
+        "agreement": "{point}（证据：{evidence}）",
         "disagreements": "主要分歧",
-        "argues": "{side}主张",
+        "disagreement": "{point}：{proposer}主张{x}，{challenger}主张{y}",
+        "unnamed": "{proposer}主张{x}，{challenger}主张{y}",
+        "stronger": "{winner}的论证更有力，因为：",
         "unresolved": "未解决的问题",
         "recommendation": "建议",
         "position": "提议方的立场",
@@ -133,6 +135,35 @@ def exchange(language: str, rnd: int, role: str, model: str) -> str:
     """'Round k - Proposer (model):' — how an earlier exchange is labelled in context."""
     side = label(language, role)
     return label(language, "exchange").format(n=rnd, side=side, model=model)
+
+
+def agreement(language: str, item: dict[str, Any]) -> str:
+    """A key agreement as one line: its point and the evidence behind it."""
+    point, evidence = (str(item.get(k, "")) for k in ("point", "evidence"))
+    return label(language, "agreement").format(point=point, evidence=evidence)
+
+
+def disagreement(language: str, item: dict[str, Any]) -> str:
+    """A key disagreement as the rulebook's line: "{point}: {proposer} argues X, {challenger}
+    argues Y" (a verdict saved before disagreements named their point: without it)."""
+    x, y = (_clause(str(item.get(side, ""))) for side in ("proposer", "challenger"))
+    sides = {"proposer": label(language, "proposer"), "challenger": label(language, "challenger")}
+    point = _clause(str(item.get("point") or ""))
+    if not point:
+        return label(language, "unnamed").format(x=x, y=y, **sides)
+    return label(language, "disagreement").format(point=point, x=x, y=y, **sides)
+
+
+def _clause(text: str) -> str:
+    """A judge's phrase set inside a line: its closing stop, colon or semicolon dropped."""
+    return text.strip().rstrip(".;:,。；：，").strip()
+
+
+def winner_name(language: str, result: dict[str, Any], winner: str) -> str:
+    """The winner as the verdict line names it: its side and the model reference it ran."""
+    side = result.get(winner) or {}
+    tool = side.get("tool") or side.get("model") or "?"
+    return f"{label(language, winner)} ({tool})"
 
 
 def span(language: str, upto: int) -> str:
@@ -204,8 +235,7 @@ def built_on(transcript: Transcript) -> list[str]:
 def _header(lang: str, result: dict[str, Any]) -> list[str]:
     rows = [(label(lang, "topic"), str(result.get("topic", "")))]
     for side in ("proposer", "challenger"):
-        who = result.get(side) or {}
-        rows.append((label(lang, side), f"{who.get('model', '?')} ({who.get('backend', '?')})"))
+        rows.append((label(lang, side), _who(result.get(side) or {})))
     done = label(lang, "of").format(
         done=result.get("rounds_completed", 0), total=result.get("max_rounds", 0)
     )
@@ -216,25 +246,26 @@ def _header(lang: str, result: dict[str, Any]) -> list[str]:
     return [f"- **{k}:** {v}" for k, v in rows]
 
 
+def _who(side: dict[str, Any]) -> str:
+    """A side as the rulebook's summary names it: its tool (the model reference), then its
+    backend and model; a debate saved before sides had a tool: its model and backend."""
+    tool, model, backend = side.get("tool"), side.get("model", "?"), side.get("backend", "?")
+    if not tool or tool == model:
+        return f"{tool or model} ({backend})"
+    return f"{tool} ({backend}, {model})"
+
+
 def _verdict(lang: str, verdict: dict[str, Any], result: dict[str, Any]) -> list[str]:
-    winner = verdict["winner"]
-    model = (result.get(winner) or {}).get("model", "?")
+    stronger = label(lang, "stronger").format(winner=winner_name(lang, result, verdict["winner"]))
     parts = [f"## {label(lang, 'verdict_h')}", ""]
-    parts += [f"**{label(lang, 'winner')}: {label(lang, winner)}** ({model})", ""]
-    parts += [verdict["reasoning"], "", f"## {label(lang, 'quality')}", ""]
+    parts += [f"**{stronger}** {verdict['reasoning']}", "", f"## {label(lang, 'quality')}", ""]
     for key in ("genuine_disagreement", "evidence_quality", "challenge_depth"):
         parts.append(f"- {label(lang, key)}: {label(lang, verdict[key])}")
     parts += ["", f"## {label(lang, 'agreements')}", ""]
-    parts += [
-        f"- {a['point']} ({label(lang, 'evidence')}: {a['evidence']})"
-        for a in verdict["agreements"]
-    ]
+    parts += [f"- {agreement(lang, a)}" for a in verdict["agreements"]]
     parts += _none(verdict["agreements"])
     parts += ["", f"## {label(lang, 'disagreements')}", ""]
-    for d in verdict["disagreements"]:
-        pro = label(lang, "argues").format(side=label(lang, "proposer"))
-        con = label(lang, "argues").format(side=label(lang, "challenger"))
-        parts.append(f"- {pro}: {d['proposer']}; {con}: {d['challenger']}")
+    parts += [f"- {disagreement(lang, d)}" for d in verdict["disagreements"]]
     parts += _none(verdict["disagreements"])
     parts += ["", f"## {label(lang, 'unresolved')}", ""]
     parts += [f"- {q}" for q in verdict["unresolved"]] + _none(verdict["unresolved"])

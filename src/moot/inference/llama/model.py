@@ -91,9 +91,16 @@ class LlamaCppModel:
         self._sessions = sessions
         self._closed = False
 
+    backend = "llama.cpp"
+
     @property
     def model_id(self) -> str:
         return self._resolved.id
+
+    @property
+    def file_name(self) -> str:
+        """The GGUF file it runs (the first part of a split model)."""
+        return self._resolved.path.name
 
     @property
     def n_ctx(self) -> int:
