@@ -96,3 +96,22 @@ def test_the_readme_is_a_doorway_whose_links_lead_somewhere() -> None:
     assert len(local) >= 8  # the docs pages it leads to
     for target in local:
         assert (ROOT / target).exists(), target
+
+
+def test_the_site_opened_as_files_searches_and_reaches_nothing_else(site: Path) -> None:
+    from web_serve import launch
+
+    with launch() as browser:
+        page = browser.page()
+        problems: list[str] = []
+        page.on("pageerror", lambda error: problems.append(str(error)))
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.goto((site / "index.html").as_uri())
+        page.keyboard.press("s")  # the search box's shortcut
+        page.locator("input.md-search__input").press_sequentially("tournament", delay=20)
+        page.wait_for_selector(".md-search-result__item")  # the index, searched by a worker
+        assert "Tournaments" in page.locator(".md-search-result").inner_text()
+        page.goto((site / "python.html").as_uri())
+        page.wait_for_selector("[id='moot.Debate']")
+        assert problems == []
+        assert browser.requests and all(url.startswith("file://") for url in browser.requests)
