@@ -1,7 +1,7 @@
 """`moot serve` for the web tests: the server in a process of its own on 127.0.0.1, and
 Debian's Chromium driven by Playwright, with nothing it may reach but that server.
 
-Run as a script, it takes the README's screenshot of a finished dry-run debate:
+Run as a script, it takes the docs' screenshot of a finished dry-run debate:
 
     .venv/bin/python tests/web_serve.py docs/serve.png
 """
@@ -120,7 +120,7 @@ def chromium() -> Path:
     if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
         pytest.fail(
             f"the browser tests need Chromium at {CHROMIUM}: install Debian's `chromium` "
-            "package (apt-get install chromium; `make install` does it when run as root)"
+            "package (apt-get install chromium; `make test` does it when run as root)"
         )
     return CHROMIUM
 
@@ -166,7 +166,7 @@ def launch() -> Iterator[Browser]:
                 context.close()
 
 
-# -- the README's screenshot ---------------------------------------------------------------
+# -- the docs' screenshot -----------------------------------------------------------------
 
 MOTION = "This House Believes That cities should ban cars from their centres"
 
