@@ -10,6 +10,7 @@ OpenAI-compatible endpoints their references name. Ray is imported only here.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import tempfile
 from pathlib import Path
@@ -63,36 +64,44 @@ class RayExecutor:
         ray = _import_ray(self.address)
         if self.address:
             check_address(self.address)
-        _init(ray, self.address)
+        # A local Ray keeps its session (logs, sockets) in a folder of this run's own, gone
+        # when the run ends however it ends; left to itself it leaves $TMPDIR/ray behind.
+        scratch = None if self.address else tempfile.mkdtemp(prefix="moot-ray-")
         try:
-            gpus = 1 if run_settings(tournament.plan).gpu_layers else 0
-            if gpus and ray.cluster_resources().get("GPU", 0) < 1:  # else tasks wait forever
-                raise UsageError(
-                    "--gpu-layers asks each debate for a GPU, and the Ray cluster has none",
-                    hint="use --gpu-layers 0, or a cluster with GPUs",
-                )
-            # Fewer debates than the cluster has cores: each takes a larger share of them
-            # (a resumed tournament's last debate decodes on every core, not one).
-            cores = int(ray.cluster_resources().get("CPU", 0))
-            cpus = max(self.cpus, cores // max(1, len(pending)))
-            task = ray.remote(_play_task).options(num_cpus=cpus, num_gpus=gpus)
-            plan = tournament.plan.model_dump(mode="json")
-            running = {}
-            for pairing in pending:
-                emit(DebateBegun(pairing, tournament.plan.motions[pairing.motion].text))
-                try:
-                    files = _read(tournament.debate_dir(pairing))
-                except MootError as exc:  # a file that is not moot's fails only its debate
-                    emit(DebateFailed(pairing, exc.message, exc.hint))
-                    continue
-                ref = task.remote(plan, pairing.model_dump(mode="json"), files, cpus)
-                running[ref] = pairing
-            while running:
-                ready, _ = ray.wait(list(running), num_returns=1)
-                pairing = running.pop(ready[0])
-                _finish(tournament, pairing, ray.get(ready[0]), emit)
+            _init(ray, self.address, temp_dir=scratch)
+            self._play(ray, tournament, pending, emit)
         finally:
             ray.shutdown()
+            if scratch is not None:
+                shutil.rmtree(scratch, ignore_errors=True)
+
+    def _play(self, ray: Any, tournament: Tournament, pending: list[Pairing], emit: Emit) -> None:
+        gpus = 1 if run_settings(tournament.plan).gpu_layers else 0
+        if gpus and ray.cluster_resources().get("GPU", 0) < 1:  # else tasks wait forever
+            raise UsageError(
+                "--gpu-layers asks each debate for a GPU, and the Ray cluster has none",
+                hint="use --gpu-layers 0, or a cluster with GPUs",
+            )
+        # Fewer debates than the cluster has cores: each takes a larger share of them
+        # (a resumed tournament's last debate decodes on every core, not one).
+        cores = int(ray.cluster_resources().get("CPU", 0))
+        cpus = max(self.cpus, cores // max(1, len(pending)))
+        task = ray.remote(_play_task).options(num_cpus=cpus, num_gpus=gpus)
+        plan = tournament.plan.model_dump(mode="json")
+        running = {}
+        for pairing in pending:
+            emit(DebateBegun(pairing, tournament.plan.motions[pairing.motion].text))
+            try:
+                files = _read(tournament.debate_dir(pairing))
+            except MootError as exc:  # a file that is not moot's fails only its debate
+                emit(DebateFailed(pairing, exc.message, exc.hint))
+                continue
+            ref = task.remote(plan, pairing.model_dump(mode="json"), files, cpus)
+            running[ref] = pairing
+        while running:
+            ready, _ = ray.wait(list(running), num_returns=1)
+            pairing = running.pop(ready[0])
+            _finish(tournament, pairing, ray.get(ready[0]), emit)
 
 
 def _import_ray(address: str | None) -> Any:
@@ -137,7 +146,7 @@ def check_address(address: str, *, timeout: float = CONNECT_TIMEOUT_S) -> None:
         ) from None
 
 
-def _init(ray: Any, address: str | None) -> None:
+def _init(ray: Any, address: str | None, *, temp_dir: str | None = None) -> None:
     quiet = {"log_to_driver": False, "logging_level": "ERROR", "configure_logging": True}
     try:
         if address:
@@ -146,8 +155,8 @@ def _init(ray: Any, address: str | None) -> None:
             os.environ.setdefault("RAY_gcs_server_port_wait_time_s", "1")
             ray.init(address=address, **quiet)
         else:
-            ray.init(address="local", include_dashboard=False, **quiet)
-    except (ConnectionError, RuntimeError, ValueError) as exc:
+            ray.init(address="local", include_dashboard=False, _temp_dir=temp_dir, **quiet)
+    except (OSError, RuntimeError, ValueError) as exc:
         lines = str(exc).strip().splitlines()
         reason = (lines[0] if lines else type(exc).__name__)[:300]
         if address:
@@ -155,9 +164,9 @@ def _init(ray: Any, address: str | None) -> None:
                 f"could not join the Ray cluster at {address}: {reason}",
                 hint="check --ray-address (or $RAY_ADDRESS), or use --executor local",
             ) from None
-        raise MootError(
-            f"could not start a local Ray instance: {reason}", hint="use --executor local"
-        ) from None
+        # Ray's sockets live under the temporary folder, and a socket's path has at most 107 bytes.
+        hint = "use --executor local" + (", or a shorter $TMPDIR" if "AF_UNIX" in reason else "")
+        raise MootError(f"could not start a local Ray instance: {reason}", hint=hint) from None
 
 
 def _read(folder: Path) -> dict[str, str]:
