@@ -799,5 +799,5 @@ def test_a_chinese_decision_document_names_its_degraded_turns_in_chinese() -> No
     assert [t.step for t in result.transcript.turns if t.flags or t.note] == ["judge_document"]
     _, body = split_document(result.markdown)
     own = body.strip().splitlines()[2]
-    assert own.startswith("> ⚠️ 本决策文档出自有缺陷的回答：评审 · 决策文档（hollow reply:")
+    assert own.startswith("> ⚠️ 本决策文档出自有缺陷的回答：评审 · 决策文档（空洞的回答：")
     assert own.endswith("）。") and "另基于" not in body

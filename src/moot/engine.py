@@ -60,6 +60,7 @@ from moot.inference.protocol import degeneracy as find_degeneracy
 from moot.inference.reasoning import Splitter
 from moot.prompts import REDRAW, PromptPack, engine_pack
 from moot.transcript import Journal, Transcript, Turn
+from moot.words import words
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -312,6 +313,12 @@ class Engine:
     def notice(self, message: str, level: str = "info") -> None:
         self.emit(Notice(level, message))
 
+    def _say(self, key: str, label: str, **recorded: str) -> str:
+        """Notice KEY about the turn LABEL in the debate's language: the RECORDED flags and
+        notes it quotes (English, as the turn keeps them) shown in that language too."""
+        said = words(self.language)
+        return said.say(key, label=label, **{k: said.shown(v) for k, v in recorded.items()})
+
     def _record(self, turn: Turn, label: str) -> Turn:
         self.transcript.turns.append(turn)
         if self.journal:
@@ -515,17 +522,17 @@ class Engine:
                     break
                 think, rethought = 0, True
                 discarded.append(completion)
-                self.notice(f"{label}: {problem}; asking again with thinking off", "warn")
+                self.notice(self._say("asking_again_unthinking", label, problem=problem), "warn")
             elif not redrawn:
                 redrawn = True
                 discarded.append(completion)
                 kind = None if note else stream.rejected_kind or "question"
                 reminder = self._reminder(kind, limit)
-                self.notice(f"{label}: {problem}; asking again", "warn")
+                self.notice(self._say("asking_again", label, problem=problem), "warn")
             else:
                 break
         if note:
-            self.notice(f"{label}: {note}; kept as it is", "warn")
+            self.notice(self._say("kept_as_is", label, note=note), "warn")
         turn = self._turn(index, round, role, step, request, completion, accepted, note)
         turn.redraw = kind if reminder else None
         if discarded:
@@ -540,7 +547,7 @@ class Engine:
             )
             for flag in (*cleaned, *([fitted.flag] if fitted.flag else [])):
                 turn.flags.append(flag)
-                self.notice(f"{label}: {flag}", "warn")
+                self.notice(self._say("flagged", label, flag=flag), "warn")
         return self._record(turn, label)
 
     def _reminder(self, kind: str | None, limit: int | None) -> str | None:
@@ -586,7 +593,7 @@ class Engine:
             flags.append("time ran out: submitted as it stood")
         for flag in flags:
             turn.flags.append(flag)
-            self.notice(f"{label}: {flag}", "warn")
+            self.notice(self._say("flagged", label, flag=flag), "warn")
         return self._record(turn, label)
 
     def _call_free(
@@ -640,8 +647,9 @@ class Engine:
         problem = hollow(parsed)  # asked again already: the seat is degraded, visibly
         if problem:
             turn.flags.append(f"hollow reply: {problem}")
-            asked = "kept as the person's" if isinstance(role.model, HumanSeat) else "asked twice"
-            self.notice(f"{label}: the reply {problem}, {asked}", "warn")
+            asked = "kept_persons" if isinstance(role.model, HumanSeat) else "asked_twice"
+            said = self._say("hollow_notice", label, problem=problem, asked=self._say(asked, label))
+            self.notice(said, "warn")
         return parsed, self._record(turn, label)
 
     def judge_or_fail(
@@ -674,7 +682,7 @@ class Engine:
             why = f"{FAILED}{parse_error(exc, exc.raw, schema)}"
             turn = self._turn(index, round, role, step, request, Completion(text=""), None, why)
             turn.data = {}
-            self.notice(f"{label}: {exc.message}; the seat failed and the debate goes on", "warn")
+            self.notice(self._say("seat_failed", label, message=exc.message), "warn")
             return None, self._record(turn, label)
 
     def _reuse_failed(self, prior: Turn, index: int, round: int | None, label: str) -> Turn:

@@ -12,6 +12,7 @@ from rich.markup import escape
 from moot.checks import length_units
 from moot.engine import Event, Notice, Scored, Stopped, Token, TurnFinished, TurnStarted
 from moot.inference.human import HUMAN
+from moot.words import words
 
 _STYLES = {
     "proposition": "bold blue",
@@ -48,11 +49,13 @@ class LiveView:
         units: str = "words",
         hide_reasoning: bool = False,
         typed_here: Collection[str] = (),
+        language: str = "en",
     ):
         self.console = console
         self.quiet = quiet
         self.round_label = round_label
         self.units = units  # what a length limit counts: words, or 字
+        self.words = words(language)  # moot's own words in the debate's language
         self.hide_reasoning = hide_reasoning
         # The roles a person holds at this terminal: what they typed is on the screen already.
         self.typed_here = frozenset(typed_here)
@@ -94,7 +97,7 @@ class LiveView:
 
     def _think(self, text: str) -> None:
         if not self._thought:
-            self.console.print("[dim]thinking…[/]", end="", highlight=False)
+            self.console.print(f"[dim]{self.words.say('thinking')}[/]", end="", highlight=False)
         self._thought.append(text)
         if len(self._thought) % _THOUGHT_DOT == 0:
             self.console.print("[dim].[/]", end="", highlight=False)
@@ -131,26 +134,25 @@ class LiveView:
         elif self._streaming and self._midline:
             self.console.file.write("\n")
         self._midline = False
+        say, seconds = self.words.say, f"{turn.duration_ms / 1000:.1f}"
         if turn.model == HUMAN:
-            stats = f"typed in {turn.duration_ms / 1000:.1f} s"
+            stats = say("typed_in", seconds=seconds)
         else:
-            stats = f"{turn.completion_tokens} tokens · {turn.duration_ms / 1000:.1f} s"
+            stats = say("spent", tokens=turn.completion_tokens, seconds=seconds)
         if turn.limit is not None:
-            stats += f" · {turn.length} of {turn.limit} {self.units}"
+            stats += say("length", length=turn.length, limit=turn.limit, units=self.units)
             if turn.cut:
-                stats += " · cut to fit"
+                stats += say("cut")
             elif turn.length is not None and turn.length > turn.limit:
-                stats += " · over the limit, kept as the speaker's"
+                stats += say("over")
         self.console.print(f"[dim]{stats}[/]", highlight=False)
 
     def _scored(self, event: Scored) -> None:
         filled = int(round(event.score))
         bar = "█" * filled + "░" * (10 - filled)
         mark = "✅" if event.score >= event.threshold else "…"
-        self.console.print(
-            f"[cyan]{bar}[/] {event.score:.1f} / 10  (≥ {event.threshold:g} to stop) {mark}",
-            highlight=False,
-        )
+        said = self.words.say("score", score=f"{event.score:.1f}", threshold=f"{event.threshold:g}")
+        self.console.print(f"[cyan]{bar}[/] {said} {mark}", highlight=False)
         if event.reasoning:
             self.console.print(f"[dim]{safe(event.reasoning)}[/]", highlight=False)
 

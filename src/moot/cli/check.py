@@ -12,10 +12,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from moot.checks import check_debate
+from moot.checks import DebateCheck, check_debate
 from moot.cli import app
 from moot.render import safe
 from moot.transcript import load
+from moot.words import words
 
 _STYLE = {"ok": "green", "cut": "yellow", "over": "bold red", "theirs": "yellow", "": ""}
 
@@ -42,35 +43,37 @@ def check(
         turns = [asdict(t) for t in report.turns]
         print(json.dumps({"turns": turns, "summary": summary}, ensure_ascii=False))
     else:
-        unit = "字" if saved.language == "zh" else "words"
-        table = Table("#", "turn", unit, "limit", "", "problems and flags", box=None)
-        for t in report.turns:
-            if t.limit is None and not t.problems and not t.flags:
-                continue
-            notes = [*(f"[bold red]{safe(p)}[/]" for p in t.undeclared)]
-            notes += [safe(p) for p in t.problems if p not in t.undeclared]
-            notes += [f"[dim]{safe(f)}[/]" for f in t.flags]
-            style = _STYLE[t.status]
-            table.add_row(
-                str(t.index),
-                safe(f"{t.role}/{t.step}"),
-                "" if t.length is None else str(t.length),
-                "" if t.limit is None else str(t.limit),
-                f"[{style}]{t.status}[/]" if style else "",
-                "; ".join(notes),
-            )
-        console = Console()
-        console.print(table)
-        s = summary
-        line = (
-            f"{s['limited_turns']} limited turns: {s['within_limit']} within their limit "
-            f"({s['cut_to_fit']} cut to fit), {s['over_limit']} over; "
-            f"{s['ending_on_a_sentence']} end on a complete sentence. "
-            f"{s['with_problems']} of {s['turns']} turns with problems, "
-            f"{s['undeclared']} not declared; {s['flagged']} flagged"
-        )
-        if s["no_limit_recorded"]:
-            line += f"; {s['no_limit_recorded']} speeches with no limit recorded"
-        console.print(line, highlight=False)
+        _print(report, saved.language, summary)
     if report.broken or (strict and summary["with_problems"]):
         raise typer.Exit(1)
+
+
+def _print(report: DebateCheck, language: str, summary: dict[str, int]) -> None:
+    """The table and the summary line, in the debate's language: each problem and flag as
+    that language shows it, each turn by its role and step."""
+    said = words(language)
+    say, shown = said.say, said.shown
+    table = Table(
+        "#", say("check_turn"), say("units"), say("check_limit"), "", say("check_notes"), box=None
+    )
+    for t in report.turns:
+        if t.limit is None and not t.problems and not t.flags:
+            continue
+        notes = [*(f"[bold red]{safe(shown(p))}[/]" for p in t.undeclared)]
+        notes += [safe(shown(p)) for p in t.problems if p not in t.undeclared]
+        notes += [f"[dim]{safe(shown(f))}[/]" for f in t.flags]
+        style = _STYLE[t.status]
+        table.add_row(
+            str(t.index),
+            safe(f"{said.name(t.role)}/{said.name(t.step)}"),
+            "" if t.length is None else str(t.length),
+            "" if t.limit is None else str(t.limit),
+            f"[{style}]{say('status_' + t.status)}[/]" if style else "",
+            say("and").join(notes),
+        )
+    console = Console()
+    console.print(table)
+    line = say("check_summary", **summary)
+    if summary["no_limit_recorded"]:
+        line += say("check_unlimited", **summary)
+    console.print(line, highlight=False)

@@ -262,6 +262,7 @@ def _run(debate: Debate, console: Console, *, quiet: bool, hide_reasoning: bool 
         quiet=quiet,
         round_label=label(setup.language, "round"),
         units=units,
+        language=setup.language,
         hide_reasoning=hide_reasoning,
         typed_here=seated if sys.stdin.isatty() else (),
     )
@@ -292,7 +293,8 @@ def _run(debate: Debate, console: Console, *, quiet: bool, hide_reasoning: bool 
     show_document(console, result.markdown)
     if result.folder is not None:
         for name in ("transcript.json", setup.format.document):
-            console.print(f"[dim]saved:[/] {safe(result.folder / name)}", highlight=False)
+            saved = view.words.say("saved")
+            console.print(f"[dim]{saved}[/] {safe(result.folder / name)}", highlight=False)
 
 
 def _motion(motion: str | None, lang: str, *, yes: bool, fmt: str = "oxford") -> str:

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from moot.errors import CallTimeoutError, MootError, StructuredReplyError
 from moot.inference.protocol import parse_error, sanitize
 from moot.transcript import Turn, held_round
+from moot.words import words as moot_words
 
 
 @dataclass(frozen=True)
@@ -109,9 +110,10 @@ def degraded_notes(
     then every other, each by its round, its seat (SEAT names a role) and its step (STEP
     names one), and why. None when nothing is degraded."""
     words = _WORDS.get(language, _WORDS["en"])
+    shown = moot_words(language).shown  # the recorded flags, in the document's language
 
     def said(group: Sequence[Degraded]) -> str:
-        return words["and"].join(_place(d, words, seat, step) for d in group)
+        return words["and"].join(_place(d, words, seat, step, shown) for d in group)
 
     mine = [d for d in items if d.step in own]
     rest = [d for d in items if d.step not in own]
@@ -126,7 +128,12 @@ def degraded_notes(
 
 
 def _place(
-    d: Degraded, words: dict[str, str], seat: Callable[[str], str], step: Callable[[str], str]
+    d: Degraded,
+    words: dict[str, str],
+    seat: Callable[[str], str],
+    step: Callable[[str], str],
+    shown: Callable[[str], str],
 ) -> str:
     where = [words["round"].format(n=d.round)] if d.round else []
-    return " · ".join([*where, seat(d.role), step(d.step)]) + words["why"].format(why=d.why)
+    why = words["why"].format(why=shown(d.why))
+    return " · ".join([*where, seat(d.role), step(d.step)]) + why

@@ -114,7 +114,8 @@ def _job(setup: DebateSetup, work: Callable[[Job], None]) -> Job:
 
 def _run(job: Job, debate: Debate) -> None:
     job.on_stop(debate.stop)
-    result = debate.run(on_event=lambda ev: job.publish(wire.event(ev)))
+    language = debate.setup.language
+    result = debate.run(on_event=lambda ev: job.publish(wire.event(ev, language)))
     job.publish(done(result))
 
 

@@ -12,6 +12,7 @@ from moot.events import Event, Notice, Scored, Stopped, Token, TurnFinished, Tur
 from moot.formats import NAMES as FORMATS
 from moot.formats import get_format
 from moot.transcript import Turn, read_journal
+from moot.words import words
 
 Wire = dict[str, Any]
 
@@ -36,8 +37,8 @@ _TURN_FIELDS = (
 )
 
 
-def event(ev: Event) -> Wire:
-    """One debate event as the page reads it."""
+def event(ev: Event, language: str = "en") -> Wire:
+    """One debate event as the page reads it, in a debate in LANGUAGE."""
     if isinstance(ev, TurnStarted):
         return {
             "type": "turn_started",
@@ -51,7 +52,7 @@ def event(ev: Event) -> Wire:
     if isinstance(ev, Token):
         return {"type": "token", "role": ev.role, "text": ev.text, "reasoning": ev.reasoning}
     if isinstance(ev, TurnFinished):
-        return {"type": "turn_finished", "label": ev.label, "turn": turn(ev.turn)}
+        return {"type": "turn_finished", "label": ev.label, "turn": turn(ev.turn, language)}
     if isinstance(ev, Scored):
         return {
             "type": "scored",
@@ -67,9 +68,17 @@ def event(ev: Event) -> Wire:
     raise TypeError(f"not a debate event: {ev!r}")
 
 
-def turn(t: Turn | dict[str, Any]) -> Wire:
+def turn(t: Turn | dict[str, Any], language: str = "en") -> Wire:
+    """A turn's fields the page shows; its flags and note (recorded in English) as a debate
+    in LANGUAGE shows them."""
     data = t.model_dump(mode="json") if isinstance(t, Turn) else t
-    return {name: data.get(name) for name in _TURN_FIELDS}
+    shown = {name: data.get(name) for name in _TURN_FIELDS}
+    say = words(language).shown
+    if isinstance(shown["flags"], list):
+        shown["flags"] = [say(f) if isinstance(f, str) else f for f in shown["flags"]]
+    if isinstance(shown["note"], str):
+        shown["note"] = say(shown["note"])
+    return shown
 
 
 # -- documents ----------------------------------------------------------------------------
@@ -104,7 +113,7 @@ def saved_debate(debate: history.SavedDebate) -> Wire:
     record = _record(debate.path)
     language = str(record.get("language")) if record.get("language") in ("en", "zh") else "en"
     fmt = debate.format
-    turns = [turn(t) for t in history.turns(debate)]
+    turns = [turn(t, language) for t in history.turns(debate)]
     for t in turns:
         t["label"] = turn_label(fmt, language, str(t.get("role")), str(t.get("step")))
     markdown = history.document(debate) if debate.finished else None

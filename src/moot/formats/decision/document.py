@@ -278,7 +278,8 @@ def render_document(
     dissent, decision = result["dissent"], result["decision"]
     bodies = {
         "decision": f"**{one_line(decision['headline'])}** {one_line(decision['text'])}",
-        "confidence": f"**{f'{word}（{level}）' if word else level}** — {one_line(conf['reason'])}",
+        # The English level stays greppable in the front matter; the body says it in its words.
+        "confidence": f"**{word or level}** — {one_line(conf['reason'])}",
         "key_reasoning": "\n".join(f"- {one_line(b)}" for b in result["key_reasoning"]),
         "trade_offs": "\n".join(f"- {one_line(b)}" for b in result["trade_offs"]),
         "what_would_change": one_line(result["what_would_change"]),

@@ -1,0 +1,99 @@
+"""The words moot itself shows in a debate's language, from the packs' `engine/words.toml`.
+
+A turn records its flags and notes in English: they are its stable keys (`moot check` and
+older transcripts read them so). A debate in another language shows each through that
+language's `[flags]` table, whose keys are the recorded English forms with `{fields}` for
+the parts that vary (a limit, a language's name, a quoted sentence): the field's value is
+shown translated in turn where the tables know it, else as it was recorded.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from dataclasses import dataclass
+from typing import Any
+
+from moot.prompts import ENGINE, builtin_root
+
+FILE = "words.toml"
+_FIELD = re.compile(r"\{(\w+)\}")
+_SEPARATOR = "; "  # what joins several flags of one turn in a document's header
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    regex: re.Pattern[str]
+    shown: str
+    weight: int  # literal characters: the most specific pattern is tried first
+
+
+def _compile(recorded: str, shown: str) -> _Pattern:
+    parts, pos = [], 0
+    for m in _FIELD.finditer(recorded):
+        parts.append(re.escape(recorded[pos : m.start()]))
+        parts.append(f"(?P<{m.group(1)}>.+?)")
+        pos = m.end()
+    parts.append(re.escape(recorded[pos:]))
+    literal = len(_FIELD.sub("", recorded))
+    return _Pattern(re.compile("".join(parts), re.DOTALL), shown, literal)
+
+
+@functools.cache
+def _table(language: str) -> dict[str, Any]:
+    path = builtin_root() / language / ENGINE / FILE
+    with open(path, "rb") as f:
+        return tomllib.load(f)
+
+
+class Words:
+    """One language's words: `say` a message of moot's own, `shown` a recorded flag."""
+
+    def __init__(self, language: str) -> None:
+        self.language = language if (builtin_root() / language / ENGINE / FILE).is_file() else "en"
+        table = _table(self.language)
+        self._say: dict[str, str] = {**_table("en")["say"], **table.get("say", {})}
+        self._terms: dict[str, str] = table.get("terms", {})
+        self._names = [_compile(k, v) for k, v in table.get("names", {}).items()]
+        patterns = [_compile(k, v) for k, v in table.get("flags", {}).items()]
+        self._patterns = sorted(patterns, key=lambda p: -p.weight)
+
+    def say(self, key: str, **values: Any) -> str:
+        """Message KEY of moot's own, its fields filled with VALUES."""
+        return self._say[key].format(**values)
+
+    def name(self, identifier: str) -> str:
+        """A role's or step's identifier as this language names it (itself when unknown)."""
+        for pattern in self._names:
+            m = pattern.regex.fullmatch(identifier)
+            if m:
+                return pattern.shown.format(**m.groupdict())
+        return identifier
+
+    def shown(self, recorded: str) -> str:
+        """A flag, note or problem as recorded (English) shown in this language."""
+        if self.language == "en" or not recorded:
+            return recorded
+        return self._shown(recorded, depth=0)
+
+    def _shown(self, text: str, *, depth: int) -> str:
+        if text in self._terms:
+            return self._terms[text]
+        if depth > 4:  # a value nested in a value nested in …: shown as recorded
+            return text
+        for pattern in self._patterns:
+            m = pattern.regex.fullmatch(text)
+            if m:
+                values = {k: self._shown(v, depth=depth + 1) for k, v in m.groupdict().items()}
+                return pattern.shown.format(**values)
+        if _SEPARATOR in text:
+            parts = [self._shown(part, depth=depth + 1) for part in text.split(_SEPARATOR)]
+            return self._say["and"].join(parts)
+        return text
+
+
+@functools.cache
+def words(language: str) -> Words:
+    """LANGUAGE's words (English's for a language without a table)."""
+    return Words(language)
