@@ -85,6 +85,7 @@ def test_the_site_builds_strictly_and_loads_nothing_from_outside(site: Path) -> 
     for name in ("moot.debate", "moot.Debate", "moot.tournament", "moot.judge",
                  "moot.errors.MootError", "moot.errors.UsageError"):  # fmt: skip
         assert f'id="{name}"' in api, name  # rendered from the docstrings
+    assert "<blockquote>" not in api  # a docstring's >>> example is a console block
 
 
 def test_the_readme_is_a_doorway_whose_links_lead_somewhere() -> None:
