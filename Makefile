@@ -58,8 +58,8 @@ browser:
 	fi
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks docs/hooks
+	$(BIN)/ruff format --check src tests benchmarks docs/hooks
 	$(BIN)/mypy
 	@# The public surface: strict mode on what `import moot` offers.
 	$(BIN)/mypy --strict --follow-imports=silent $(PUBLIC)
