@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from bench_peer import MODELS, moot_debate, resolved_model
-from bench_roofline import Rates, ladder, measure, priced
+from bench_rates import Rates
+from bench_roofline import ladder, measure, priced
 
 NOISE = 0.05  # a difference in priced debate time smaller than this is a tie
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from bench_roofline import Rates, interpolate
+from bench_rates import Rates, interpolate
 
 Item = tuple[Any, ...]  # a reply a later step may quote: ("speech", side, round), …
 

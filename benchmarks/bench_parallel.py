@@ -23,7 +23,8 @@ from typing import Any
 
 import bench_peer
 from bench_peer import MODELS, N_CTX, moot_debate, peer_side, spent
-from bench_roofline import FILLER, Loop, Rates, interpolate, priced
+from bench_rates import Rates, interpolate
+from bench_roofline import FILLER, Loop, priced
 
 LADDER = (256, 1024, 2048)  # tokens of prefix before the decoded ones
 DECODE = 48  # tokens decoded in each sequence per timed run

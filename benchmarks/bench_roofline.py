@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 import sys
 import time
-from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from bench_floor import floor
 from bench_peer import MODELS, load_as_moot, moot_debate, peer_side, spent
+from bench_rates import Rates, interpolate
 
 LADDER = (0, 512, 1024, 2048, 3072)  # tokens already in the context
 BATCH = 256  # tokens evaluated in one timed batch (a turn evaluates ~300 uncached)
@@ -30,27 +30,6 @@ FILLER = (
     "The motion before the House is that remote work is better than office work. "
     "Working from home saves hours of travel, yet the office keeps teams together. "
 )
-
-
-@dataclass(frozen=True)
-class Rates:
-    """Tokens per second by context: (context, rate) pairs, the context at each run's middle."""
-
-    eval: tuple[tuple[float, float], ...]
-    decode: tuple[tuple[float, float], ...]
-
-
-def interpolate(points: Sequence[tuple[float, float]], x: float) -> float:
-    """The rate at context X, linear between measured points, flat beyond the ends."""
-    pts = sorted(points)
-    xs = [p[0] for p in pts]
-    if x <= xs[0]:
-        return pts[0][1]
-    if x >= xs[-1]:
-        return pts[-1][1]
-    i = bisect_left(xs, x)
-    (x0, y0), (x1, y1) = pts[i - 1], pts[i]
-    return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
 
 
 def priced(turn: Any, rates: Rates) -> tuple[float, float]:
@@ -236,8 +215,6 @@ def roofline(model_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
         "rates": ladder(rates),
         "by_step": by_step(turns, rates),
     }
-    from bench_floor import floor  # it prices with this module's rates
-
     return figures, {**work(turns), "visibility_floor": floor(turns, counter(model_id), rates)}
 
 

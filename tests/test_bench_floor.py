@@ -11,7 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import bench_floor  # noqa: E402
-from bench_roofline import Rates  # noqa: E402
+from bench_rates import Rates  # noqa: E402
 
 FLAT = Rates(eval=((0.0, 100.0), (1000.0, 50.0)), decode=((0.0, 10.0),))
 

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import bench_peer  # noqa: E402
 import bench_roofline  # noqa: E402
-from bench_roofline import Rates  # noqa: E402
+from bench_rates import Rates  # noqa: E402
 
 RATES = Rates(eval=((0, 200.0), (1000, 100.0)), decode=((0, 50.0), (2000, 25.0)))
 

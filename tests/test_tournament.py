@@ -21,13 +21,13 @@ from moot.formats.base import RunOptions
 from moot.formats.oxford.schemas import OxfordParams
 from moot.inference.protocol import ChatRequest, Completion, OnText
 from moot.inference.scripted import ScriptedModel
+from moot.tournaments.executors import LocalExecutor
 from moot.tournaments.judge import Ballot, decide
 from moot.tournaments.plan import Motion, make_plan, read_motions, schedule
 from moot.tournaments.report import build, write
 from moot.tournaments.run import (
     DebateDone,
     DebateFailed,
-    LocalExecutor,
     Tournament,
     TournamentEvent,
 )

@@ -52,9 +52,10 @@ def tournament(
     as it was planned: its plan fixes everything but `executor`, `ray_address`, `bootstrap`
     and `on_event`, so give nothing else then. The report is written into the folder.
     """
+    from moot.tournaments.executors import make_executor
     from moot.tournaments.plan import check_counts, read_motions, word_motions
     from moot.tournaments.report import build, write
-    from moot.tournaments.run import Tournament, make_executor, new_tournament
+    from moot.tournaments.run import Tournament, new_tournament
 
     # Everything is checked before anything is written.
     if executor not in ("local", "ray"):

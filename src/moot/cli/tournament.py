@@ -40,6 +40,7 @@ from moot.errors import MootError, UsageError
 from moot.formats import get_format
 from moot.render import safe
 from moot.settings import FormatParams
+from moot.tournaments.executors import make_executor
 from moot.tournaments.plan import (
     MAX_BOOTSTRAP,
     MAX_DEBATES,
@@ -60,7 +61,6 @@ from moot.tournaments.run import (
     InDebate,
     Tournament,
     TournamentEvent,
-    make_executor,
     new_tournament,
 )
 
