@@ -18,7 +18,7 @@ from moot.formats.adversarial.text import render
 from moot.formats.base import RunOptions
 from moot.inference.protocol import ChatRequest
 from moot.inference.scripted import ScriptedModel
-from moot.runner import DebateRun, DebateResult, DebateSetup
+from moot.runner import DebateResult, DebateRun, DebateSetup
 from moot.transcript import Transcript
 
 QUESTION = "Is nuclear power safer per TWh than wind?"

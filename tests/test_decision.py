@@ -23,7 +23,7 @@ from moot.formats.decision.schemas import sections_schema, token_budget, verdict
 from moot.inference.protocol import ChatRequest
 from moot.inference.scripted import ScriptedModel
 from moot.prompts import builtin_root, load_pack
-from moot.runner import DebateRun, DebateResult, DebateSetup
+from moot.runner import DebateResult, DebateRun, DebateSetup
 
 TOPIC = "Postgres vs MySQL vs SQLite for a small analytics app"
 HEADINGS = [

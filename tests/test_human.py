@@ -29,7 +29,7 @@ from moot.formats.oxford.flow import LIMITS
 from moot.inference.human import Ask, HumanSeat, ScriptedConsole, SeatLeft, form_fields
 from moot.inference.protocol import ChatRequest
 from moot.inference.scripted import EchoModel, ScriptedModel
-from moot.runner import DebateRun, DebateResult, resume_setup
+from moot.runner import DebateResult, DebateRun, resume_setup
 from moot.settings import DebateSetup, check_model_ref, prepare, settings
 from moot.transcript import Transcript, read_journal
 
