@@ -18,6 +18,7 @@ import bench_oxford  # noqa: E402
 import bench_parallel  # noqa: E402
 import bench_peer  # noqa: E402
 import bench_roofline  # noqa: E402
+import bench_schedule  # noqa: E402
 import bench_stores  # noqa: E402
 import bench_terse  # noqa: E402
 
@@ -36,6 +37,7 @@ def main() -> None:
     bench_attention.run(results)
     bench_terse.run(results)
     bench_memory.run(results)
+    bench_schedule.run(results)  # a simulation: no model runs
     results["speed_summary"] = (
         bench_roofline.summary(results)
         + bench_parallel.summary(results)

@@ -36,6 +36,8 @@ def tournament(
     lang: str | None = None,
     seed: int | None = None,
     swaps: int = 1,
+    schedule: str = "round-robin",
+    budget: int | None = None,
     out: str | Path | None = None,
     resume: str | Path | None = None,
     executor: str = "local",
@@ -51,7 +53,10 @@ def tournament(
     The defaults are `moot tournament`'s. `resume` finishes the tournament in that folder
     as it was planned: its plan fixes everything but `executor`, `ray_address`, `bootstrap`
     and `on_event`, so give nothing else then. The report is written into the folder.
+    `schedule="adaptive"` plays each next debate where the ranking is least certain, until
+    adjacent models' intervals separate or `budget` debates are spent.
     """
+    from moot.tournaments.adaptive import check_executor, check_schedule
     from moot.tournaments.executors import make_executor
     from moot.tournaments.plan import check_counts, read_motions, word_motions
     from moot.tournaments.report import build, write
@@ -66,6 +71,8 @@ def tournament(
             hint="pass executor='ray', or drop ray_address",
         )
     check_counts(swaps=swaps, bootstrap=bootstrap, seed=seed)
+    check_schedule(schedule, None, 0)
+    check_executor(schedule, executor)
     for name, refs in (("models", models), ("judges", judges)):
         if isinstance(refs, str):
             raise UsageError(f"{name} is one string", hint=f"give {name} as a list: [{refs!r}, …]")
@@ -79,6 +86,8 @@ def tournament(
             "lang": lang is not None,
             "seed": seed is not None,
             "swaps": swaps != 1,
+            "schedule": schedule != "round-robin",
+            "budget": budget is not None,
             "run": run is not None,
             **{name: True for name in params},
         }
@@ -89,8 +98,10 @@ def tournament(
                 hint="give resume=FOLDER with only executor, ray_address, bootstrap or on_event",
             )
         t = Tournament.open(Path(resume).expanduser())
+        check_executor(t.plan.schedule, executor)
         runner = make_executor(executor, ray_address)
     else:
+        check_schedule(schedule, budget, len(models))
         chosen = debate_settings("-", format=format, lang=lang, run=run, **params)
         fmt = get_format(format)
         if isinstance(motions, str | Path):
@@ -107,6 +118,8 @@ def tournament(
             seed=seed,
             judges=judges,
             swaps=swaps,
+            schedule=schedule,
+            budget=budget,
             resolve=not (executor == "ray" and bool(ray_address)),
             out=Path(out).expanduser() if out is not None else None,
         )

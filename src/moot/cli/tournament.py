@@ -40,6 +40,7 @@ from moot.errors import MootError, UsageError
 from moot.formats import get_format
 from moot.render import safe
 from moot.settings import FormatParams
+from moot.tournaments.adaptive import check_executor, check_schedule
 from moot.tournaments.executors import make_executor
 from moot.tournaments.plan import (
     MAX_BOOTSTRAP,
@@ -77,6 +78,8 @@ PLANNED = (
     "lang",
     "judge",
     "swaps",
+    "schedule",
+    "budget",
     "seed",
     "out",
     "min_score",
@@ -128,6 +131,22 @@ def tournament(
             "debates."
         ),
     ] = 1,
+    schedule: Annotated[
+        str,
+        typer.Option(
+            help="round-robin: every pair on every motion, both sides. adaptive: each next "
+            "debate where the ranking is least certain, until adjacent models' intervals "
+            "separate or --budget debates are spent.",
+        ),
+    ] = "round-robin",
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            help="With --schedule adaptive: at most this many debates, at least one per model "
+            "(default: as many as the round-robin would play).",
+            metavar="N",
+        ),
+    ] = None,
     seed: Seed = None,
     out: Annotated[
         Path | None,
@@ -179,6 +198,8 @@ def tournament(
             hint="add --executor ray, or drop --ray-address",
         )
     check_counts(swaps=swaps, bootstrap=bootstrap, seed=seed)
+    check_schedule(schedule, None, 0)
+    check_executor(schedule, executor)
     if resume is not None:
         fixed = _given(ctx, PLANNED)
         if fixed:
@@ -188,6 +209,7 @@ def tournament(
                 "--quiet",
             )
         t = Tournament.open(resume)
+        check_executor(t.plan.schedule, executor)
         runner = make_executor(executor, ray_address)
     else:
         if motions is None:
@@ -202,6 +224,7 @@ def tournament(
         debate_format = get_format(fmt)
         two_sided(debate_format)
         check_size(list(model or ()), list(judge or ()), 0, swaps)
+        check_schedule(schedule, budget, len(model or ()))
         worded = read_motions(motions, debate_format, lang)
         # Only what was given: format_params refuses a parameter the format does not read.
         given = FormatParams(
@@ -218,6 +241,8 @@ def tournament(
             seed=seed,
             judges=list(judge or ()),
             swaps=swaps,
+            schedule=schedule,
+            budget=budget,
             # Models resolve offline here (a dry run checks them without hashing), unless
             # they live on a cluster's workers only.
             resolve=not remote_cluster,
@@ -238,7 +263,7 @@ def _given(ctx: typer.Context, names: tuple[str, ...]) -> list[str]:
 
 def _run(t: Tournament, executor: Executor, *, quiet: bool, samples: int) -> None:
     console = Console()
-    total = len(t.plan.debates)
+    total = t.plan.budget or len(t.plan.debates)
     done = total - len(t.pending())
     if done:
         console.print(f"[dim]{done} of {total} debates already finished[/]", highlight=False)
@@ -256,7 +281,8 @@ def _run(t: Tournament, executor: Executor, *, quiet: bool, samples: int) -> Non
         show = _Shower(progress, bar)
         try:
             failed = t.run(executor, show)
-            progress.update(bar, description="debates")
+            # An adaptive schedule may stop before its budget: the bar ends at what it played.
+            progress.update(bar, description="debates", total=len(t.plan.debates))
         except KeyboardInterrupt:
             progress.stop()
             console.print(
@@ -404,6 +430,17 @@ def show_report(console: Console, report: Report) -> None:
         console.print(
             f"[yellow]{report.self_judged} debate(s) were judged by their own debaters[/]: "
             "no other judge was available (add one with --judge)",
+            highlight=False,
+        )
+    if report.budget is not None:
+        why = (
+            "the budget is spent"
+            if report.debates_planned >= report.budget
+            else "adjacent models' intervals separated"
+        )
+        console.print(
+            f"adaptive schedule: {report.debates_planned} of at most {report.budget} debates; "
+            f"it stopped where {why}",
             highlight=False,
         )
     missing = report.debates_planned - report.debates_decided

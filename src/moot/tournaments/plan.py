@@ -65,6 +65,9 @@ class TournamentPlan(BaseModel):
     params: dict[str, Any]  # the format's validated parameters
     options: dict[str, Any] = Field(default_factory=dict)  # max_tokens, n_ctx, gpu_layers, …
     debates: list[Pairing] = Field(min_length=1, max_length=MAX_DEBATES)
+    # adaptive: `debates` is the plan so far, and tournaments/adaptive.py adds the next one.
+    schedule: str = Field(default="round-robin", pattern="^(round-robin|adaptive)$")
+    budget: int | None = Field(default=None, ge=2, le=MAX_DEBATES)  # adaptive: at most this
 
 
 class _Counts(BaseModel):
@@ -334,6 +337,10 @@ def check_plan(plan: TournamentPlan) -> None:
             raise UsageError(f"{where}: a model debates itself")
         if any(ref not in refs for ref in p.judges):
             raise UsageError(f"{where}.judges: not one of the plan's models or judges")
+    if plan.schedule == "adaptive" and (plan.budget or 0) < max(
+        len(plan.models), len(plan.debates)
+    ):
+        raise UsageError("budget: fewer debates than the plan's models or its debates so far")
 
 
 def problem(exc: ValidationError, *, prefix: str = "") -> str:

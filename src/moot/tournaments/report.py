@@ -74,6 +74,8 @@ class Report(BaseModel):
     bootstrap_samples: int
     interval: float = LEVEL
     seed: int
+    schedule: str = "round-robin"
+    budget: int | None = None  # adaptive: the most debates it could have played
 
 
 def build(
@@ -137,6 +139,8 @@ def build(
         ],
         bootstrap_samples=samples,
         seed=plan.seed,
+        schedule=plan.schedule,
+        budget=plan.budget,
     )
 
 

@@ -30,6 +30,7 @@ from moot.formats.base import Format
 from moot.inference.protocol import ChatModel
 from moot.runner import DebateRun
 from moot.settings import DebateSetup, FormatParams, format_params
+from moot.tournaments import adaptive
 from moot.tournaments.judge import SIDE_NAMES, Verdict, judge_debate
 from moot.tournaments.plan import (
     Motion,
@@ -297,16 +298,40 @@ class Tournament:
         return [p for p in self.plan.debates if p.id not in done]
 
     def run(self, executor: Executor, emit: Emit) -> list[DebateFailed]:
-        """Run every debate not finished yet; the failures, which a resume retries."""
+        """Run every debate not finished yet; the failures, which a resume retries. An
+        adaptive plan grows as its debates finish (`grow`), and stops at a failure."""
         failed: list[DebateFailed] = []
+        queue = self.pending()
+        grows = self.plan.schedule == "adaptive"
 
         def record(event: TournamentEvent) -> None:
             if isinstance(event, DebateFailed):
                 failed.append(event)
             emit(event)
+            # The executor plays `queue` in order: a debate added as the last one ends is
+            # played next, on the models it has loaded.
+            if grows and not failed and isinstance(event, DebateDone):
+                if event.pairing == queue[-1]:
+                    queue.extend(self.grow())
 
-        executor.run(self, self.pending(), record)
+        if grows and not queue:
+            queue.extend(self.grow())
+        if queue:
+            executor.run(self, queue, record)
         return failed
+
+    def grow(self) -> list[Pairing]:
+        """An adaptive plan's next debate, chosen from the finished ones and written into
+        the plan on disk before it is played; none once the schedule stops."""
+        verdicts = self.verdicts()
+        if len(verdicts) < len(self.plan.debates):
+            return []
+        chosen = adaptive.next_pairing(self.plan, {k: v.winner for k, v in verdicts.items()})
+        if chosen is None:
+            return []
+        self.plan = self.plan.model_copy(update={"debates": [*self.plan.debates, chosen]})
+        write_atomic(self.folder / PLAN, self.plan.model_dump_json(indent=2))
+        return [chosen]
 
 
 def new_tournament(
@@ -321,10 +346,13 @@ def new_tournament(
     swaps: int = 1,
     resolve: bool = True,
     out: Path | None = None,
+    schedule: str = "round-robin",
+    budget: int | None = None,
 ) -> Tournament:
     """Plan a tournament and create its folder (OUT, else a fresh one in moot's data
     directory). With `resolve`, models are told apart by their files, resolved offline (on a
     dry run, checked without hashing)."""
+    adaptive.check_schedule(schedule, budget, len(models))
     plan = make_plan(
         fmt,
         list(models),
@@ -336,6 +364,8 @@ def new_tournament(
         identify=(checked_identity if run.dry_run else identity) if resolve else str,
         swaps=swaps,
     )
+    if schedule == "adaptive":
+        plan = adaptive.adapt(plan, budget=budget)
     folder = out or tournaments_dir() / datetime.now().strftime("%Y%m%d-%H%M%S")
     return Tournament.create(plan, folder)
 
