@@ -10,7 +10,7 @@ import pytest
 
 from moot.engine import Engine, TurnFinished, TurnStarted
 from moot.formats.oxford.flow import FORMAT
-from moot.formats.oxford.schemas import Brief, CompletenessRubric, OxfordParams
+from moot.formats.oxford.schemas import Brief, CompletenessReply, CompletenessRubric, OxfordParams
 from moot.inference.protocol import ChatRequest
 from moot.inference.scripted import ScriptedModel
 from moot.runner import DebateRun, DebateSetup
@@ -89,6 +89,9 @@ class Chamber:
         if request.reply_schema is CompletenessRubric:
             ok = self.judge_ok.pop(0) if isinstance(self.judge_ok, list) else self.judge_ok
             return rubric(ok)
+        if request.reply_schema is CompletenessReply:
+            ok = self.judge_ok.pop(0) if isinstance(self.judge_ok, list) else self.judge_ok
+            return json.dumps({"score": 9.0 if ok else 2.0, "reasoning": "both sides argued"})
         if request.reply_schema is Brief:
             return brief_json()
         prompt = request.messages[-1].content
@@ -525,8 +528,9 @@ def test_a_chinese_brief_names_its_degraded_turns_in_chinese(tmp_path: Path) -> 
         motion="本院认为远程办公比办公室工作更好",
     )
     lines = result.markdown.splitlines()
-    assert lines[2].startswith("> ⚠️ 本辩论简报出自有缺陷的回答：评审 · 辩论简报（hollow reply:")
-    assert lines[4].startswith("> 另基于") and "第1轮 · 反方 · 质询（" in lines[4]
+    # The seats and steps in the Chinese rulebook's names (完整性裁判, 信息点提问).
+    assert lines[2].startswith("> ⚠️ 本辩论简报出自有缺陷的回答：完整性裁判 · 辩论简报（")
+    assert lines[4].startswith("> 另基于") and "第1轮 · 反方 · 信息点提问（" in lines[4]
     assert lines[4].endswith("）。")
 
 
@@ -609,3 +613,201 @@ def test_a_resumed_debate_asks_a_step_that_goes_on_a_saved_turn_what_it_asked_be
     assert asked.messages[1].content == speech.text
     opened = [r for r in first.model.requests if r.session == "proposition"][1]
     assert asked.messages[0] == opened.messages[-1] != first.model.requests[0].messages[-1]
+
+
+# -- the motion ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "motion"),
+    [
+        ("Should cities ban cars?", "en", "This House Believes That cities should ban cars"),
+        ("Ban cars from city centres", "en", "This House Would ban cars from city centres"),
+        ("Must we colonise Mars?", "en", "This House Believes That we must colonise Mars"),
+        ("Can money buy happiness?", "en", "This House Believes That money can buy happiness"),
+        ("Will AI take our jobs?", "en", "This House Believes That AI will take our jobs"),
+        ("Is AI dangerous?", "en", "This House Believes That AI is dangerous"),
+        ("Are cats better than dogs?", "en", "This House Believes That cats are better than dogs"),
+        (
+            "Is the pen mightier than the sword?",
+            "en",
+            "This House Believes That the pen is mightier than the sword",
+        ),
+        (
+            "Should drug use be decriminalised?",
+            "en",
+            "This House Believes That drug use should be decriminalised",
+        ),
+        (
+            "Does social media harm teenagers?",
+            "en",
+            "This House Believes That social media harms teenagers",
+        ),
+        (
+            "Do violent video games cause violence?",
+            "en",
+            "This House Believes That violent video games cause violence",
+        ),
+        ("Has feminism failed?", "en", "This House Believes That feminism has failed"),
+        ("Shouldn't we ban cars?", "en", "This House Believes That we should ban cars"),
+        ("Whether cities should ban cars", "en", "This House Believes That cities should ban cars"),
+        ("THW ban cars", "en", "This House Would ban cars"),
+        ("Tax cuts help the rich", "en", "This House Believes That Tax cuts help the rich"),
+        ("城市应该禁止汽车吗", "zh", "本院认为城市应该禁止汽车"),
+        ("城市是否应该禁止汽车？", "zh", "本院认为城市应该禁止汽车"),
+        ("城市应不应该禁止汽车？", "zh", "本院认为城市应该禁止汽车"),
+        ("城市该不该禁止汽车", "zh", "本院认为城市应该禁止汽车"),
+        ("AI是否会取代人类？", "zh", "本院认为AI会取代人类"),
+        ("难道城市不应该禁止汽车吗？", "zh", "本院认为城市应该禁止汽车"),
+        ("本院对现任政府表示不信任", "zh", "本院对现任政府表示不信任"),
+    ],
+)
+def test_a_question_or_an_imperative_becomes_a_grammatical_motion(
+    text: str, language: str, motion: str
+) -> None:
+    assert FORMAT.motion(text, language) == motion
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [("What is the meaning of life?", "en"), ("城市应该如何减少汽车？", "zh")],
+)
+def test_an_open_question_is_refused_for_it_takes_no_side(text: str, language: str) -> None:
+    from moot.errors import UsageError
+
+    with pytest.raises(UsageError, match="open question"):
+        FORMAT.motion(text, language)
+
+
+def test_a_debate_on_a_question_argues_the_statement(tmp_path: Path) -> None:
+    from moot.settings import prepare, settings
+
+    setup = prepare(settings(motion="Should cities ban cars?", run={"dry_run": True}))
+    assert setup.motion == "This House Believes That cities should ban cars"
+
+
+# -- the Completeness Judge's rubric -------------------------------------------------------
+
+
+def judge_requests(chamber: Chamber) -> list[ChatRequest]:
+    return [r for r in chamber.model.requests if r.session == "judge" and r.reply_schema != Brief]
+
+
+def test_the_score_rubric_asks_the_rulebook_s_score_and_stops_on_it(tmp_path: Path) -> None:
+    chamber = Chamber(judge_ok=[False, True])
+    result, _ = run_debate(tmp_path, chamber, max_rounds=5, judge_rubric="score")
+    t = result.transcript
+    # The judge's own score decides: 2.0 in round 2 goes on, 9.0 in round 3 stops.
+    assert t.scores == {
+        "2": {"score": 2.0, "reasoning": "both sides argued"},
+        "3": {"score": 9.0, "reasoning": "both sides argued"},
+    }
+    assert t.stop_reason == "converged" and t.params["judge_rubric"] == "score"
+    asked = judge_requests(chamber)
+    assert [r.reply_schema for r in asked] == [CompletenessReply, CompletenessReply]
+    prompt = asked[0].messages[-1].content.split('"""')[-1]
+    assert '"score"' in prompt and '"reasoning"' in prompt and "true or false" not in prompt
+    assert not any(ch.isdigit() for ch in prompt)  # no number handed over to copy
+
+
+def test_the_score_rubric_keeps_the_judges_number_even_on_speeches_that_fail_the_checks(
+    tmp_path: Path,
+) -> None:
+    """The rulebook's stop rule: the score the judge gives, not one code lowers."""
+
+    class Empty(Chamber):
+        def reply(self, request: ChatRequest) -> str:
+            if request.session in ("proposition", "opposition") and request.reply_schema is None:
+                prompt = request.messages[-1].content
+                if "Point of Information" not in prompt and "rebuttal" not in prompt:
+                    return "Yes."
+            return super().reply(request)
+
+    result, _ = run_debate(tmp_path, Empty(judge_ok=True), max_rounds=3, judge_rubric="score")
+    assert result.transcript.scores["2"]["score"] == 9.0
+    assert result.transcript.stop_reason == "converged"
+    checklist, _ = run_debate(tmp_path / "c", Empty(judge_ok=True), max_rounds=3)
+    assert checklist.transcript.scores["2"]["score"] < 7.5  # the checklist's code checks do
+
+
+def test_the_checklist_is_the_default_rubric_and_moves_in_whole_steps(tmp_path: Path) -> None:
+    assert OxfordParams().judge_rubric == "checklist"
+    chamber = Chamber(judge_ok=True)
+    result, _ = run_debate(tmp_path, chamber, max_rounds=3)
+    assert judge_requests(chamber)[0].reply_schema is CompletenessRubric
+    assert result.transcript.scores["2"]["score"] == 10.0
+
+
+def test_a_judge_rubric_out_of_its_choices_is_refused() -> None:
+    from moot.config import validate_params
+    from moot.errors import UsageError
+
+    with pytest.raises(UsageError, match="--judge-rubric 'number'"):
+        validate_params(OxfordParams, judge_rubric="number")
+
+
+# -- what each step sees: the table of docs/formats/oxford.md against the flow --------------
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "formats" / "oxford.md"
+
+
+def seen_table() -> dict[tuple[str, str], set[str]]:
+    """The rows of "What each step sees": (step, role) → what moot's prompt holds."""
+    section = DOC.read_text(encoding="utf-8").split("## What each step sees", 1)[1]
+    rows = {}
+    for line in section.split("\n## ", 1)[0].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[0].startswith("`"):
+            rows[(cells[0].strip("`"), cells[1])] = {i.strip() for i in cells[3].split(";")}
+    return rows
+
+
+def what_the_prompt_holds(turns: list[Any], index: int, prompt: str, motion: str) -> set[str]:
+    """The debate's replies in PROMPT (turn INDEX's request, the conversation it goes on
+    included), named as the table names them; "other" for any the table has no name for."""
+    turn = turns[index]
+    rnd, last = turn.round, max(t.round for t in turns if t.round is not None)
+    question = next(
+        (t for t in reversed(turns[:index]) if t.step == "poi_question"), None
+    )  # the one a POI answer answers
+    held = {"motion"} if motion in prompt else set()
+    for t in turns[:index]:
+        if t.step == "judge" or t.text not in prompt:
+            continue
+        if t.step == "speech" and t.round == rnd:
+            held.add(f"{t.role.capitalize()} speech")
+        elif t.step == "round_summary" and rnd is not None and t.round == rnd - 1:
+            held.add("previous summary")
+        elif t.step == "round_summary" and rnd is None and t.round == last:
+            held.add("final summary")
+        elif t.step == "devil_attack" and t.round == rnd:
+            held.add("Devil's Advocate")
+        elif t.step == "devil_attack" and rnd is None:
+            held.add("attacks")
+        elif t.step == "rebuttal":
+            held.add(f"{t.role.capitalize()} rebuttal")
+        elif t is question and turn.step == "poi_answer":
+            held.add("question")
+        else:
+            held.add(f"other: {t.round} {t.role} {t.step}")
+    return held
+
+
+def test_the_docs_table_of_what_each_step_sees_is_what_the_flow_shows(tmp_path: Path) -> None:
+    table = seen_table()
+    chamber = Chamber()  # never satisfied: all three rounds run
+    result, _ = run_debate(tmp_path, chamber, max_rounds=3, seed=3)
+    turns = result.transcript.turns
+    requests = chamber.model.requests
+    assert len(requests) == len(turns)  # one draw a turn: a request lines up with its turn
+    assert {(t.step, t.role) for t in turns} == set(table)  # every step has its row
+    for i, (turn, request) in enumerate(zip(turns, requests, strict=True)):
+        prompt = "\n".join(m.content for m in request.messages)
+        expected = set(table[(turn.step, turn.role)])
+        if turn.round == 1:
+            expected.discard("previous summary")  # round 1 has none
+        assert what_the_prompt_holds(turns, i, prompt, MOTION) == expected, (
+            turn.round,
+            turn.role,
+            turn.step,
+        )

@@ -24,7 +24,7 @@ from moot.config import RunSettings
 from moot.engine import Engine, Role, is_failed
 from moot.errors import MootError, StructuredReplyError, UsageError
 from moot.formats.oxford.flow import completeness
-from moot.formats.oxford.schemas import CompletenessRubric, OxfordParams
+from moot.formats.oxford.schemas import CompletenessReply, CompletenessRubric, OxfordParams
 from moot.inference.human import is_human_ref
 from moot.inference.protocol import (
     ChatModel,
@@ -81,7 +81,7 @@ class Judging:
 
 
 def _completeness(r: Reading) -> float:
-    assert isinstance(r.reply, CompletenessRubric)
+    assert isinstance(r.reply, CompletenessRubric | CompletenessReply)
     speeches = {side: r.variables[f"{side}_speech"] for side in ("proposition", "opposition")}
     return completeness(r.reply, speeches, r.variables["motion"]).score
 

@@ -28,6 +28,7 @@ class FormatParams(BaseModel):
 
     min_score: float | None = None  # oxford (None: the format's default)
     max_rounds: int | None = None  # oxford
+    judge_rubric: str | None = None  # oxford: "checklist" or "score"
     rounds: int | None = None  # decision, challenge, adversarial
     preset: str | None = None  # decision
     positions: tuple[Short, ...] = Field(default=(), max_length=16)  # decision (takes 2–4)

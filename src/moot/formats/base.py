@@ -19,6 +19,7 @@ class RunOptions:
 
     min_score: float | None = None  # None: the format's default
     max_rounds: int | None = None
+    judge_rubric: str | None = None  # how a judge answers: "checklist" or "score"
     rounds: int | None = None
     preset: str | None = None
     positions: tuple[str, ...] = ()

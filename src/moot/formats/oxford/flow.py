@@ -6,7 +6,6 @@ Rulebook: docs/formats/oxford.md. Every step below is one step of that rulebook.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +14,14 @@ from moot.config import validate_params
 from moot.engine import Engine
 from moot.formats.base import Cast, Format, RunOptions
 from moot.formats.failures import degraded, degraded_notes
-from moot.formats.oxford.schemas import Brief, CompletenessRubric, CompletenessScore, OxfordParams
+from moot.formats.oxford.motion import normalise_motion
+from moot.formats.oxford.schemas import (
+    Brief,
+    CompletenessReply,
+    CompletenessRubric,
+    CompletenessScore,
+    OxfordParams,
+)
 from moot.transcript import Transcript, Turn, render_markdown
 
 ROLES = ("proposition", "opposition", "devil", "chair", "judge")
@@ -29,9 +35,10 @@ TEMPERATURES = {"proposition": 0.3, "opposition": 0.3, "devil": 0.7, "chair": 0.
 # what is new) and instructions, so a model reuses the tokens it computed while it spoke.
 # The earlier step's instructions and persona are then in view: scaffolding, not content.
 # The personas are written into the steps rather than sent as system prompts, which would
-# put a different text first for every speaker. Each step sees what the rulebook says it
-# sees, no more: the Chair's summary carries the debate forward, no speaker sees its own
-# earlier turns.
+# put a different text first for every speaker. Each step sees what the table "What each
+# step sees" of docs/formats/oxford.md lists (a test reads it): the rulebook's message,
+# and where a step goes on a conversation or closes the debate, the more it gives reasons
+# for. The Chair's summary carries the debate forward; no speech sees an earlier round's.
 STEPS = (
     "record",
     "persona_proposition",
@@ -100,10 +107,10 @@ LABELS: dict[str, dict[str, str]] = {
         "opposition": "🔴 反方",
         "devil": "🟡 魔鬼辩手",
         "summary": "⚖️ 本轮总结",
-        "judge": "完整性评审",
-        "poi": "质询",
+        "judge": "完整性裁判",
+        "poi": "信息点提问",
         "closing": "💜 总结陈词",
-        "verdict": "⚖️ 主席评述",
+        "verdict": "⚖️ 主席裁决",
         "brief": "📋 辩论简报",
         "pro": "🔵 正方论点",
         "con": "🔴 反方论点",
@@ -141,16 +148,16 @@ NAMES: dict[str, dict[str, str]] = {
         "proposition": "正方",
         "opposition": "反方",
         "devil": "魔鬼辩手",
-        "chair": "主席",
-        "judge": "评审",
+        "chair": "中立主席",
+        "judge": "完整性裁判",
         "speech": "发言",
-        "poi_question": "质询",
-        "poi_answer": "质询回答",
+        "poi_question": "信息点提问",
+        "poi_answer": "信息点提问的回答",
         "devil_attack": "攻击",
         "round_summary": "本轮总结",
         "judge_step": "完整性评分",
         "rebuttal": "总结陈词",
-        "verdict": "主席评述",
+        "verdict": "主席裁决",
         "brief": "辩论简报",
     },
 }
@@ -167,18 +174,6 @@ EXAMPLE_MOTIONS = {
         "本院对现任政府表示不信任",
     ),
 }
-
-_THIS_HOUSE = re.compile(r"^\s*this\s+house\b", re.IGNORECASE)
-
-
-def normalise_motion(text: str, language: str) -> str:
-    """A bare topic becomes "This House Believes That …" / "本院认为…"; a motion stays as it is."""
-    motion = " ".join(text.split())
-    if language == "zh":
-        return motion if motion.startswith("本院") else "本院认为" + motion.rstrip("？?")
-    if _THIS_HOUSE.match(motion):
-        return motion
-    return "This House Believes That " + motion.rstrip("?")
 
 
 def label(language: str, key: str) -> str:
@@ -199,7 +194,7 @@ def run(engine: Engine, motion: str, params: OxfordParams) -> dict[str, Any]:
     stop = "hard_cap"
     for rnd in range(1, params.max_rounds + 1):
         speeches = _round(engine, rnd, state, common)
-        if rnd >= 2 and _judge(engine, rnd, speeches, common, params.min_score) >= params.min_score:
+        if rnd >= 2 and _judge(engine, rnd, speeches, common, params) >= params.min_score:
             stop = "converged"
             break
     engine.stop(stop)
@@ -321,35 +316,49 @@ def _point_of_information(
 
 
 def _judge(
-    engine: Engine, rnd: int, speeches: dict[str, str], common: dict[str, Any], threshold: float
+    engine: Engine,
+    rnd: int,
+    speeches: dict[str, str],
+    common: dict[str, Any],
+    params: OxfordParams,
 ) -> float:
-    """Completeness 0–10: the judge's checklist, gated by checks code can make for sure."""
-    rubric, _ = engine.judge_or_fail(
+    """Completeness 0–10: the judge's own score (`--judge-rubric score`, the rulebook's), or
+    its checklist gated by checks code can make for sure (`checklist`)."""
+    schema: type[CompletenessReply | CompletenessRubric] = (
+        CompletenessReply if params.judge_rubric == "score" else CompletenessRubric
+    )
+    reply, _ = engine.judge_or_fail(
         "judge",
         "judge",
-        CompletenessRubric,
+        schema,
         round=rnd,
         label=label(engine.language, "judge"),
         max_tokens=TOKENS["judge"],
+        rubric=params.judge_rubric,
         proposition_speech=speeches["proposition"],
         opposition_speech=speeches["opposition"],
         **common,
     )
-    if rubric is None:  # the judge failed (its turn says why): this round is not scored
+    if reply is None:  # the judge failed (its turn says why): this round is not scored
         return -1.0
-    score = completeness(rubric, speeches, common["motion"])
-    engine.record_score(rnd, score.model_dump(), threshold)
+    score = completeness(reply, speeches, common["motion"])
+    engine.record_score(rnd, score.model_dump(exclude_defaults=True), params.min_score)
     return score.score
 
 
 def completeness(
-    rubric: CompletenessRubric, speeches: dict[str, str], motion: str
+    reply: CompletenessReply | CompletenessRubric, speeches: dict[str, str], motion: str
 ) -> CompletenessScore:
-    """score = 10 × (share of code checks passed) × (½ + ½ × share of rubric items met).
+    """The round's completeness score from the judge's REPLY.
 
-    A round of empty or off-topic speeches scores low whatever the judge says; a round
-    that passes every check scores 5 to 10 by the judge's checklist.
+    The rulebook's reply is the score itself. A checklist is scored by code: score = 10 ×
+    (share of code checks passed) × (½ + ½ × share of rubric items met), so a round of
+    empty or off-topic speeches scores low whatever the judge says, and a round that
+    passes every check scores 5 to 10 by the judge's checklist.
     """
+    if isinstance(reply, CompletenessReply):
+        return CompletenessScore(score=reply.score, reasoning=reply.reasoning)
+    rubric = reply
     checks = {
         f"{side}_{name}": ok
         for side, text in speeches.items()
@@ -493,7 +502,7 @@ def sample_variables() -> dict[str, dict[str, Any]]:
         },
         "devil_attack": {**base, "after": "opposition_speech"},
         "round_summary": {**base, **speeches, "devil_attack": "d"},
-        "judge": {**base, **speeches},
+        "judge": {**base, **speeches, "rubric": "score"},
         # The steps after the rounds carry no round number.
         "rebuttal": {
             **base,
@@ -507,7 +516,11 @@ def sample_variables() -> dict[str, dict[str, Any]]:
 
 
 def make_params(options: RunOptions) -> OxfordParams:
-    given = {"min_score": options.min_score, "max_rounds": options.max_rounds}
+    given = {
+        "min_score": options.min_score,
+        "max_rounds": options.max_rounds,
+        "judge_rubric": options.judge_rubric,
+    }
     return validate_params(OxfordParams, **{k: v for k, v in given.items() if v is not None})
 
 
@@ -534,7 +547,7 @@ FORMAT = Format(
     name="oxford",
     steps=STEPS,
     params_type=OxfordParams,
-    reads=frozenset({"min_score", "max_rounds"}),
+    reads=frozenset({"min_score", "max_rounds", "judge_rubric"}),
     params=make_params,
     cast=lambda params: Cast(roles=ROLES, temperatures=TEMPERATURES),
     run=run,

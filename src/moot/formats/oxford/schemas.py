@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
+
+# How the Completeness Judge answers: the rulebook's score, or a checklist code scores.
+JudgeRubric = Literal["checklist", "score"]
 
 
 class OxfordParams(BaseModel):
@@ -12,6 +17,20 @@ class OxfordParams(BaseModel):
 
     min_score: float = Field(default=7.5, ge=5, le=10)
     max_rounds: int = Field(default=5, ge=3, le=8)
+    # The checklist by default: a tiny model's bare number is noise (docs/formats/oxford.md).
+    judge_rubric: JudgeRubric = "checklist"
+
+
+class CompletenessReply(BaseModel):
+    """The Completeness Judge's reply as the rulebook asks for it: a score and its reasoning.
+
+    The reasoning is bounded so that a grammar-constrained reply always closes within its
+    token budget."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    score: float = Field(ge=0, le=10)
+    reasoning: str = Field(min_length=1, max_length=300)
 
 
 class CompletenessRubric(BaseModel):
