@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,3 +83,102 @@ def test_template_syntax_in_a_motion_is_only_text(tmp_path: Path, cli: Cli) -> N
     data = json.loads((out / "transcript.json").read_text())
     assert "{{ 7*7 }}" in data["motion"]
     assert data["turns"] and all("49" not in t["text"] for t in data["turns"])
+
+
+# -- the rulebook's first step at a terminal ----------------------------------------------
+
+
+def at_a_terminal(cli: Cli, home: Path, typed: str, *args: str) -> tuple[int, str, str]:
+    """`moot run ARGS` as its own process with a terminal for stdin, TYPED typed into it."""
+    import os
+    import pty
+
+    main, tty = pty.openpty()
+    try:
+        proc = cli.popen("run", *args, home=home, stdin=tty)
+        os.write(main, typed.encode())
+        out, err = proc.communicate(timeout=120)
+    finally:
+        os.close(tty)
+        os.close(main)
+    return proc.returncode, out, err
+
+
+def saved(out: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((out / "transcript.json").read_text())
+    # The format's parameters, beside the run settings the transcript also keeps.
+    data["oxford"] = {k: data["params"][k] for k in ("min_score", "max_rounds", "judge_rubric")}
+    return data
+
+
+def test_at_a_terminal_the_motion_is_confirmed_and_the_parameters_offered(
+    tmp_path: Path, cli: Cli
+) -> None:
+    out = tmp_path / "out"
+    args = ("Should cities ban cars?", "--dry-run", "--seed", "1", "--out", str(out))
+    # Enter keeps the motion and the score; 3 rounds at most; Enter keeps the rubric.
+    code, stdout, err = at_a_terminal(cli, tmp_path, "\n\n3\n\n", *args)
+    assert code == 0, err
+    assert "Motion: This House Believes That cities should ban cars" in stdout
+    assert "Completeness score that ends the rounds (5–10) [7.5]" in stdout
+    assert "Most rounds (3–8) [5]" in stdout
+    assert "How the Completeness Judge answers (checklist, score) [checklist]" in stdout
+    data = saved(out)
+    assert data["motion"] == "This House Believes That cities should ban cars"
+    assert data["oxford"] == {"min_score": 7.5, "max_rounds": 3, "judge_rubric": "checklist"}
+
+
+def test_at_a_terminal_another_motion_and_values_can_be_typed(tmp_path: Path, cli: Cli) -> None:
+    out = tmp_path / "out"
+    args = ("Should cities ban cars?", "--dry-run", "--max-rounds", "3", "--out", str(out))
+    code, stdout, err = at_a_terminal(
+        cli, tmp_path, "Ban cars from city centres\n9\nscore\n", *args
+    )
+    assert code == 0, err
+    assert "Most rounds" not in stdout  # given on the command line: not asked again
+    data = saved(out)
+    assert data["motion"] == "This House Would ban cars from city centres"
+    assert data["oxford"] == {"min_score": 9.0, "max_rounds": 3, "judge_rubric": "score"}
+
+
+def test_a_value_typed_out_of_range_is_refused_naming_its_option(tmp_path: Path, cli: Cli) -> None:
+    code, _, err = at_a_terminal(cli, tmp_path, "\n11\n\n\n", "cats are better", "--dry-run")
+    assert code == 2 and err.startswith("error: --min-score 11.0 is not allowed")
+
+
+def test_yes_asks_nothing_at_a_terminal(tmp_path: Path, cli: Cli) -> None:
+    out = tmp_path / "out"
+    args = ("Should cities ban cars?", "--dry-run", "--yes", "--max-rounds", "3", "--out", str(out))
+    code, stdout, err = at_a_terminal(cli, tmp_path, "", *args)
+    assert code == 0, err
+    assert "Press Enter" not in stdout and "Completeness score" not in stdout
+    assert saved(out)["motion"] == "This House Believes That cities should ban cars"
+
+
+def test_without_a_terminal_nothing_is_asked(tmp_path: Path, cli: Cli) -> None:
+    out = tmp_path / "out"
+    proc = cli(
+        "run", "Should cities ban cars?", "--dry-run", "--max-rounds", "3", "--out", str(out)
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Press Enter" not in proc.stdout
+    assert saved(out)["oxford"] == {"min_score": 7.5, "max_rounds": 3, "judge_rubric": "checklist"}
+
+
+def test_a_judge_rubric_out_of_its_choices_is_one_line_and_exit_2(tmp_path: Path, cli: Cli) -> None:
+    proc = cli("run", "x", "--judge-rubric", "vibes", "--dry-run", home=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.startswith("error: --judge-rubric 'vibes'")
+    assert proc.stderr.splitlines()[1].startswith("hint:")
+
+
+@pytest.mark.parametrize(
+    ("motion", "heading"),
+    [("cats are better than dogs", "💜 Closing Rebuttals"), ("猫比狗好", "💜 总结陈词")],
+)
+def test_the_closing_is_shown_under_the_rulebooks_label(
+    tmp_path: Path, cli: Cli, motion: str, heading: str
+) -> None:
+    proc = cli("run", motion, "--dry-run", "--max-rounds", "3", "--no-save", home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rules = [line for line in proc.stdout.splitlines() if line.startswith("─")]
+    assert rules[-1].strip("─ ") == heading  # the rule before the closing carries it

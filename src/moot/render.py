@@ -49,11 +49,13 @@ class LiveView:
         units: str = "words",
         hide_reasoning: bool = False,
         typed_here: Collection[str] = (),
+        closing_label: str = "",
         language: str = "en",
     ):
         self.console = console
         self.quiet = quiet
         self.round_label = round_label
+        self.closing_label = closing_label  # the rule before the steps after the rounds
         self.units = units  # what a length limit counts: words, or 字
         self.words = words(language)  # moot's own words in the debate's language
         self.hide_reasoning = hide_reasoning
@@ -115,9 +117,11 @@ class LiveView:
     def _started(self, event: TurnStarted) -> None:
         self._fold()
         if event.round is None or event.step in _CLOSING:
-            if self._round is not None:  # after the rounds: a plain rule, once
+            if self._round is not None:  # after the rounds: a rule, once
                 self._round = None
-                self.console.rule()
+                self.console.rule(
+                    f"[bold]{safe(self.closing_label)}[/]" if self.closing_label else ""
+                )
         elif event.round != self._round:
             self._round = event.round
             self.console.rule(f"[bold]{self.round_label.format(n=event.round)}[/]")

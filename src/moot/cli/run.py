@@ -13,6 +13,7 @@ from rich.console import Console
 from moot import history
 from moot.api import Debate
 from moot.cli import app, err
+from moot.cli.confirm import confirm
 from moot.cli.options import (
     CallTimeout,
     DryRun,
@@ -36,6 +37,7 @@ from moot.formats import get_format
 from moot.formats.oxford.flow import EXAMPLE_MOTIONS, label
 from moot.inference.human import SeatLeft, is_human_ref
 from moot.render import LiveView, safe, show_document
+from moot.prompts import resolve_language
 from moot.runner import DebateRun as Runner
 from moot.settings import DebateSetup, prepare, settings
 
@@ -71,6 +73,13 @@ def run(
     min_score: MinScore = None,
     max_rounds: MaxRounds = None,
     seed: Seed = None,
+    judge_rubric: Annotated[
+        str | None,
+        typer.Option(
+            help="oxford: how the Completeness Judge answers: checklist (true/false "
+            "questions, scored by code; the default) or score (the rulebook's 0–10 score).",
+        ),
+    ] = None,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -147,13 +156,22 @@ def run(
         roles=_pairs(role or [], "--role"),
         temperatures={
             k: _temperature(v) for k, v in _pairs(temperature or [], "--temperature").items()
+    oxford = {"min_score": min_score, "max_rounds": max_rounds, "judge_rubric": judge_rubric}
+    if fmt == "oxford" and sys.stdin.isatty() and not yes:  # the rulebook's first step
+        text, oxford = confirm(
+            console,
+            get_format(fmt),
+            text,
+            resolve_language(lang, text),
+            oxford,
+            from_command_line=motion is not None,
+        )
         },
         lang=lang,
         seed=seed,
         prompts=prompts,
         params=dict(
-            min_score=min_score,
-            max_rounds=max_rounds,
+            **oxford,
             rounds=rounds,
             preset=preset,
             positions=tuple(positions or ()),
@@ -277,6 +295,8 @@ def _run(debate: Debate, console: Console, *, quiet: bool, hide_reasoning: bool 
     try:
         result = debate.run(on_event=view)
     except KeyboardInterrupt:
+        # The Oxford closing is shown under its rulebook's label.
+        closing_label=label(setup.language, "closing") if setup.format.name == "oxford" else "",
         console.print(f"\n[yellow]interrupted[/]{where}{again}", highlight=False)
         raise typer.Exit(130) from None
     except SeatLeft as left:  # the input ended before a person's turn: the debate waits
