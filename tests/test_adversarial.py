@@ -501,4 +501,408 @@ def test_a_chinese_review_names_its_failed_synthesis_in_chinese(tmp_path: Path) 
     assert failed.step == "synthesis" and failed.note and failed.note.startswith("degenerate")
     lines = result.markdown.splitlines()
     assert lines[0] == "# 对抗式评审"
-    assert lines[2] == f"> ⚠️ 本最终答案出自有缺陷的回答：综合者 · 最终答案（{failed.note}）。"
+    # The note recorded in English ("degenerate reply: the reply is empty"), shown in Chinese.
+    assert lines[2] == "> ⚠️ 本最终答案出自有缺陷的回答：综合者 · 最终答案（无效回答：回答为空）。"
+
+
+# -- shared evidence ------------------------------------------------------------------------
+
+from moot.formats.adversarial.schemas import Evidence, read_request  # noqa: E402
+from moot.formats.adversarial.text import evidence_prompt  # noqa: E402
+
+FACTS = "Table 3: deaths per TWh, 2021 update: nuclear 0.03, wind 0.04, coal 24.6."
+FACTS_ZH = "表3：每太瓦时死亡人数（2021年更新）：核电0.03，风电0.04，煤电24.6。"
+MORE = "Appendix B: the wind series counts construction deaths since 2012."
+REQUEST = "EVIDENCE REQUEST: the wind series' method note on construction deaths"
+
+
+def evidence_file(tmp_path: Path, name: str = "facts.md", text: str = FACTS) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_shared_evidence_is_shown_to_every_participant_the_judge_and_the_synthesizer(
+    tmp_path: Path,
+) -> None:
+    panel = Panel()
+    evidence = [Evidence(name=str(tmp_path / "facts.md"), text=FACTS)]
+    review(tmp_path, panel, rounds=2, evidence=evidence)
+    seen = {(session, rnd): request.messages[-1].content for session, rnd, request in panel.calls}
+    assert set(seen) == {
+        ("participant_1", 1),
+        ("participant_2", 1),
+        ("judge", 1),
+        ("participant_1", 2),
+        ("participant_2", 2),
+        ("judge", 2),
+        ("synthesizer", 1),
+    }
+    for key, prompt in seen.items():
+        assert f'From facts.md:\n"""\n{FACTS}\n"""' in prompt, key
+        assert str(tmp_path) not in prompt, key  # by its name: where it lies is no evidence
+    assert "use the shared evidence above" in seen[("participant_1", 2)]
+    assert "checked against the shared evidence above" in seen[("judge", 1)]
+    # Fixed for the whole review, it comes right after the question, before any answer.
+    first = seen[("judge", 1)]
+    assert first.index(FACTS) < first.index("The answers of round 1")
+
+
+def test_without_evidence_no_prompt_speaks_of_it(tmp_path: Path) -> None:
+    panel = Panel()
+    review(tmp_path, panel, rounds=2)
+    for _, _, request in panel.calls:
+        assert "Shared evidence" not in request.messages[-1].content
+
+
+def test_evidence_files_are_read_once_into_the_params(tmp_path: Path) -> None:
+    one = evidence_file(tmp_path)
+    two = evidence_file(tmp_path, "more.txt", f"\ufeff{MORE}\n")
+    params = FORMAT.params(RunOptions(models=("a", "b"), evidence=(one, two)))
+    assert params.evidence == [
+        Evidence(name=str(one), text=FACTS),
+        Evidence(name=str(two), text=MORE),  # its byte-order mark and last newline dropped
+    ]
+    # The context is sized for it: every prompt quotes it.
+    plain = FORMAT.params(RunOptions(models=("a", "b")))
+    from moot.formats.base import context_need
+
+    assert context_need(FORMAT, params, "en") > context_need(FORMAT, plain, "en")
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (None, "does not exist"),
+        ("folder", "is a folder"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00", "not UTF-8 text"),
+        (b"text\x00with a NUL", "is not text"),
+        (b"   \n\n", "holds no words"),
+        (("word " * 2100).encode(), "over 2,000"),
+        (b"x" * (64 * 1024 + 1), "over moot's limit"),
+    ],
+)
+def test_a_bad_evidence_file_is_refused_in_one_line(
+    tmp_path: Path, content: bytes | str | None, says: str
+) -> None:
+    path = tmp_path / "evidence.md"
+    if content == "folder":
+        path.mkdir()
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    with pytest.raises(UsageError, match=re.escape(says)) as caught:
+        FORMAT.params(RunOptions(models=("a", "b"), evidence=(path,)))
+    assert caught.value.message.startswith(f"--evidence {path}") and "\n" not in str(caught.value)
+    assert caught.value.hint
+
+
+def test_the_evidence_files_together_stay_within_the_bound(tmp_path: Path) -> None:
+    half = " ".join(["fact"] * 1200)
+    one, two = evidence_file(tmp_path, "a.md", half), evidence_file(tmp_path, "b.md", half)
+    with pytest.raises(UsageError, match=r"b\.md is 1,200 words \(字\), over 800"):
+        FORMAT.params(RunOptions(models=("a", "b"), evidence=(one, two)))
+
+
+def test_evidence_on_the_command_line_reaches_the_transcript(
+    tmp_path: Path, cli: Cli, dry_models: tuple[str, str]
+) -> None:
+    one, two = evidence_file(tmp_path), evidence_file(tmp_path, "more.txt", MORE)
+    a, b = dry_models
+    args = ["run", QUESTION, "--format", "adversarial", "--model", a, "--model", b]
+    args += ["--rounds", "1", "--dry-run", "--yes", "--out", str(tmp_path / "out")]
+    proc = cli(*args, "--evidence", str(one), "--evidence", str(two), home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    saved = json.loads((tmp_path / "out" / "transcript.json").read_text())
+    assert [e["text"] for e in saved["params"]["evidence"]] == [FACTS, MORE]
+    md = (tmp_path / "out" / "debate.md").read_text()
+    assert "- **Shared evidence:** facts.md, more.txt" in md
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        (["--evidence", "missing.md"], "--evidence missing.md does not exist"),
+        (["--evidence", "."], "--evidence . is a folder"),
+        (
+            ["--format", "oxford", "--evidence", "facts.md"],
+            "--evidence does not apply to the oxford",
+        ),
+    ],
+)
+def test_a_bad_evidence_option_exits_2_in_one_line(
+    tmp_path: Path,
+    cli: Cli,
+    dry_models: tuple[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    extra: list[str],
+    says: str,
+) -> None:
+    evidence_file(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    a, b = dry_models
+    fmt = [] if "--format" in extra else ["--format", "adversarial", "--model", b]
+    args = ["run", QUESTION, *fmt, "--model", a, "--dry-run", "--yes", "--no-save", *extra]
+    proc = cli(*args, home=tmp_path / "home")
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 2 and says in lines[0] and lines[1].startswith("hint:"), lines
+    assert "Traceback" not in proc.stderr
+
+
+def test_evidence_from_python_takes_one_path_or_several(tmp_path: Path) -> None:
+    from moot.api.debates import debate_settings
+
+    one = evidence_file(tmp_path)
+    alone = debate_settings(QUESTION, format="adversarial", model=["a", "b"], evidence=str(one))
+    assert alone.params.evidence == (one,)
+    both = debate_settings(QUESTION, format="adversarial", model=["a", "b"], evidence=[one, one])
+    assert both.params.evidence == (one, one)
+    with pytest.raises(UsageError, match="no parameter 'evidence'"):
+        debate_settings(QUESTION, format="challenge", evidence=str(one))
+
+
+def test_a_dry_run_from_python_shows_the_evidence(
+    tmp_path: Path, dry_models: tuple[str, str]
+) -> None:
+    import moot
+
+    one = evidence_file(tmp_path)
+    result = moot.debate(
+        QUESTION,
+        format="adversarial",
+        model=list(dry_models),
+        evidence=one,
+        rounds=1,
+        save=False,
+        run={"dry_run": True},
+    )
+    assert result.transcript.params["evidence"] == [{"name": str(one), "text": FACTS}]
+    assert "facts.md" in result.markdown
+
+
+# -- evidence requests -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reply", "wanted"),
+    [
+        (f"An answer.\n{REQUEST}", "the wind series' method note on construction deaths"),
+        (f"An answer.\n**Evidence request:** the 2024 data\n{OBJECT}", "the 2024 data"),
+        ("回答。\n证据请求：2024年的风电数据\n投票：反对 - 数据不全", "2024年的风电数据"),
+        ("An answer.\nEVIDENCE REQUEST: none", None),
+        ("An answer.\n证据请求：无", None),
+        ("An answer that needs no more evidence.", None),
+    ],
+)
+def test_evidence_requests_are_read_from_their_line(reply: str, wanted: str | None) -> None:
+    assert read_request(reply) == wanted
+
+
+def test_a_request_after_the_vote_does_not_hide_the_vote() -> None:
+    ballot = read_vote(f"An answer.\n{ACCEPT}\n{REQUEST}")
+    assert ballot.vote == "accept" and ballot.accepts
+
+
+def asks_for_evidence(session: str, rnd: int) -> dict[tuple[str, int], Reply]:
+    body = f"{session.upper()}-R{rnd}: {SAID[session]}"
+    return {(session, rnd): f"{body}\n{REQUEST}" + (f"\n{OBJECT}" if rnd > 1 else "")}
+
+
+def test_a_request_is_shown_recorded_and_answered_with_a_file_before_the_next_round(
+    tmp_path: Path,
+) -> None:
+    from moot.events import Notice
+
+    more = evidence_file(tmp_path, "appendix.md", MORE)
+    shown: list[str] = []
+    events: list[Any] = []
+
+    def ask(proposal: str) -> str:
+        shown.append(proposal)
+        return str(more)
+
+    panel = Panel(asks_for_evidence("participant_2", 1))
+    setup = DebateSetup(
+        format=FORMAT,
+        motion=QUESTION,
+        language="en",
+        seed=3,
+        params=AdversarialParams(participants=("alpha", "beta"), rounds=2),
+        out_dir=tmp_path / "out",
+    )
+    result = DebateRun(setup, model_factory=panel.model, ask=ask, listeners=[events.append]).run()
+    notices = [e.message for e in events if isinstance(e, Notice)]
+    wanted = "the wind series' method note on construction deaths"
+    assert f"Participant 2 · beta asks for evidence: {wanted}" in notices
+    assert "Evidence from appendix.md is shown to every seat from round 2 on" in notices
+    assert shown == [
+        "## Evidence requested before round 2\n\n"
+        f"- **beta:** {wanted}\n\n"
+        "Type the path of a text or Markdown file here to show every participant and the judge "
+        "as evidence from round 2 on, or press Enter to go on without. Nothing is sent "
+        "anywhere: only a file on this machine is read."
+    ]
+    assert evidence_prompt(shown[0]) == "Evidence file (Enter: go on without)"
+    # Round 1 did not have it; round 2, its judge and the synthesis do.
+    assert MORE not in panel.prompts("participant_1", 1)[0]
+    for session, rnd in (("participant_1", 2), ("participant_2", 2), ("judge", 2)):
+        assert (
+            f'From appendix.md (supplied before round 2):\n"""\n{MORE}'
+            in panel.prompts(session, rnd)[0]
+        )
+    assert MORE in panel.prompts("synthesizer", 1)[0]
+    r = result.transcript.result
+    assert r is not None and r["rounds"][0]["requests"] == {"beta": wanted}
+    assert r["supplied"] == [{"round": 2, "name": str(more), "text": MORE}]
+    md = (tmp_path / "out" / "debate.md").read_text()
+    assert f"- Evidence requested · beta: {wanted}" in md
+    assert "- **Shared evidence:** appendix.md (supplied before round 2)" in md
+    journal = (tmp_path / "out" / "journal.jsonl").read_text()
+    assert '"key": "evidence:2"' in journal and MORE in journal
+
+
+def test_unattended_a_request_is_recorded_and_the_review_goes_on_without(tmp_path: Path) -> None:
+    panel = Panel(asks_for_evidence("participant_1", 1))
+    result = review(tmp_path, panel, rounds=2)
+    r = result.transcript.result
+    assert r is not None and r["rounds"][0]["requests"] == {
+        "alpha": "the wind series' method note on construction deaths"
+    }
+    assert r["supplied"] == [] and r["rounds_held"] == 2
+    assert "Shared evidence" not in panel.prompts("participant_1", 2)[0]
+
+
+def test_enter_goes_on_without_and_a_bad_path_is_asked_again(tmp_path: Path) -> None:
+    from moot.events import Notice
+
+    replies = iter([str(tmp_path / "missing.md"), ""])
+    events: list[Any] = []
+    panel = Panel(asks_for_evidence("participant_1", 1))
+    setup = DebateSetup(
+        format=FORMAT,
+        motion=QUESTION,
+        language="en",
+        seed=3,
+        params=AdversarialParams(participants=("alpha", "beta"), rounds=2),
+        out_dir=None,
+    )
+    DebateRun(
+        setup, model_factory=panel.model, ask=lambda _: next(replies), listeners=[events.append]
+    ).run()
+    warned = [e.message for e in events if isinstance(e, Notice) and e.level == "warn"]
+    assert any("missing.md does not exist" in w for w in warned)
+    assert next(replies, "done") == "done"  # asked twice: the bad path, then Enter
+    assert "Shared evidence" not in panel.prompts("judge", 2)[0]
+
+
+def test_no_request_is_put_to_the_user_after_the_last_round(tmp_path: Path) -> None:
+    asked: list[str] = []
+    panel = Panel(asks_for_evidence("participant_1", 2))
+    setup = DebateSetup(
+        format=FORMAT,
+        motion=QUESTION,
+        language="en",
+        seed=3,
+        params=AdversarialParams(participants=("alpha", "beta"), rounds=2),
+        out_dir=None,
+    )
+    result = DebateRun(setup, model_factory=panel.model, ask=lambda p: asked.append(p) or "").run()
+    assert asked == []
+    r = result.transcript.result
+    assert r is not None and r["rounds"][1]["requests"] == {
+        "alpha": "the wind series' method note on construction deaths"
+    }
+
+
+def test_a_resumed_review_keeps_the_evidence_supplied_before_it_stopped(tmp_path: Path) -> None:
+    from moot.runner import resume_setup
+
+    more = evidence_file(tmp_path, "appendix.md", MORE)
+
+    def interrupt(request: ChatRequest) -> str:
+        raise KeyboardInterrupt
+
+    panel = Panel({**asks_for_evidence("participant_2", 1), ("judge", 2): interrupt})
+    setup = DebateSetup(
+        format=FORMAT,
+        motion=QUESTION,
+        language="en",
+        seed=3,
+        params=AdversarialParams(participants=("alpha", "beta"), rounds=2),
+        out_dir=tmp_path / "out",
+    )
+    with pytest.raises(KeyboardInterrupt):
+        DebateRun(setup, model_factory=panel.model, ask=lambda _: str(more)).run()
+    more.unlink()  # the file is gone: the journal holds what was shown
+    again, records = resume_setup(tmp_path / "out")
+    panel = Panel()
+    result = DebateRun(again, model_factory=panel.model, replay=records).run()
+    assert MORE in panel.prompts("judge", 2)[0] and MORE in panel.prompts("synthesizer", 1)[0]
+    assert result.transcript.result is not None
+    assert result.transcript.result["supplied"][0]["text"] == MORE
+
+
+def test_a_chinese_review_asks_and_shows_evidence_in_chinese(tmp_path: Path) -> None:
+    more = evidence_file(tmp_path, "附录.md", FACTS_ZH)
+    shown: list[str] = []
+    request = "证据请求：风电数据是否计入建设期死亡"
+    panel = Panel({("participant_1", 1): f"{SAID_ZH['participant_1']}\n{request}"})
+    setup = DebateSetup(
+        format=FORMAT,
+        motion="每太瓦时核电比风电更安全吗？",
+        language="zh",
+        seed=3,
+        params=AdversarialParams(
+            participants=("alpha", "beta"),
+            rounds=2,
+            evidence=[Evidence(name="数据.md", text=FACTS_ZH)],
+        ),
+        out_dir=tmp_path / "out",
+    )
+
+    def ask(proposal: str) -> str:
+        shown.append(proposal)
+        return str(more)
+
+    result = DebateRun(setup, model_factory=panel.model, ask=ask).run()
+    assert shown[0].startswith("## 第2轮前的证据请求\n\n- **alpha:** 风电数据是否计入建设期死亡")
+    assert evidence_prompt(shown[0]) == "证据文件（按回车不提供，继续）"
+    # (Panel tells rounds by the English prompts' words: a Chinese revision counts as round 1.)
+    prompt = panel.prompts("participant_1", 1)[-1]
+    assert "第2轮修订后的回答" in prompt
+    assert f'来自数据.md：\n"""\n{FACTS_ZH}' in prompt and "来自附录.md（第2轮前提供）：" in prompt
+    assert "利用上面的共享证据" in prompt and "证据请求：" in prompt
+    md = result.markdown
+    assert "- **共享证据:** 数据.md、附录.md（第2轮前提供）" in md
+    assert "- 证据请求 · alpha: 风电数据是否计入建设期死亡" in md
+
+
+def test_other_proposals_keep_their_prompt() -> None:
+    assert evidence_prompt("## Proposal\n\nTopic: …") is None
+    assert evidence_prompt("## 第2轮的回答") is None
+
+
+# -- the synthesis merges what held up across the rounds -----------------------------------
+
+
+def test_the_synthesizer_sees_every_round_and_what_the_judge_flagged_in_each(
+    tmp_path: Path,
+) -> None:
+    panel = Panel()
+    review(tmp_path, panel, rounds=3)
+    synthesis = panel.prompts("synthesizer", 1)[0]
+    # The last round in full; the rounds before it, each answer with the judge's findings.
+    assert "PARTICIPANT_1-R3" in synthesis and "PARTICIPANT_2-R3" in synthesis
+    assert "- alpha: PARTICIPANT_1-R1: Deaths per TWh" in synthesis
+    assert "- beta: PARTICIPANT_2-R2: Nuclear power causes" in synthesis
+    assert "Judge after round 1: the judge found it unresolved" in synthesis
+    assert "Judge after round 2: the judge found it unresolved" in synthesis
+    assert "merge the points validated again and again across the rounds" in synthesis
+
+
+def test_a_chinese_synthesis_sees_the_trajectory_in_chinese(tmp_path: Path) -> None:
+    panel = Panel()
+    review(tmp_path, panel, language="zh", rounds=2)
+    synthesis = panel.prompts("synthesizer", 1)[0]
+    assert "之前各轮：" in synthesis and "第1轮后裁判：裁判认为尚未解决" in synthesis
+    assert "融合在各轮中一再得到验证的观点" in synthesis

@@ -35,6 +35,7 @@ class FormatParams(BaseModel):
     out_of_scope: tuple[Short, ...] = Field(default=(), max_length=32)  # decision
     effort: str | None = None  # challenge
     continue_from: Path | None = None  # adversarial
+    evidence: tuple[Path, ...] = Field(default=(), max_length=8)  # adversarial
 
 
 class DebateSettings(BaseModel):

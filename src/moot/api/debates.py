@@ -300,6 +300,8 @@ def debate_settings(
                 f"the {fmt.name} format has no parameter {name!r}",
                 hint=f"its parameters are: {', '.join(sorted(fmt.reads))}",
             )
+    if isinstance(params.get("evidence"), str | Path):  # one file, named alone
+        params["evidence"] = (params["evidence"],)
     return settings(
         motion=motion,
         format=format,
@@ -340,8 +342,9 @@ def debate(
     formats with one seat per model); `roles` binds a role to a model; `temperatures`
     overrides a role's. Format parameters are keywords: `min_score`, `max_rounds`
     (oxford), `rounds`, `preset`, `positions`, `out_of_scope` (decision), `effort`
-    (challenge), `continue_from` (adversarial). `run` holds the context size, GPU
-    layers, token cap, call time limit and `dry_run` (scripted models, nothing loads).
+    (challenge), `continue_from`, `evidence` (adversarial: a text file's path, or several,
+    every seat is shown). `run` holds the context size, GPU layers, token cap, call time
+    limit and `dry_run` (scripted models, nothing loads).
     `human` answers for a seat a person holds (`roles={"opposition": "human"}`): a console
     of `moot.inference.human`, e.g. `ScriptedConsole([...])`.
     """

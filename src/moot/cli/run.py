@@ -34,6 +34,7 @@ from moot.cli.seat import END, Reader, TerminalSeat
 from moot.config import THINK_BUDGET
 from moot.errors import UsageError
 from moot.formats import get_format
+from moot.formats.adversarial.text import evidence_prompt
 from moot.formats.oxford.flow import EXAMPLE_MOTIONS, label
 from moot.inference.human import SeatLeft, is_human_ref
 from moot.render import LiveView, safe, show_document
@@ -107,6 +108,14 @@ def run(
         Path | None,
         typer.Option("--continue", help="adversarial: follow up on a saved transcript."),
     ] = None,
+    evidence: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--evidence",
+            help="adversarial: a text or Markdown file every participant and the judge are "
+            "shown as shared evidence (repeatable).",
+        ),
+    ] = None,
     call_timeout: CallTimeout = 240.0,
     think_budget: Annotated[
         int,
@@ -178,6 +187,7 @@ def run(
             out_of_scope=tuple(out_of_scope or ()),
             effort=effort,
             continue_from=continue_from,
+            evidence=tuple(evidence or ()),
         ),
         run=run_settings(
             n_ctx=n_ctx,
@@ -210,7 +220,9 @@ def run(
 def _asker(console: Console) -> Callable[[str], str]:
     def ask(proposal: str) -> str:
         show_document(console, proposal)
-        return str(typer.prompt("Press Enter to accept, or type corrections", default=""))
+        # An adversarial review's evidence request asks for a file, not corrections.
+        prompt = evidence_prompt(proposal) or "Press Enter to accept, or type corrections"
+        return str(typer.prompt(prompt, default=""))
 
     return ask
 

@@ -26,6 +26,7 @@ class RunOptions:
     out_of_scope: tuple[str, ...] = ()
     effort: str | None = None
     continue_from: Path | None = None  # a saved transcript to follow up on
+    evidence: tuple[Path, ...] = ()  # text files every seat is shown as shared evidence
     models: tuple[str, ...] = ()  # every --model given, in order
     installed: tuple[tuple[str, int], ...] = ()  # (model id, size in bytes) installed here
 

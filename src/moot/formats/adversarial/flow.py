@@ -12,15 +12,18 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from moot.checks import length_units
 from moot.engine import Engine
 from moot.errors import MootError
-from moot.formats.adversarial import text
+from moot.formats.adversarial import evidence, text
 from moot.formats.adversarial.schemas import (
     JUDGE_TOKENS,
+    SUPPLEMENT_UNITS,
     AdversarialParams,
     Ballot,
     judge_schema,
     make_params,
+    read_request,
     read_vote,
 )
 from moot.formats.base import Cast, Format
@@ -71,6 +74,7 @@ def participant_names(engine: Engine, roles: tuple[str, ...]) -> dict[str, str]:
 class _Answer:
     text: str | None  # None: this participant failed this round
     ballot: Ballot | None = None  # rounds ≥ 2: its vote on the shared conclusion
+    request: str | None = None  # the supplemental evidence it asks for, if any
 
 
 @dataclass
@@ -86,6 +90,7 @@ class _Review:
     history: list[dict[str, _Answer]] = field(default_factory=list)
     rounds: list[dict[str, Any]] = field(default_factory=list)
     failures: list[dict[str, Any]] = field(default_factory=list)
+    supplied: list[dict[str, Any]] = field(default_factory=list)  # evidence given when asked
 
     @property
     def lang(self) -> str:
@@ -100,7 +105,13 @@ class _Review:
         return outcome.turn
 
     def common(self) -> dict[str, Any]:
-        return {"question": self.question, "language": self.lang, "limits": LIMITS}
+        shared = evidence.shown(self.params.evidence, self.supplied)
+        return {
+            "question": self.question,
+            "language": self.lang,
+            "limits": LIMITS,
+            "evidence": shared,
+        }
 
     # -- participants -------------------------------------------------------------------
 
@@ -129,7 +140,10 @@ class _Review:
         )
         if turn is None:
             return _Answer(None)
-        return _Answer(turn.text, read_vote(turn.text) if rnd >= 2 else None)
+        request = read_request(turn.text)
+        if request:
+            self.engine.notice(text.requested(self.lang, role, self.names, request), "info")
+        return _Answer(turn.text, read_vote(turn.text) if rnd >= 2 else None, request)
 
     def answer_round(self, rnd: int) -> dict[str, _Answer]:
         """Every participant in turn; each sees only what the others said in earlier rounds."""
@@ -185,6 +199,18 @@ class _Review:
         )
         return turn.data if turn else None
 
+    # -- evidence asked for -------------------------------------------------------------
+
+    def supply(self, rnd: int, answers: dict[str, _Answer]) -> None:
+        """Before round RND (if the cap allows it): the requests of the round before go to
+        the user, who may supply a file for every seat from RND on."""
+        requests = {self.names[r]: a.request for r, a in answers.items() if a.request}
+        if rnd > self.params.rounds or not requests:
+            return
+        given = evidence.supplement(self.engine, rnd, requests, self.supplied)
+        if given:
+            self.supplied.append(given)
+
 
 def settle(rnd: int, verdict: dict[str, Any] | None, answers: dict[str, _Answer]) -> str:
     """Why the round is not resolved, or "resolved": the judge's `resolved` is necessary,
@@ -226,6 +252,7 @@ def run(engine: Engine, question: str, params: AdversarialParams) -> dict[str, A
         if outcome == "resolved":
             stop = "resolved"
             break
+        review.supply(rnd + 1, answers)
     engine.stop(stop)
     return _result(review, stop, _synthesis(review, stop))
 
@@ -250,14 +277,20 @@ def _round_record(
         "outcome": outcome,
         "votes": votes,
         "failed": failed,
+        "requests": {names[r]: a.request for r, a in answers.items() if a.request},
     }
 
 
 def _synthesis(review: _Review, stop: str) -> str | None:
     """The final answer, after the rounds: it carries no round number. It is shown the last
-    round's answers."""
+    round's answers, and the trajectory of every round before it (each answer, what the
+    judge's audit found and flagged), so it can merge the points that held up across the
+    rounds, not only in the last one."""
     last = next((r["verdict"] for r in reversed(review.rounds) if r["verdict"]), None)
     held = len(review.rounds)
+    path = text.trajectory(
+        review.lang, review.history[:-1], review.rounds[:-1], review.names, TRAJECTORY_CHARS
+    )
     turn = review.attempt(
         None,
         "synthesizer",
@@ -271,6 +304,7 @@ def _synthesis(review: _Review, stop: str) -> str | None:
             **review.shown(held, review.history[-1]),
             winner=last["winner"] if last else None,
             conflicts=text.conflicts(review.lang, last),
+            trajectory=path,
             stop=stop,
             **review.common(),
         ),
@@ -291,6 +325,7 @@ def _result(review: _Review, stop: str, final_answer: str | None) -> dict[str, A
         "failures": review.failures,
         "session": [e.model_dump() for e in review.params.earlier],
         "continued_from": review.params.continued_from,
+        "supplied": review.supplied,
     }
 
 
@@ -302,6 +337,10 @@ def sample_variables() -> dict[str, dict[str, Any]]:
         "limits": LIMITS,
         "round": 2,
         "me": "a",
+        "evidence": [
+            {"name": "a.md", "text": "e", "round": None},
+            {"name": "b.txt", "text": "f", "round": 2},
+        ],
     }
     answers = [{"name": "a", "text": "x", "failed": False, "vote": "accept: y"}]
     shown = {"answers": answers, "answers_round": 1}
@@ -317,6 +356,7 @@ def sample_variables() -> dict[str, dict[str, Any]]:
             "round": None,  # after the rounds
             "winner": "a",
             "conflicts": "c",
+            "trajectory": "t",
             "stop": "cap",
         },
     }
@@ -324,16 +364,18 @@ def sample_variables() -> dict[str, dict[str, Any]]:
 
 def quoted_words(params: AdversarialParams) -> int:
     """The most one prompt quotes: every participant's answer in every round, the earlier
-    review's synthesis it continues, and its own."""
+    review's synthesis it continues, and its own; the shared evidence, and the room for
+    what the user may supply when asked."""
     answers = params.rounds * len(params.participants) * LIMITS["answer"]
-    return answers + (1 + len(params.earlier)) * LIMITS["synthesis"]
+    shared = sum(length_units(e.text) for e in params.evidence) + SUPPLEMENT_UNITS
+    return answers + (1 + len(params.earlier)) * LIMITS["synthesis"] + shared
 
 
 FORMAT = Format(
     name="adversarial",
     steps=STEPS,
     params_type=AdversarialParams,
-    reads=frozenset({"rounds", "continue_from"}),
+    reads=frozenset({"rounds", "continue_from", "evidence"}),
     params=make_params,
     cast=make_cast,
     run=run,

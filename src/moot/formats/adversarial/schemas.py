@@ -10,9 +10,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from moot.checks import length_units
 from moot.config import validate_params
 from moot.errors import UsageError
-from moot.files import RECORD_LIMIT, read_json
+from moot.files import KIB, RECORD_LIMIT, read_json, read_text
 from moot.formats.base import RunOptions
 from moot.transcript import check_version, validate
 
@@ -28,6 +29,14 @@ class Earlier(BaseModel):
     answer: str
 
 
+class Evidence(BaseModel):
+    """A text every participant and the judge are shown as shared evidence: a file given with
+    --evidence, or one the user supplied when a participant asked for it."""
+
+    name: str  # the path as the user gave it
+    text: str
+
+
 class AdversarialParams(BaseModel):
     """The rulebook's parameters; out-of-range values are refused, never clamped."""
 
@@ -37,6 +46,7 @@ class AdversarialParams(BaseModel):
     participants: tuple[str, ...] = Field(min_length=2)  # model references, in --model order
     earlier: list[Earlier] = Field(default_factory=list)  # from --continue
     continued_from: str | None = None
+    evidence: list[Evidence] = Field(default_factory=list)  # from --evidence, read once
 
 
 def make_params(options: RunOptions) -> AdversarialParams:
@@ -53,7 +63,51 @@ def make_params(options: RunOptions) -> AdversarialParams:
         participants=options.models,
         earlier=load_session(path) if path else [],
         continued_from=str(path) if path else None,
+        evidence=given_evidence(options.evidence),
     )
+
+
+# -- evidence ---------------------------------------------------------------------------
+
+# Every prompt quotes the evidence, so it is bounded by what the context can hold beside
+# the answers: words (字) over all --evidence files, and over all the files the user
+# supplies when asked during the review (counted into the context up front, since it is
+# sized before the first round).
+EVIDENCE_BYTES = 64 * KIB  # one file, read before its words are counted
+EVIDENCE_UNITS = 2000
+SUPPLEMENT_UNITS = 800
+MAX_EVIDENCE = 8  # --evidence files
+EVIDENCE_HINT = "give a text or Markdown file of at most {n:,} words (字)"
+
+
+def read_evidence(path: Path, *, what: str, room: int) -> Evidence:
+    """One evidence file: a regular UTF-8 text file, not empty, no binary bytes, within
+    ROOM words (字)."""
+    hint = EVIDENCE_HINT.format(n=room)
+    text = read_text(path, what=what, limit=EVIDENCE_BYTES)
+    binary = next((c for c in text if ord(c) < 32 and c not in "\t\n\r\f"), None)
+    if binary is not None:
+        raise UsageError(f"{what} {path} is not text (it holds byte {ord(binary):#04x})", hint=hint)
+    units = length_units(text)
+    if units == 0:
+        raise UsageError(f"{what} {path} holds no words", hint=hint)
+    if units > room:
+        raise UsageError(f"{what} {path} is {units:,} words (字), over {room:,}", hint=hint)
+    return Evidence(name=str(path), text=text.strip())
+
+
+def given_evidence(paths: tuple[Path, ...]) -> list[Evidence]:
+    """The --evidence files, in the order given, their words together within the bound."""
+    if len(paths) > MAX_EVIDENCE:
+        raise UsageError(
+            f"--evidence is given {len(paths)} times, over {MAX_EVIDENCE}",
+            hint="join the evidence into fewer files",
+        )
+    read: list[Evidence] = []
+    for path in paths:
+        room = EVIDENCE_UNITS - sum(length_units(e.text) for e in read)
+        read.append(read_evidence(path, what="--evidence", room=room))
+    return read
 
 
 class _SavedResult(BaseModel):
@@ -149,8 +203,11 @@ class Ballot:
 
 
 def read_vote(reply: str) -> Ballot:
-    """`VOTE: ACCEPT - reason` / `VOTE: OBJECT - reason` (投票：接受/反对 …) on the last line."""
+    """`VOTE: ACCEPT - reason` / `VOTE: OBJECT - reason` (投票：接受/反对 …) on the last line,
+    an evidence request after it aside."""
     lines = [line for line in reply.strip().splitlines() if line.strip()]
+    while lines and _REQUEST.match(lines[-1].strip()):
+        lines.pop()
     if not lines:
         return Ballot(None)
     found = _VOTE.match(lines[-1].strip())
@@ -158,3 +215,26 @@ def read_vote(reply: str) -> Ballot:
         return Ballot(None)
     word = found.group(1).lower()
     return Ballot(_WORDS[word] if word in _WORDS else None, found.group(2).strip())  # type: ignore[arg-type]
+
+
+# -- evidence requests ------------------------------------------------------------------
+
+# A participant asks for supplemental evidence on a line of its own, before its vote:
+# `EVIDENCE REQUEST: <what, and why the conclusion depends on it>` (证据请求：…).
+_REQUEST = re.compile(
+    r"^[\W_]*(?:evidence[\s_-]*request|证据请求)[\s*_]*[:：][\s*_]*(.*?)[\s*_]*$", re.IGNORECASE
+)
+# What a model writes when it asks for nothing; no request.
+_NOTHING = re.compile(r"^[\W_]*(?:none|no|n/?a|nothing|无|没有|不需要|暂无)[\W_]*$", re.IGNORECASE)
+
+
+def read_request(reply: str) -> str | None:
+    """The evidence a reply asks for, from its last `EVIDENCE REQUEST:` line; None if none."""
+    found = None
+    for line in reply.splitlines():
+        match = _REQUEST.match(line.strip())
+        if match:
+            found = match.group(1).strip()
+    if not found or len(found) < MIN_REASON or _NOTHING.match(found):
+        return None
+    return found

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from moot.formats.adversarial.schemas import Ballot
@@ -48,6 +50,19 @@ LABELS: dict[str, dict[str, str]] = {
         "participant_failed": "a participant failed",
         "not_all_accepted": "not every participant accepted, with a reason",
         "resolved_outcome": "resolved",
+        "evidence": "Shared evidence",
+        "supplied": "supplied before round {n}",
+        "requests": "Evidence requested",
+        "requested_notice": "{who} asks for evidence: {request}",
+        "asked_title": "Evidence requested before round {n}",
+        "asked_how": "Type the path of a text or Markdown file here to show every participant "
+        "and the judge as evidence from round {n} on, or press Enter to go on without. "
+        "Nothing is sent anywhere: only a file on this machine is read.",
+        "asked_prompt": "Evidence file (Enter: go on without)",
+        "given_notice": "Evidence from {name} is shown to every seat from round {n} on",
+        "evidence_file": "evidence file",
+        "evidence_full": "No more evidence can be supplied: this review's room for it is used",
+        "evidence_unread": "{why} ({hint}); type another path, or press Enter to go on without",
     },
     "zh": {
         "participant": "参与者{n} · {name}",
@@ -87,6 +102,21 @@ LABELS: dict[str, dict[str, str]] = {
         "participant_failed": "有参与者失败",
         "not_all_accepted": "并非每位参与者都附理由接受",
         "resolved_outcome": "已解决",
+        "evidence": "共享证据",
+        "supplied": "第{n}轮前提供",
+        "requests": "证据请求",
+        "requested_notice": "{who}请求证据：{request}",
+        "asked_title": "第{n}轮前的证据请求",
+        "asked_how": "在此输入一个文本或 Markdown 文件的路径，"
+        + "从第{n}轮起作为证据展示给每位参与者和裁判；或直接按回车，不提供证据，继续。"
+        + "不会向任何地方发送内容：只读取本机上的文件。",
+        "asked_prompt": "证据文件（按回车不提供，继续）",
+        "given_notice": "从第{n}轮起，{name}中的证据展示给每个席位",
+        "evidence_file": "证据文件",
+        "evidence_full": "无法再提供证据：本次评审留给证据的篇幅已用完",
+        "evidence_unread": "无法使用证据文件{path}："
+        + "它必须是本机上存在的 UTF-8 文本或 Markdown 文件，不超过{n}字；"
+        + "请输入另一个路径，或按回车继续",
     },
 }
 
@@ -126,6 +156,37 @@ def failed(language: str, role: str, names: dict[str, str], error: str) -> str:
     else:
         who = label(language, "synthesis" if role == "synthesizer" else "judge")
     return label(language, "failed_notice").format(who=who, error=error)
+
+
+def requested(language: str, role: str, names: dict[str, str], request: str) -> str:
+    who = participant(language, role, names[role])
+    return label(language, "requested_notice").format(who=who, request=request)
+
+
+def evidence_asked(language: str, rnd: int, requests: dict[str, str]) -> str:
+    """What the user is shown before round RND: who asked for what, and how to answer."""
+    lines = [f"## {label(language, 'asked_title').format(n=rnd)}", ""]
+    lines += [f"- **{name}:** {request}" for name, request in requests.items()]
+    return "\n".join([*lines, "", label(language, "asked_how").format(n=rnd)])
+
+
+def evidence_prompt(proposal: str) -> str | None:
+    """The prompt line for a proposal that asks for evidence (None: another proposal)."""
+    first = proposal.split("\n", 1)[0]
+    for words in LABELS.values():
+        before, after = words["asked_title"].split("{n}")
+        if re.fullmatch(f"## {re.escape(before)}\\d+{re.escape(after)}", first):
+            return words["asked_prompt"]
+    return None
+
+
+def evidence_unread(language: str, path: str, room: int, why: str, hint: str) -> str:
+    """Why a file the user named cannot be used (in Chinese, what it must be)."""
+    return label(language, "evidence_unread").format(path=path, n=room, why=why, hint=hint)
+
+
+def evidence_given(language: str, rnd: int, name: str) -> str:
+    return label(language, "given_notice").format(n=rnd, name=name)
 
 
 def outcome(language: str, code: str) -> str:
@@ -186,6 +247,9 @@ def render(transcript: Transcript) -> str:
     ]
     for earlier in result.get("session") or []:
         rows.append((label(lang, "follows"), earlier["question"]))
+    shared = _evidence(lang, transcript.params.get("evidence"), result.get("supplied"))
+    if shared:
+        rows.append((label(lang, "evidence"), shared))
     parts = [f"# {label(lang, 'title')}", ""]
     parts += [line for note in built_on(transcript) for line in (note, "")]
     parts += [*[f"- **{k}:** {v}" for k, v in rows], ""]
@@ -249,4 +313,16 @@ def _round(lang: str, record: dict[str, Any]) -> list[str]:
         parts.append(f"- {label(lang, 'votes')} · {name}: {shown}")
     if record.get("failed"):
         parts.append(f"- {label(lang, 'failed')}: {', '.join(record['failed'])}")
+    for name, request in (record.get("requests") or {}).items():
+        parts.append(f"- {label(lang, 'requests')} · {name}: {request}")
     return [*parts, ""]
+
+
+def _evidence(lang: str, given: Any, supplied: Any) -> str:
+    """The evidence files by name, each supplied one with the round it was first shown in."""
+    zh = lang == "zh"
+    names = [Path(str(e.get("name"))).name for e in given or [] if isinstance(e, dict)]
+    for item in supplied or []:
+        name, when = Path(item["name"]).name, label(lang, "supplied").format(n=item["round"])
+        names.append(f"{name}（{when}）" if zh else f"{name} ({when})")
+    return ("、" if zh else ", ").join(names)
