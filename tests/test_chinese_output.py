@@ -216,3 +216,21 @@ def test_every_kind_of_flag_has_its_chinese_words() -> None:
     left = {r: english(s, also=("reasoning",)) for r, s in zip(recorded, shown, strict=True)}
     assert {r: w for r, w in left.items() if w} == {}
     assert words("en").shown(recorded[0]) == recorded[0]  # English shows what it records
+
+
+def test_a_chinese_decision_says_in_chinese_why_its_topic_cannot_be_debated(
+    cli: Cli, tmp_path: Path, chinese: Chinese, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The framing's refusal, a notice before the run stops, is in the debate's language."""
+
+    def uncontested(schema: Any) -> dict[str, Any]:
+        reply = chinese.reply(schema)
+        return {**reply, "contested": False} if "contested" in reply else reply
+
+    monkeypatch.setattr(scripted, "_minimal", uncontested)
+    args = ["城市应该禁止汽车吗", "--format", "decision", "--dry-run", "--yes"]
+    done = cli("run", *args, home=tmp_path / "home")
+    assert done.returncode == 2
+    printed = "".join(done.stdout.split())
+    assert "议题不是在几个具名立场之间的有争议的选择：城市应该禁止汽车吗：请更正立场" in printed
+    assert english(done.stdout) == [], done.stdout

@@ -6,13 +6,14 @@ from typing import Any
 
 from moot.formats.failures import degraded, degraded_notes
 from moot.transcript import Transcript, held_round
+from moot.words import words
 
 # The CLI's messages are English whatever the debate's language; the rulebook fixes them.
 ALL_TIMED_OUT = "[ERROR] Debate failed: all tool invocations timed out."
 NO_EXCHANGES = "[ERROR] Debate failed: no successful exchanges were recorded."
 UNCONTESTED = {
     "en": "[WARN] Challenger failed. Showing proposer's uncontested position.",
-    "zh": "[WARN] 挑战方失败。以下是提议方未受质疑的立场。",
+    "zh": "[警告] 挑战方失败。以下是提议方未受质疑的立场。",
 }
 
 LABELS: dict[str, dict[str, str]] = {
@@ -85,8 +86,8 @@ LABELS: dict[str, dict[str, str]] = {
         "failures": "失败记录",
         "after_rounds": "各轮之后",
         "exchanges": "辩论记录",
-        "incomplete": "[WARN] 第{n}轮未完成：{role}失败（{error}）。综合评议只依据已完成的轮次。",
-        "summary_failed": "[WARN] 总结者失败（{error}）；前几轮保留全文。",
+        "incomplete": "[警告] 第{n}轮未完成：{role}失败（{error}）。综合评议只依据已完成的轮次。",
+        "summary_failed": "[警告] 总结者失败（{error}）；前几轮保留全文。",
         "high": "高",
         "medium": "中",
         "low": "低",
@@ -175,12 +176,13 @@ def span(language: str, upto: int) -> str:
 
 
 def summary_failed(language: str, error: str) -> str:
-    return label(language, "summary_failed").format(error=error)
+    return label(language, "summary_failed").format(error=words(language).shown(error))
 
 
 def incomplete(language: str, rnd: int, role: str, error: str) -> str:
     """The note on a round that a side's failure left incomplete."""
-    return label(language, "incomplete").format(n=rnd, role=label(language, role), error=error)
+    why = words(language).shown(error)
+    return label(language, "incomplete").format(n=rnd, role=label(language, role), error=why)
 
 
 def render(transcript: Transcript) -> str:
@@ -205,7 +207,7 @@ def render(transcript: Transcript) -> str:
         parts += [
             f"## {label(lang, 'verdict_h')}",
             "",
-            label(lang, "no_verdict").format(error=error),
+            label(lang, "no_verdict").format(error=words(lang).shown(error)),
         ]
         parts.append("")
     else:
@@ -287,7 +289,8 @@ def _failures(lang: str, result: dict[str, Any]) -> list[str]:
         # Only the judge's synthesis comes after the rounds; a summary may come before one.
         rnd = held_round(f["round"], last=last, closing=f["role"] == "judge")
         where = label(lang, "after_rounds") if rnd is None else str(rnd)
-        parts.append(f"- {where} · {f['role']}: {f['error']}")
+        who = NAMES[lang].get(f["role"], f["role"]) if lang != "en" else f["role"]
+        parts.append(f"- {where} · {who}: {words(lang).shown(f['error'])}")
     return [*parts, ""]
 
 

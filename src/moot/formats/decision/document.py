@@ -58,6 +58,8 @@ LABELS: dict[str, dict[str, str]] = {
         "key_reasoning": "Key reasoning",
         "trade_offs": "Irreducible trade-offs",
         "what_would_change": "What would change this decision",
+        "record_long": "the record is long: the judge sees each speech up to {clip} chars",
+        "correct": "{problem}: correct the positions, or moot stops",
         "dissent": "Dissenting position",
         "recommend": "Recommendation: {position}.",
         "tie": "No clear winner on axis {axis}.",
@@ -93,6 +95,8 @@ LABELS: dict[str, dict[str, str]] = {
         "judge": "评审",
         "judge_role": "中立的综合者；从不为任何一方辩护",
         "pinned": "固定立场：{position}",
+        "record_long": "记录较长：裁判只看每篇发言的前{clip}个字符",
+        "correct": "{problem}：请更正立场，否则 moot 将停止",
     },
 }
 # What a terminal offers when no topic is given: a contested choice, in the debate's language.

@@ -284,7 +284,7 @@ class _Run:
         if total <= budget:
             return max(total, 1)
         clip = budget // max(1, len(texts))
-        self.engine.notice(f"the record is long: the judge sees each speech up to {clip} chars")
+        self.engine.notice(label(self.lang, "record_long", clip=clip))
         return clip
 
 

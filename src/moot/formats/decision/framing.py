@@ -25,6 +25,7 @@ from moot.formats.decision.schemas import (
     Framing,
     token_budget,
 )
+from moot.words import words
 
 SLOTS = ("A", "B", "C", "D")
 
@@ -374,7 +375,8 @@ def confirm(engine: Engine, plan: Plan, doubt: UsageError | None = None) -> Plan
         problem = count_problem(plan.positions)
         refusal = doubt or (refuse(problem) if problem else None)
         if refusal:
-            engine.notice(f"{refusal.message}: correct the positions, or moot stops", "warn")
+            problem = words(lang).shown(refusal.message)
+            engine.notice(label(lang, "correct", problem=problem), "warn")
         shown = proposal(
             plan, seats(plan, lang), models, saved=engine.journal is not None, language=lang
         )
