@@ -212,6 +212,17 @@ def test_an_adaptive_tournament_resumes_to_the_same_debates(tmp_path: Path) -> N
     assert played == []
 
 
+def test_a_failed_debate_stops_the_schedule_until_a_resume_retries_it(tmp_path: Path) -> None:
+    t = Tournament.create(_plan(), tmp_path / "t")
+    # "strong" judges only the opening's third debate, and its ballots are not JSON.
+    failed = t.run(LocalExecutor(model_for=Models(strong={"bad_ballots": True})), lambda e: None)
+    assert [f.pairing.id[:3] for f in failed] == ["003"]
+    assert len(Tournament.open(t.folder).plan.debates) == 3  # nothing chosen after it
+    again = Tournament.open(t.folder)
+    assert again.run(LocalExecutor(model_for=Models()), lambda e: None) == []
+    assert len(again.plan.debates) == 7 and again.pending() == []
+
+
 # -- the command line ----------------------------------------------------------------------------
 
 
@@ -252,3 +263,15 @@ def test_a_dry_run_adaptive_tournament_says_where_it_stopped(tmp_path: Path, cli
     report = json.loads((out / "ratings.json").read_text())
     assert report["schedule"] == "adaptive" and report["budget"] == 4
     assert report["debates_decided"] == 4
+    # Its plan holds the schedule: resumed, it still plays on this machine only.
+    again = cli("tournament", "--resume", str(out), "--executor", "ray", home=tmp_path)
+    assert again.returncode == 2 and "runs on --executor local" in again.stderr
+
+
+def test_an_adaptive_plan_without_a_budget_is_refused(tmp_path: Path) -> None:
+    t = Tournament.create(adaptive.adapt(oxford_plan(["a", "b", "c"]), budget=4), tmp_path / "t")
+    data = json.loads((t.folder / "tournament.json").read_text())
+    data["budget"] = None
+    (t.folder / "tournament.json").write_text(json.dumps(data))
+    with pytest.raises(UsageError, match="budget: fewer debates than the plan's models"):
+        Tournament.open(t.folder)

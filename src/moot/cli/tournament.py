@@ -433,14 +433,15 @@ def show_report(console: Console, report: Report) -> None:
             highlight=False,
         )
     if report.budget is not None:
-        why = (
-            "the budget is spent"
-            if report.debates_planned >= report.budget
-            else "adjacent models' intervals separated"
-        )
+        if report.debates_planned >= report.budget:
+            why = "it stopped where the budget is spent"
+        elif report.debates_decided < report.debates_planned:
+            why = "it stopped at a debate that failed"
+        else:
+            why = "it stopped where adjacent models' intervals separated"
         console.print(
             f"adaptive schedule: {report.debates_planned} of at most {report.budget} debates; "
-            f"it stopped where {why}",
+            f"{why}",
             highlight=False,
         )
     missing = report.debates_planned - report.debates_decided
