@@ -103,8 +103,9 @@ def chinese(monkeypatch: pytest.MonkeyPatch) -> Chinese:
 
 def english(text: str, *, also: tuple[str, ...] = ()) -> list[str]:
     """The English words of TEXT, names and model ids (NAMES, ALSO) left out. Lines are
-    joined first: the terminal wraps a long path or model id anywhere."""
-    text = re.sub(r"[ \t]*\n[ \t]*", "", text)
+    joined first: the terminal wraps a long path or model id anywhere (in a quote, after
+    its bar)."""
+    text = re.sub(r"[ \t]*\n[ \t▌]*", "", text)
     for name in sorted((*NAMES, *also), key=len, reverse=True):
         text = text.replace(name, " ")
     return _WORD.findall(text)
@@ -234,3 +235,30 @@ def test_a_chinese_decision_says_in_chinese_why_its_topic_cannot_be_debated(
     printed = "".join(done.stdout.split())
     assert "议题不是在几个具名立场之间的有争议的选择：城市应该禁止汽车吗：请更正立场" in printed
     assert english(done.stdout) == [], done.stdout
+
+
+def test_a_chinese_review_says_in_chinese_why_a_participant_failed(
+    cli: Cli,
+    tmp_path: Path,
+    chinese: Chinese,
+    dry_models: tuple[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A participant whose reply is empty fails that turn; its reason, recorded in English,
+    is said in Chinese in the notice and in the review's list of failures."""
+
+    def speech(request: ChatRequest) -> str:
+        return "" if request.session == "participant_2" else chinese.speech(request)
+
+    monkeypatch.setattr(scripted, "_echo", speech)
+    extra = tuple(a for m in dry_models for a in ("--model", m))
+    printed, out = run(cli, tmp_path, "adversarial", extra)
+    saved, _ = load(out / "transcript.json")
+    failures = (saved.result or {})["failures"]
+    assert failures and failures[0]["error"].startswith("degenerate reply")
+    assert "[警告]" in printed and "失败：无效回答：回答为空" in "".join(printed.split())
+    document = (out / "debate.md").read_text(encoding="utf-8")
+    assert "参与者2: 无效回答：回答为空" in document
+    ids = tuple(str(p) for p in (*dry_models, out, tmp_path))
+    assert english(body(printed), also=ids) == [], printed
+    assert english(document, also=ids) == [], document

@@ -10,6 +10,7 @@ from typing import Any
 from moot.formats.adversarial.schemas import Ballot
 from moot.formats.failures import degraded, degraded_notes
 from moot.transcript import Transcript, held_round
+from moot.words import words as moot_words
 
 LABELS: dict[str, dict[str, str]] = {
     "en": {
@@ -94,7 +95,7 @@ LABELS: dict[str, dict[str, str]] = {
         "object": "反对",
         "no_vote": "未投票",
         "judge_line": "第{n}轮后裁判：{outcome}",
-        "failed_notice": "[WARN] {who}失败：{error}",
+        "failed_notice": "[警告] {who}失败：{error}",
         "no_verdict": "裁判没有给出有效裁决",
         "judge_unresolved": "裁判认为尚未解决",
         "audit_incomplete": "论断审核未完成",
@@ -155,7 +156,7 @@ def failed(language: str, role: str, names: dict[str, str], error: str) -> str:
         who = participant(language, role, names[role])
     else:
         who = label(language, "synthesis" if role == "synthesizer" else "judge")
-    return label(language, "failed_notice").format(who=who, error=error)
+    return label(language, "failed_notice").format(who=who, error=moot_words(language).shown(error))
 
 
 def requested(language: str, role: str, names: dict[str, str], request: str) -> str:
@@ -272,7 +273,8 @@ def _failures(lang: str, result: dict[str, Any]) -> list[str]:
         # The synthesizer speaks after the rounds (earlier transcripts gave it the last one).
         rnd = held_round(f["round"], last=last, closing=f["role"] == "synthesizer")
         where = label(lang, "after_rounds") if rnd is None else str(rnd)
-        parts.append(f"- {where} · {f['role']}: {f['error']}")
+        said = moot_words(lang)  # the role and the recorded reason, in the review's language
+        parts.append(f"- {where} · {said.name(f['role'])}: {said.shown(f['error'])}")
     return [*parts, ""]
 
 
