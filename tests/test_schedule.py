@@ -223,6 +223,31 @@ def test_a_failed_debate_stops_the_schedule_until_a_resume_retries_it(tmp_path: 
     assert len(again.plan.debates) == 7 and again.pending() == []
 
 
+def test_an_adaptive_tournament_from_python(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import moot
+
+    monkeypatch.setenv("MOOT_HOME", str(tmp_path / "home"))  # nothing of the user's own
+    done = moot.tournament(
+        ["a", "b", "c"],
+        ["cats are better than dogs"],
+        seed=4,
+        max_rounds=3,
+        run={"dry_run": True},
+        bootstrap=0,
+        schedule="adaptive",
+        budget=4,
+        out=tmp_path / "t",
+    )
+    assert done.failed == [] and done.report.debates_decided == 4
+    assert done.report.schedule == "adaptive" and done.report.budget == 4
+    with pytest.raises(UsageError, match="below the number of models"):
+        moot.tournament(["a", "b", "c"], ["x"], schedule="adaptive", budget=2)
+    with pytest.raises(UsageError, match="its plan fixes budget"):
+        moot.tournament(resume=done.folder, budget=9)
+
+
 # -- the command line ----------------------------------------------------------------------------
 
 
