@@ -50,8 +50,10 @@ class MockHub:
         *,
         etag: str | None = None,
         cut_at: int | None = None,
+        revision: str = "main",
     ) -> str:
-        """Serve CONTENT; ETAG defaults to its sha256 (an LFS file); CUT_AT breaks the GET off."""
+        """Serve CONTENT at REVISION; ETAG defaults to its sha256 (an LFS file); CUT_AT breaks
+        the GET off."""
         sha = hashlib.sha256(content).hexdigest()
         headers = {
             "X-Repo-Commit": COMMIT,
@@ -59,7 +61,7 @@ class MockHub:
             "X-Linked-Etag": f'"{etag or sha}"',
             "X-Linked-Size": str(len(content)),
         }
-        path = f"/{repo}/resolve/main/{filename}"
+        path = f"/{repo}/resolve/{revision}/{filename}"
         self.server.expect_request(path, method="HEAD").respond_with_response(
             Response(status=200, headers=headers)
         )
@@ -237,3 +239,64 @@ def test_bad_hub_reference(hf_cache: Path) -> None:
     with pytest.raises(UsageError, match="bad hub reference") as caught:
         store.resolve("hf:just-a-repo")
     assert "hf:OWNER/REPO/FILE.gguf" in caught.value.hint
+
+
+# -- the cache as huggingface_hub itself lays it out and looks in it ---------------------------
+
+LATER = "fedcba9876543210fedcba9876543210fedcba98"
+
+
+def hub_download(hub: MockHub, hf_cache: Path, revision: str = "main") -> Path:
+    """FILE fetched by huggingface_hub itself into the private cache."""
+    from huggingface_hub import hf_hub_download
+
+    return Path(
+        hf_hub_download(REPO, FILE, revision=revision, endpoint=hub.endpoint, cache_dir=hf_cache)
+    )
+
+
+def hub_lookup(hf_cache: Path, revision: str = "main") -> str | None:
+    """What huggingface_hub's own lookup finds: a path, or None (not cached, or cached as gone)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(REPO, FILE, cache_dir=hf_cache, revision=revision)
+    return found if isinstance(found, str) else None
+
+
+def test_a_file_fetched_only_at_a_commit_is_not_main(hub: MockHub, hf_cache: Path) -> None:
+    from moot.models.hub_cache import HubFile, cached_file
+
+    hub.serve(REPO, FILE, make_gguf(arch="qwen2"), revision=COMMIT)
+    path = hub_download(hub, hf_cache, revision=COMMIT)
+    assert not (hf_cache / "models--acme--tiny-GGUF" / "refs" / "main").exists()
+    # No snapshot stands in for `main` because it holds the file: refs/main names none.
+    assert cached_file(HubFile(REPO, FILE)) is None and hub_lookup(hf_cache) is None
+    at_commit = cached_file(HubFile(REPO, FILE, COMMIT))
+    assert at_commit == path and str(at_commit) == hub_lookup(hf_cache, COMMIT)
+    with pytest.raises(ModelNotFoundError):
+        store.resolve(REF)
+
+
+def test_a_file_the_cache_records_as_gone_is_not_found(hub: MockHub, hf_cache: Path) -> None:
+    from moot.models.hub_cache import HubFile, cached_file
+
+    hub.serve(REPO, FILE, make_gguf(arch="qwen2"))
+    first = store.pull(REF, endpoint=hub.endpoint, progress=False)
+    assert cached_file(HubFile(REPO, FILE)) == first.path
+    # `main` moves on to a commit without the file: huggingface_hub records both.
+    hub.server.clear()
+    gone = {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": LATER}
+    for method in ("HEAD", "GET"):
+        hub.server.expect_request(
+            f"/{REPO}/resolve/main/{FILE}", method=method
+        ).respond_with_response(Response(status=404, headers=gone))
+    with pytest.raises(Exception, match="404|not found|Entry"):
+        hub_download(hub, hf_cache)
+    repo = hf_cache / "models--acme--tiny-GGUF"
+    assert (repo / "refs" / "main").read_text() == LATER
+    assert (repo / ".no_exist" / LATER / FILE).exists()
+    # The older snapshot still holds the file; neither lookup offers it for `main`.
+    assert first.path.is_file()
+    assert cached_file(HubFile(REPO, FILE)) is None and hub_lookup(hf_cache) is None
+    with pytest.raises(ModelNotFoundError):
+        store.resolve(REF)

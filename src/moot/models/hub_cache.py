@@ -1,4 +1,5 @@
-"""The Hugging Face cache on disk, read and pruned by path alone (no huggingface_hub import)."""
+"""The Hugging Face cache on disk: listed and pruned by path, a file looked up as huggingface_hub
+itself looks it up (the hub client imported only when the repository is in the cache)."""
 
 from __future__ import annotations
 
@@ -67,24 +68,28 @@ def repo_dir(repo: str) -> Path:
 
 
 def cached_file(f: HubFile) -> Path | None:
-    """F's copy in the cache, or None; the lookup huggingface_hub's try_to_load_from_cache does.
-
-    Done by path here so that resolving a model never imports huggingface_hub (~0.15 s):
-    refs/<revision> holds the commit, snapshots/<commit>/<file> links to the blob.
-    """
+    """F's copy in the cache, or None: huggingface_hub's own try_to_load_from_cache, so that
+    moot finds what the hub client would. `main` is the commit refs/main names, never another
+    snapshot that happens to hold the file; a file the cache records as gone (.no_exist) is
+    not there. A repository with no folder in the cache is a miss without importing the hub
+    client (~0.15 s). The ref file is read here, bounded and only as a regular file holding a
+    commit (the hub client would open a FIFO and wait), and the lookup asked for that commit."""
     repo = repo_dir(f.repo)
-    commit = f.revision
+    if not repo.is_dir():
+        return None
+    revision = f.revision
     ref = repo / "refs" / f.revision
     if os.path.lexists(ref) and not ref.is_dir():
-        commit = _read_ref(ref)
-    path = repo / "snapshots" / commit / f.filename
-    if path.is_file():
-        return path
-    if f.revision != "main":
+        revision = _read_ref(ref)
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        found = try_to_load_from_cache(
+            f.repo, f.filename, cache_dir=cache_dir(), revision=revision, repo_type="model"
+        )
+    except ValueError:  # a name the hub client refuses is no file of its cache
         return None
-    # Fetched only under a commit, with no ref recorded: the newest snapshot holding it.
-    candidates = [p for p in (repo / "snapshots").glob(f"*/{f.filename}") if p.is_file()]
-    return max(candidates, key=lambda p: p.stat().st_mtime, default=None)
+    return Path(found) if isinstance(found, str) else None
 
 
 def _read_ref(ref: Path) -> str:
