@@ -811,3 +811,26 @@ def test_the_docs_table_of_what_each_step_sees_is_what_the_flow_shows(tmp_path: 
             turn.role,
             turn.step,
         )
+
+
+@pytest.mark.real
+def test_the_real_tiny_judge_answers_the_rulebooks_score_under_the_grammar() -> None:
+    """SmolLM2 asked for the rulebook's reply gives it: a score within 0–10 and a reasoning
+    (whether its number means anything is another matter: see the docs)."""
+    from moot.engine import Role
+    from moot.formats.oxford import flow as oxford
+    from moot.inference.pool import ModelPool
+    from moot.models import store
+    from moot.prompts import load_pack
+    from moot.transcript import Transcript
+
+    speeches = {"proposition": SPEECH, "opposition": SAID["en"]["opposition"]}
+    model = ModelPool(resolve=store.resolve, n_ctx=2048).get("smollm2-135m")
+    common = {"motion": MOTION, "language": "en", "limits": oxford.LIMITS}
+    t = Transcript(format="oxford", motion=MOTION, language="en", seed=1, models={})
+    judge = Role("judge", model, 0.2)
+    engine = Engine(pack=load_pack("en", "oxford"), transcript=t, roles={"judge": judge})
+    score = oxford._judge(engine, 2, speeches, common, 7.5, "score")
+    assert 0 <= score <= 10
+    assert t.turns[-1].data is not None and set(t.turns[-1].data) == {"score", "reasoning"}
+    assert t.scores["2"]["score"] == score and t.scores["2"]["reasoning"].strip()

@@ -194,7 +194,10 @@ def run(engine: Engine, motion: str, params: OxfordParams) -> dict[str, Any]:
     stop = "hard_cap"
     for rnd in range(1, params.max_rounds + 1):
         speeches = _round(engine, rnd, state, common)
-        if rnd >= 2 and _judge(engine, rnd, speeches, common, params) >= params.min_score:
+        score = -1.0
+        if rnd >= 2:
+            score = _judge(engine, rnd, speeches, common, params.min_score, params.judge_rubric)
+        if score >= params.min_score:
             stop = "converged"
             break
     engine.stop(stop)
@@ -320,12 +323,13 @@ def _judge(
     rnd: int,
     speeches: dict[str, str],
     common: dict[str, Any],
-    params: OxfordParams,
+    threshold: float,
+    rubric: str = "checklist",
 ) -> float:
     """Completeness 0–10: the judge's own score (`--judge-rubric score`, the rulebook's), or
     its checklist gated by checks code can make for sure (`checklist`)."""
     schema: type[CompletenessReply | CompletenessRubric] = (
-        CompletenessReply if params.judge_rubric == "score" else CompletenessRubric
+        CompletenessReply if rubric == "score" else CompletenessRubric
     )
     reply, _ = engine.judge_or_fail(
         "judge",
@@ -334,7 +338,7 @@ def _judge(
         round=rnd,
         label=label(engine.language, "judge"),
         max_tokens=TOKENS["judge"],
-        rubric=params.judge_rubric,
+        rubric=rubric,
         proposition_speech=speeches["proposition"],
         opposition_speech=speeches["opposition"],
         **common,
@@ -342,7 +346,7 @@ def _judge(
     if reply is None:  # the judge failed (its turn says why): this round is not scored
         return -1.0
     score = completeness(reply, speeches, common["motion"])
-    engine.record_score(rnd, score.model_dump(exclude_defaults=True), params.min_score)
+    engine.record_score(rnd, score.model_dump(exclude_defaults=True), threshold)
     return score.score
 
 
