@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from conftest import Cli
 
 ROOT = Path(__file__).parents[1]
 
@@ -116,3 +119,31 @@ def test_the_site_opened_as_files_searches_and_reaches_nothing_else(site: Path) 
         page.wait_for_selector("[id='moot.Debate']")
         assert problems == []
         assert browser.requests and all(url.startswith("file://") for url in browser.requests)
+
+
+def readme_runs() -> list[list[str]]:
+    """Each `moot run` command of the README, as its arguments (continuations joined)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").replace("\\\n", " ")
+    commands = []
+    for line in readme.splitlines():
+        command = line.strip().split("  #", 1)[0]
+        if command.startswith("moot run "):
+            commands.append(shlex.split(command)[2:])
+    return commands
+
+
+@pytest.mark.real  # the models it names are resolved: the installed tiny models
+def test_each_run_the_readme_shows_is_accepted_as_written(cli: Cli, tmp_path: Path) -> None:
+    """Run as a dry run: the options, the format and the models named (headers only, from
+    the installed models) checked as a real run checks them, scripted models speaking."""
+    runs = readme_runs()
+    assert len(runs) >= 9 and ["--format", "adversarial"] == runs[7][1:3]
+    for n, args in enumerate(runs):
+        if any(arg.endswith("=human") for arg in args):
+            continue  # a person's seat waits for a person: the guide's practice script runs it
+        if "--out" in args:  # written here, not into the working directory
+            args[args.index("--out") + 1] = str(tmp_path / f"out{n}")
+        else:
+            args.append("--no-save")
+        done = cli("run", *args, "--dry-run", "--quiet")
+        assert done.returncode == 0, (args, done.stderr)
