@@ -757,6 +757,37 @@ def test_an_interrupted_debate_resumes_from_its_journal(tmp_path: Path, moot_hom
     ]
     assert result.transcript.stop_reason == "completed"
     assert [x["role"] for x in state(moot_home)["exchanges"]] == ["proposer", "challenger"] * 2
+    # The resumed debate goes on writing the file it claimed when it began.
+    files = sorted((moot_home / "state" / "debate").glob("debate-*.json"))
+    assert [f.stem for f in files] == [state(moot_home)["id"]]
+    assert json.loads(files[0].read_text())["status"] == "completed"
+
+
+def test_a_resumed_debate_writes_no_state_file_a_journal_names_by_hand(
+    tmp_path: Path, moot_home: Path
+) -> None:
+    from moot.runner import resume_setup
+
+    def interrupt(request: ChatRequest) -> str:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        debate(tmp_path, Script({("defence", 2): interrupt}), rounds=2)
+    journal = tmp_path / "out" / "journal.jsonl"
+    lines = journal.read_text().splitlines()
+    kept = [i for i, line in enumerate(lines) if '"state_id"' in line]
+    assert len(kept) == 1
+    record = json.loads(lines[kept[0]])
+    record["value"] = "../../escaped"
+    lines[kept[0]] = json.dumps(record)
+    journal.write_text("\n".join(lines) + "\n")
+    setup, records = resume_setup(tmp_path / "out")
+    DebateRun(setup, model_factory=Script().model, replay=records).run()
+    assert (
+        not (moot_home / "escaped.json").exists()
+        and not (moot_home / "state" / "escaped.json").exists()
+    )
+    assert len(list((moot_home / "state" / "debate").glob("debate-*.json"))) == 2
 
 
 # -- a verdict built on degraded turns says so --------------------------------------------

@@ -227,7 +227,15 @@ class _Debate:
         both = spoke[0] & spoke[1]
         # Rounds are held in order and stop at the first failure: complete ones are 1 … k.
         self.state.rounds_completed = max(both, default=0)
-        self.state.save()
+        if self.state.claimed:
+            self.state.save()
+            return
+        # The id its file was claimed under is journaled: a resumed debate goes on writing
+        # that file, instead of claiming a second one and leaving the first "running".
+        kept = self.engine.keep("state_id", lambda: str(self.state.save().stem))
+        if kept != self.state.id:
+            self.state.adopt(kept)
+            self.state.save()
 
     # -- synthesis ----------------------------------------------------------------------
 

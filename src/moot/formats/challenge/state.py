@@ -3,6 +3,7 @@ and a reader of it that also reads the files moot wrote before it kept that sche
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -72,6 +73,9 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+ID = re.compile(r"debate-\d{8}T\d{6}Z-[0-9a-f]{4}")
+
+
 def new_id() -> str:
     """`debate-<ISO 8601 timestamp, basic format>-<4 hex>`: sortable, and safe in a file
     name (the extended format's colons are not, on every system)."""
@@ -105,6 +109,18 @@ class DebateState(BaseModel):
     @property
     def path(self) -> Path:
         return state_dir() / f"{self.id}.json"
+
+    @property
+    def claimed(self) -> bool:
+        """Whether this debate's `<id>.json` is its own yet."""
+        return self._claimed
+
+    def adopt(self, kept: str) -> None:
+        """Go on writing the file a debate claimed before it was resumed: KEPT is its id as
+        the journal kept it. One that is not an id moot draws (a journal edited by hand) is
+        no path to write to: this debate then claims a file of its own."""
+        if ID.fullmatch(kept):
+            self.id, self._claimed = kept, True
 
     def save(self) -> Path:
         """Write `<id>.json` and `last-debate.json` atomically; a reader never sees half."""
