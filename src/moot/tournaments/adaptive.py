@@ -18,7 +18,7 @@ import numpy as np
 from moot.engine import derive_seed
 from moot.errors import UsageError
 from moot.tournaments.judge import Winner
-from moot.tournaments.plan import MAX_DEBATES, Pairing, TournamentPlan, _slug
+from moot.tournaments.plan import MAX_DEBATES, Pairing, TournamentPlan, slug
 
 SCHEDULES = ("round-robin", "adaptive")
 # As ratings.rate: one drawn game between every two models keeps every strength finite.
@@ -258,7 +258,7 @@ def pairing(
     panel = list(judges) or list(models)
     outside = [ref for ref in panel if ids.get(ref, ref) not in identity]
     return Pairing(
-        id=f"{len(debates) + 1:03d}-motion{motion + 1}-{_slug(prop)}-vs-{_slug(opp)}",
+        id=f"{len(debates) + 1:03d}-motion{motion + 1}-{slug(prop)}-vs-{slug(opp)}",
         motion=motion,
         proposition=prop,
         opposition=opp,

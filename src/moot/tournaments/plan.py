@@ -135,7 +135,8 @@ def two_sided(fmt: Format) -> tuple[str, str]:
     return SIDES[fmt.name][0]
 
 
-def _slug(ref: str) -> str:
+def slug(ref: str) -> str:
+    """A model reference as a debate folder names it: its file's stem, plain characters."""
     tail = ref.rstrip("/").split("/")[-1].split("#")[-1].removesuffix(".gguf")
     return "".join(c if c.isalnum() or c in "-._" else "-" for c in tail)[:32] or "model"
 
@@ -167,7 +168,7 @@ def schedule(
                 swap = f"m{m + 1}-{i + 1}-{j + 1}" + (f"-{s + 1}" if swaps > 1 else "")
                 out += [
                     Pairing(
-                        id=f"{len(out) + k + 1:03d}-motion{m + 1}-{_slug(p)}-vs-{_slug(o)}",
+                        id=f"{len(out) + k + 1:03d}-motion{m + 1}-{slug(p)}-vs-{slug(o)}",
                         motion=m,
                         proposition=p,
                         opposition=o,
