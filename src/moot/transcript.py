@@ -192,9 +192,14 @@ def parse_json(text: str, *, name: str, path: str, hint: str, line: bool = False
     (the file, or with LINE the file and the line) and, for an integer too long, where it
     stands."""
 
+    too_long: list[_TooLong] = []
+
     def bounded(digits: str) -> int | _TooLong:
         length = len(digits.lstrip("-"))
-        return _TooLong(length) if length > _MOST_DIGITS else int(digits)
+        if length <= _MOST_DIGITS:
+            return int(digits)
+        too_long.append(_TooLong(length))
+        return too_long[-1]
 
     try:
         data = json.loads(text, parse_int=bounded)
@@ -205,7 +210,7 @@ def parse_json(text: str, *, name: str, path: str, hint: str, line: bool = False
     except json.JSONDecodeError as exc:
         what = "is not JSON" if line else f"is not valid JSON: {exc.msg} (line {exc.lineno})"
         raise RecordError(f"{name} {what}", path=path, hint=hint) from None
-    found = _too_long(data)
+    found = _too_long(data) if too_long else None  # walked only when there is one to find
     if found is not None:
         where, digits = found
         raise RecordError(
