@@ -103,7 +103,9 @@ export class DebateView {
     const key = after ? "after" : round;
     if (key === this.round) return;
     this.round = key;
-    const text = after ? this.t("after_rounds") : this.t("round", { n: round });
+    // The Oxford closing is shown under its rulebook's label.
+    const closing = this.format === "oxford" ? "oxford_closing" : "after_rounds";
+    const text = after ? this.t(closing) : this.t("round", { n: round });
     this.turns.append(el("h2", { class: "round", text }));
   }
 
