@@ -340,9 +340,9 @@ def debate(
     of the motion, a fresh seed, saved in a folder of moot's data directory (`out` names
     another; `save=False` writes nothing). `model` is one reference or several (the
     formats with one seat per model); `roles` binds a role to a model; `temperatures`
-    overrides a role's. Format parameters are keywords: `min_score`, `max_rounds`
-    (oxford), `rounds`, `preset`, `positions`, `out_of_scope` (decision), `effort`
-    (challenge), `continue_from`, `evidence` (adversarial: a text file's path, or several,
+    overrides a role's. Format parameters are keywords: `min_score`, `max_rounds`,
+    `judge_rubric` (oxford), `rounds`, `preset`, `positions`, `out_of_scope` (decision),
+    `effort` (challenge), `continue_from`, `evidence` (adversarial: a text file's path, or several,
     every seat is shown). `run` holds the context size, GPU layers, token cap, call time
     limit and `dry_run` (scripted models, nothing loads).
     `human` answers for a seat a person holds (`roles={"opposition": "human"}`): a console
