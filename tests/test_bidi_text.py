@@ -94,3 +94,19 @@ def test_an_error_shows_a_path_escaped(tmp_path: Path, cli: Cli) -> None:
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("error: ")
     assert_escaped(done.stderr)
+
+
+def test_the_live_view_shows_a_model_id_escaped(tmp_path: Path, cli: Cli) -> None:
+    from gguf_samples import write_gguf
+
+    template = "{% for m in messages %}{{ m.content }}{% endfor %}"
+    models = tmp_path / "models"
+    hostile = write_gguf(models / "x\u202enab srac\u202c.gguf", chat_template=template)
+    plain = write_gguf(models / "\u2067coffee.gguf", chat_template=template)
+    done = cli(
+        "run", "Is tea better than coffee?", "--format", "adversarial", "--model", str(hostile),
+        "--model", str(plain), "--rounds", "1", "--dry-run", "--yes", "--no-save",
+        home=tmp_path / "home", env={"COLUMNS": "400"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert_escaped(done.stdout + done.stderr)
