@@ -182,3 +182,14 @@ def test_the_closing_is_shown_under_the_rulebooks_label(
     assert proc.returncode == 0, proc.stderr
     rules = [line for line in proc.stdout.splitlines() if line.startswith("─")]
     assert rules[-1].strip("─ ") == heading  # the rule before the closing carries it
+
+
+def test_a_chinese_motion_is_confirmed_in_chinese(tmp_path: Path, cli: Cli) -> None:
+    out = tmp_path / "out"
+    args = ("城市应该禁止汽车吗？", "--dry-run", "--max-rounds", "3", "--out", str(out))
+    code, stdout, err = at_a_terminal(cli, tmp_path, "\n\n\n", *args)
+    assert code == 0, err
+    assert "辩题：本院认为城市应该禁止汽车" in stdout
+    assert "按回车保留" in stdout and "结束各轮的完整性分数 (5–10) [7.5]" in stdout
+    assert "完整性裁判的作答方式 (checklist, score) [checklist]" in stdout
+    assert saved(out)["motion"] == "本院认为城市应该禁止汽车"

@@ -15,14 +15,14 @@ from moot.render import safe
 # What the user is asked, in the debate's language.
 WORDS = {
     "en": {
-        "motion": "Motion",
+        "motion": "Motion: ",
         "keep": "Press Enter to keep it, or type another motion",
         "min_score": "Completeness score that ends the rounds",
         "max_rounds": "Most rounds",
         "judge_rubric": "How the Completeness Judge answers",
     },
     "zh": {
-        "motion": "辩题",
+        "motion": "辩题：",
         "keep": "按回车保留，或输入另一个辩题",
         "min_score": "结束各轮的完整性分数",
         "max_rounds": "最多轮数",
@@ -48,7 +48,7 @@ def confirm(
     words = WORDS.get(language, WORDS["en"])
     if from_command_line:
         worded = fmt.motion(text, language)
-        console.print(f"[bold]{words['motion']}:[/] {safe(worded)}", highlight=False)
+        console.print(f"[bold]{words['motion']}[/]{safe(worded)}", highlight=False)
         typed = str(typer.prompt(words["keep"], default="", show_default=False)).strip()
         text = typed or text
     chosen = dict(given)
