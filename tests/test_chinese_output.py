@@ -262,3 +262,22 @@ def test_a_chinese_review_says_in_chinese_why_a_participant_failed(
     ids = tuple(str(p) for p in (*dry_models, out, tmp_path))
     assert english(body(printed), also=ids) == [], printed
     assert english(document, also=ids) == [], document
+
+
+def test_the_page_shows_a_chinese_debates_flags_in_chinese() -> None:
+    """The page reads a turn's flags and note from the server: in the debate's language,
+    while the turn itself keeps their English keys."""
+    from moot.events import TurnFinished
+    from moot.transcript import Turn
+    from moot.web import wire
+
+    flag = "one sentence longer than the limit of 15: cut at the limit; not a question"
+    turn = Turn(
+        index=1, round=1, role="opposition", step="poi_question", model="m", temperature=0.7,
+        text="谁来付钱？", flags=[flag], note="degenerate reply: the reply is empty",
+    )  # fmt: skip
+    shown = wire.event(TurnFinished(turn, "信息点提问"), "zh")["turn"]
+    assert shown["flags"] == ["有一句话超过15字的限制：在限制处截断；不是问题"]
+    assert shown["note"] == "无效回答：回答为空"
+    assert turn.flags == [flag]
+    assert wire.turn(turn)["flags"] == [flag]  # an English debate's page: as recorded
