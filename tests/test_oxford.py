@@ -653,6 +653,7 @@ def test_a_resumed_debate_asks_a_step_that_goes_on_a_saved_turn_what_it_asked_be
         ("Whether cities should ban cars", "en", "This House Believes That cities should ban cars"),
         ("THW ban cars", "en", "This House Would ban cars"),
         ("Tax cuts help the rich", "en", "This House Believes That Tax cuts help the rich"),
+        ("When in doubt, vote", "en", "This House Believes That When in doubt, vote"),
         ("城市应该禁止汽车吗", "zh", "本院认为城市应该禁止汽车"),
         ("城市是否应该禁止汽车？", "zh", "本院认为城市应该禁止汽车"),
         ("城市应不应该禁止汽车？", "zh", "本院认为城市应该禁止汽车"),
@@ -670,7 +671,11 @@ def test_a_question_or_an_imperative_becomes_a_grammatical_motion(
 
 @pytest.mark.parametrize(
     ("text", "language"),
-    [("What is the meaning of life?", "en"), ("城市应该如何减少汽车？", "zh")],
+    [
+        ("What is the meaning of life?", "en"),
+        ("How should cities fight congestion", "en"),
+        ("城市应该如何减少汽车？", "zh"),
+    ],
 )
 def test_an_open_question_is_refused_for_it_takes_no_side(text: str, language: str) -> None:
     from moot.errors import UsageError

@@ -111,7 +111,8 @@ def normalise_motion(text: str, language: str) -> str:
         return "This House Believes That " + " ".join(words[1:])
     if first == "why" and len(words) > 2 and _aux(words[1]):
         return "This House Believes That " + _statement_or_self(words[1:], motion)
-    if first in _WH:
+    asks = motion.endswith(("?", "？")) or (len(words) > 1 and _aux(words[1]) is not None)
+    if first in _WH and asks:  # not "When in Rome, do as the Romans do"
         raise UsageError(
             f"{motion!r} is an open question: a motion takes a side",
             hint='word it as a claim, e.g. "This House Believes That …" or "Should …?"',
