@@ -281,3 +281,20 @@ def test_the_page_shows_a_chinese_debates_flags_in_chinese() -> None:
     assert shown["note"] == "无效回答：回答为空"
     assert turn.flags == [flag]
     assert wire.turn(turn)["flags"] == [flag]  # an English debate's page: as recorded
+
+
+def test_a_chinese_proposal_is_offered_in_chinese(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At a terminal, a decision's proposal ends on a prompt in the debate's language."""
+    import io
+
+    import typer
+    from rich.console import Console
+
+    from moot.cli.run import _asker
+
+    asked: list[str] = []
+    monkeypatch.setattr(typer, "prompt", lambda text, **_: asked.append(text) or "")
+    console = Console(file=io.StringIO())
+    assert _asker(console, "zh")("## 拟定的决策辩论\n\n- **议题:** 租房还是买房") == ""
+    assert _asker(console, "en")("## Proposed decision debate") == ""
+    assert asked == ["直接回车表示接受，或输入更正", "Press Enter to accept, or type corrections"]

@@ -5,43 +5,10 @@ from __future__ import annotations
 import sys
 
 import typer
-from rich.console import Console
 
-from moot._version import __version__
+from moot.cli.root import EXIT_CODES as EXIT_CODES
+from moot.cli.root import app, err
 from moot.errors import MootError
-
-EXIT_CODES = (
-    "Exit status: 0 done; 1 the debate or a check failed (a model error, a replay that "
-    "differs, a model that fails verification); 2 the input was wrong (usage, a value out of "
-    "range, a file that is not what it should be); 130 interrupted."
-)
-
-
-app = typer.Typer(
-    name="moot",
-    help="Structured debates between local language models, fully offline.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    epilog=EXIT_CODES,
-)
-
-err = Console(stderr=True, soft_wrap=True)
-
-
-def _version(value: bool) -> None:
-    if value:
-        print(f"moot {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
-    ),
-) -> None:
-    """Structured debates between local language models, fully offline."""
 
 
 def _register() -> None:

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from moot.checks import DebateCheck, check_debate
-from moot.cli import app
+from moot.cli.root import app
 from moot.render import safe
 from moot.transcript import load
 from moot.words import words

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from moot import history
-from moot.cli import app, err
+from moot.cli.root import app, err
 from moot.errors import UsageError
 from moot.render import printable, safe, show_document
 

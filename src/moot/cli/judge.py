@@ -10,8 +10,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from moot.cli import app
 from moot.cli.options import DryRun
+from moot.cli.root import app
 from moot.render import safe
 
 

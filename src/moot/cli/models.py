@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from moot.cli import app
+from moot.cli.root import app
 from moot.config import RunSettings, validate_params
 from moot.errors import ModelIntegrityError, UsageError
 from moot.models import store

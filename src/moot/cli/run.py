@@ -12,7 +12,6 @@ from rich.console import Console
 
 from moot import history
 from moot.api import Debate
-from moot.cli import app, err
 from moot.cli.confirm import confirm
 from moot.cli.options import (
     CallTimeout,
@@ -30,6 +29,7 @@ from moot.cli.options import (
     Seed,
     run_settings,
 )
+from moot.cli.root import app, err
 from moot.cli.seat import END, Reader, TerminalSeat
 from moot.config import THINK_BUDGET
 from moot.errors import UsageError
@@ -37,10 +37,11 @@ from moot.formats import get_format
 from moot.formats.adversarial.text import evidence_prompt
 from moot.formats.oxford.flow import EXAMPLE_MOTIONS, label
 from moot.inference.human import SeatLeft, is_human_ref
-from moot.render import LiveView, safe, show_document
 from moot.prompts import resolve_language
+from moot.render import LiveView, safe, show_document
 from moot.runner import DebateRun as Runner
 from moot.settings import DebateSetup, prepare, settings
+from moot.words import words
 
 TimeLimit = Annotated[
     float | None,
@@ -73,7 +74,6 @@ def run(
     ] = None,
     min_score: MinScore = None,
     max_rounds: MaxRounds = None,
-    seed: Seed = None,
     judge_rubric: Annotated[
         str | None,
         typer.Option(
@@ -81,6 +81,7 @@ def run(
             "questions, scored by code; the default) or score (the rulebook's 0–10 score).",
         ),
     ] = None,
+    seed: Seed = None,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -156,15 +157,6 @@ def run(
     if no_save and out is not None:
         raise UsageError("--no-save and --out contradict each other", hint="choose one")
     text = _motion(motion, lang, yes=yes, fmt=fmt)
-    chosen = settings(
-        hint="see moot run --help",
-        options=True,
-        motion=text,
-        format=fmt,
-        models=tuple(model or ()),
-        roles=_pairs(role or [], "--role"),
-        temperatures={
-            k: _temperature(v) for k, v in _pairs(temperature or [], "--temperature").items()
     oxford = {"min_score": min_score, "max_rounds": max_rounds, "judge_rubric": judge_rubric}
     if fmt == "oxford" and sys.stdin.isatty() and not yes:  # the rulebook's first step
         text, oxford = confirm(
@@ -175,6 +167,15 @@ def run(
             oxford,
             from_command_line=motion is not None,
         )
+    chosen = settings(
+        hint="see moot run --help",
+        options=True,
+        motion=text,
+        format=fmt,
+        models=tuple(model or ()),
+        roles=_pairs(role or [], "--role"),
+        temperatures={
+            k: _temperature(v) for k, v in _pairs(temperature or [], "--temperature").items()
         },
         lang=lang,
         seed=seed,
@@ -207,7 +208,7 @@ def run(
     setup.out_dir = folder.path if folder else None
     interactive = sys.stdin.isatty() and not yes
     debate = Debate.from_setup(
-        setup, save=folder is not None, ask=_asker(console) if interactive else None
+        setup, save=folder is not None, ask=_asker(console, setup.language) if interactive else None
     )
     try:
         _run(debate, console, quiet=quiet, hide_reasoning=hide_reasoning)
@@ -217,11 +218,11 @@ def run(
         raise
 
 
-def _asker(console: Console) -> Callable[[str], str]:
+def _asker(console: Console, language: str) -> Callable[[str], str]:
     def ask(proposal: str) -> str:
         show_document(console, proposal)
         # An adversarial review's evidence request asks for a file, not corrections.
-        prompt = evidence_prompt(proposal) or "Press Enter to accept, or type corrections"
+        prompt = evidence_prompt(proposal) or words(language).say("accept")
         return str(typer.prompt(prompt, default=""))
 
     return ask
@@ -295,6 +296,8 @@ def _run(debate: Debate, console: Console, *, quiet: bool, hide_reasoning: bool 
         language=setup.language,
         hide_reasoning=hide_reasoning,
         typed_here=seated if sys.stdin.isatty() else (),
+        # The Oxford closing is shown under its rulebook's label.
+        closing_label=label(setup.language, "closing") if setup.format.name == "oxford" else "",
     )
     where = (
         f": finished turns are in {safe(setup.out_dir / 'journal.jsonl')}" if setup.out_dir else ""
@@ -307,8 +310,6 @@ def _run(debate: Debate, console: Console, *, quiet: bool, hide_reasoning: bool 
     try:
         result = debate.run(on_event=view)
     except KeyboardInterrupt:
-        # The Oxford closing is shown under its rulebook's label.
-        closing_label=label(setup.language, "closing") if setup.format.name == "oxford" else "",
         console.print(f"\n[yellow]interrupted[/]{where}{again}", highlight=False)
         raise typer.Exit(130) from None
     except SeatLeft as left:  # the input ended before a person's turn: the debate waits

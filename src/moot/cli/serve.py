@@ -9,8 +9,8 @@ from typing import Annotated
 
 import typer
 
-from moot.cli import app, err
 from moot.cli.options import DryRun
+from moot.cli.root import app, err
 from moot.render import safe
 
 

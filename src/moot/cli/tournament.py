@@ -19,7 +19,6 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from moot.cli import app
 from moot.cli.options import (
     CallTimeout,
     DryRun,
@@ -35,6 +34,7 @@ from moot.cli.options import (
     Seed,
     run_settings,
 )
+from moot.cli.root import app
 from moot.engine import Notice, TurnStarted
 from moot.errors import MootError, UsageError
 from moot.formats import get_format
