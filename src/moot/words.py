@@ -20,6 +20,7 @@ from moot.prompts import ENGINE, builtin_root
 FILE = "words.toml"
 _FIELD = re.compile(r"\{(\w+)\}")
 _SEPARATOR = "; "  # what joins several flags of one turn in a document's header
+_PATH = re.compile(r"[a-z_]+(?:\.[a-z0-9_]+)*")  # a reply's field: `agreements.0.point`
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class Words:
         table = _table(self.language)
         self._say: dict[str, str] = {**_table("en")["say"], **table.get("say", {})}
         self._terms: dict[str, str] = table.get("terms", {})
+        self._fields: dict[str, str] = table.get("fields", {})
         self._names = [_compile(k, v) for k, v in table.get("names", {}).items()]
         patterns = [_compile(k, v) for k, v in table.get("flags", {}).items()]
         self._patterns = sorted(patterns, key=lambda p: -p.weight)
@@ -87,6 +89,8 @@ class Words:
             if m:
                 values = {k: self._shown(v, depth=depth + 1) for k, v in m.groupdict().items()}
                 return pattern.shown.format(**values)
+        if _PATH.fullmatch(text) and text.split(".")[0] in self._fields:
+            return ".".join(self._fields.get(part, part) for part in text.split("."))
         if _SEPARATOR in text:
             parts = [self._shown(part, depth=depth + 1) for part in text.split(_SEPARATOR)]
             return self._say["and"].join(parts)
