@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from conftest import Cli
+from moot.formats.base import RunOptions
 from moot.inference import scripted
 from moot.inference.protocol import ChatRequest
 from moot.transcript import load
@@ -297,3 +298,18 @@ def test_a_chinese_proposal_is_offered_in_chinese(monkeypatch: pytest.MonkeyPatc
     assert _asker(console, "zh")("## 拟定的决策辩论\n\n- **议题:** 租房还是买房") == ""
     assert _asker(console, "en")("## Proposed decision debate") == ""
     assert asked == ["直接回车表示接受，或输入更正", "Press Enter to accept, or type corrections"]
+
+
+def test_a_chinese_debate_stopped_by_ctrl_c_says_so_in_chinese(tmp_path: Path) -> None:
+    from moot.cli.run import _interrupted
+    from moot.formats import get_format
+    from moot.runner import DebateSetup
+
+    fmt = get_format("oxford")
+    setup = DebateSetup(
+        format=fmt, motion="本院认为城市应该禁止汽车", language="zh", seed=1,
+        params=fmt.params(RunOptions()), out_dir=tmp_path / "d1",
+    )  # fmt: skip
+    line = _interrupted(setup, seated=True)
+    assert "已中断" in line and "`moot resume d1` 会再次请你完成当时那一轮发言" in line
+    assert english(line, also=(str(tmp_path), "journal.jsonl", "yellow", "resume")) == []

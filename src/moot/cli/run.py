@@ -302,15 +302,10 @@ def _run(debate: Debate, console: Console, *, quiet: bool, hide_reasoning: bool 
     where = (
         f": finished turns are in {safe(setup.out_dir / 'journal.jsonl')}" if setup.out_dir else ""
     )
-    again = (
-        f"; `moot resume {safe(setup.out_dir.name)}` asks you again for the turn you were on"
-        if seated and setup.out_dir
-        else ""
-    )
     try:
         result = debate.run(on_event=view)
     except KeyboardInterrupt:
-        console.print(f"\n[yellow]interrupted[/]{where}{again}", highlight=False)
+        console.print(_interrupted(setup, seated=bool(seated)), highlight=False)
         raise typer.Exit(130) from None
     except SeatLeft as left:  # the input ended before a person's turn: the debate waits
         console.print()
@@ -328,6 +323,17 @@ def _run(debate: Debate, console: Console, *, quiet: bool, hide_reasoning: bool 
         for name in ("transcript.json", setup.format.document):
             saved = view.words.say("saved")
             console.print(f"[dim]{saved}[/] {safe(result.folder / name)}", highlight=False)
+
+
+def _interrupted(setup: DebateSetup, *, seated: bool) -> str:
+    """The line a debate stopped by Ctrl-C ends on, in the debate's language: where its
+    finished turns are, and how a person in a seat is asked again."""
+    say, line = words(setup.language).say, ""
+    if setup.out_dir:
+        line += say("interrupted_where", journal=safe(setup.out_dir / "journal.jsonl"))
+        if seated:
+            line += say("interrupted_again", name=safe(setup.out_dir.name))
+    return f"\n[yellow]{say('interrupted')}[/]{line}"
 
 
 def _motion(motion: str | None, lang: str, *, yes: bool, fmt: str = "oxford") -> str:
