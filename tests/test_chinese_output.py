@@ -313,3 +313,18 @@ def test_a_chinese_debate_stopped_by_ctrl_c_says_so_in_chinese(tmp_path: Path) -
     line = _interrupted(setup, seated=True)
     assert "已中断" in line and "`moot resume d1` 会再次请你完成当时那一轮发言" in line
     assert english(line, also=(str(tmp_path), "journal.jsonl", "yellow", "resume")) == []
+
+
+def test_the_page_has_words_for_every_reason_a_debate_stops() -> None:
+    """The page says why the rounds ended in the debate's language, for every stop reason
+    a transcript can hold (each key once in English and once in Chinese)."""
+    from typing import get_args
+
+    from moot.transcript import StopReason
+
+    static = Path(__file__).parents[1] / "src" / "moot" / "web" / "static"
+    labels = (static / "i18n.js").read_text(encoding="utf-8")
+    shown = (static / "debate.js").read_text(encoding="utf-8")
+    for reason in get_args(StopReason):
+        assert labels.count(f"    stop_{reason}: ") == 2, reason
+        assert f'"{reason}"' in shown, reason

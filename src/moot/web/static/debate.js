@@ -213,7 +213,9 @@ export class DebateView {
   }
 
   stopped(ev) {
-    const known = { converged: "stop_converged", hard_cap: "stop_hard_cap" }[ev.reason];
+    // Every reason a format stops for has its words; an unknown one (a newer moot's) is named.
+    const reasons = ["converged", "hard_cap", "resolved", "cap", "completed", "incomplete", "failed", "interrupted"];
+    const known = reasons.includes(ev.reason) ? `stop_${ev.reason}` : null;
     const text = known ? this.t(known) : this.t("stop_other", { reason: ev.reason });
     this.turns.append(el("p", { class: "stop-reason", text }));
   }
