@@ -126,6 +126,8 @@ def test_challenge_in_chinese_on_gemma(tmp_path: Path, state_dir: Path, cli: Cli
         "judge": "smollm2-135m",
     }
     assert "提议方 (gemma3-270m)" in out
+    # moot's own figures under each turn and the files it saved, in the debate's language
+    assert "个词元 · " in out and "已保存：" in out and " tokens · " not in out
     assert "# 辩论总结" in (tmp_path / "debate.md").read_text(encoding="utf-8")
 
 
