@@ -690,6 +690,10 @@ def test_a_dry_run_from_python_shows_the_evidence(
         (f"An answer.\n**Evidence request:** the 2024 data\n{OBJECT}", "the 2024 data"),
         ("回答。\n证据请求：2024年的风电数据\n投票：反对 - 数据不全", "2024年的风电数据"),
         ("An answer.\nEVIDENCE REQUEST: none", None),
+        ("An answer.\nEVIDENCE REQUEST: No further evidence is needed.", None),
+        ("An answer.\nEvidence request: not needed", None),
+        ("回答。\n证据请求：不需要额外证据", None),
+        ("回答。\n证据请求：无法判断，需要2024年的数据", "无法判断，需要2024年的数据"),
         ("An answer.\n证据请求：无", None),
         ("An answer that needs no more evidence.", None),
     ],
@@ -877,6 +881,31 @@ def test_a_chinese_review_asks_and_shows_evidence_in_chinese(tmp_path: Path) -> 
     assert "- 证据请求 · alpha: 风电数据是否计入建设期死亡" in md
 
 
+def test_the_terminal_asks_for_an_evidence_file_not_for_corrections(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import io
+
+    from rich.console import Console
+
+    from moot.cli import run as cli_run
+    from moot.formats.adversarial.text import evidence_asked
+
+    asked: list[str] = []
+
+    def prompt(text: str, default: str = "") -> str:
+        asked.append(text)
+        return "appendix.md"
+
+    monkeypatch.setattr(cli_run.typer, "prompt", prompt)
+    screen = io.StringIO()
+    ask = cli_run._asker(Console(file=screen, width=100), "zh")
+    assert ask(evidence_asked("zh", 2, {"alpha": "2024年的风电数据"})) == "appendix.md"
+    assert ask("## Proposal\n\nTopic: …") == "appendix.md"
+    assert asked[0] == "证据文件（按回车不提供，继续）" and asked[1] != asked[0]
+    assert "2024年的风电数据" in screen.getvalue()
+
+
 def test_other_proposals_keep_their_prompt() -> None:
     assert evidence_prompt("## Proposal\n\nTopic: …") is None
     assert evidence_prompt("## 第2轮的回答") is None
@@ -906,3 +935,35 @@ def test_a_chinese_synthesis_sees_the_trajectory_in_chinese(tmp_path: Path) -> N
     synthesis = panel.prompts("synthesizer", 1)[0]
     assert "之前各轮：" in synthesis and "第1轮后裁判：裁判认为尚未解决" in synthesis
     assert "融合在各轮中一再得到验证的观点" in synthesis
+
+
+# -- on a real model ----------------------------------------------------------------------
+
+
+@pytest.mark.real
+def test_shared_evidence_on_a_real_model_is_read_once_for_every_step(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """The evidence opens every prompt after the question, so a model in this process
+    evaluates it once: each later step finds it in its cache."""
+    from conftest import REAL_HOME
+
+    facts = " ".join(
+        f"Study {i} reports {0.02 + i / 1000:.3f} deaths per TWh for nuclear and "
+        f"{0.03 + i / 1000:.3f} for wind, counting accidents and mining."
+        for i in range(6)
+    )
+    path = evidence_file(tmp_path, "studies.md", facts)
+    args = ["run", QUESTION, "--format", "adversarial", "--rounds", "1", "--seed", "3"]
+    args += ["--model", "smollm2-135m", "--model", "smollm2-135m", "--max-tokens", "24"]
+    args += ["--evidence", str(path), "--out", str(tmp_path / "out")]
+    proc = cli.subprocess(*args, env={"MOOT_HOME": str(REAL_HOME)}, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = json.loads((tmp_path / "out" / "transcript.json").read_text(encoding="utf-8"))
+    assert data["params"]["evidence"] == [{"name": str(path), "text": facts}]
+    first, *later = data["turns"]
+    assert [t["step"] for t in later] == ["answer", "judge", "synthesis"]
+    evidence_tokens = len(facts.split())  # SmolLM2 takes at least a token a word here
+    assert first["prompt_tokens"] > evidence_tokens
+    for turn in later:
+        assert turn["cached_tokens"] > evidence_tokens, turn["step"]

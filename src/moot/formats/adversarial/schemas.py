@@ -225,7 +225,11 @@ _REQUEST = re.compile(
     r"^[\W_]*(?:evidence[\s_-]*request|证据请求)[\s*_]*[:：][\s*_]*(.*?)[\s*_]*$", re.IGNORECASE
 )
 # What a model writes when it asks for nothing; no request.
-_NOTHING = re.compile(r"^[\W_]*(?:none|no|n/?a|nothing|无|没有|不需要|暂无)[\W_]*$", re.IGNORECASE)
+_NOTHING = re.compile(
+    r"^[\W_]*(?:none|no(?:thing)?\b|n/?a\b|not (?:needed|required|necessary)"
+    r"|(?:无|没有)[\W_]*$|不需要|无需|暂无)",
+    re.IGNORECASE,
+)
 
 
 def read_request(reply: str) -> str | None:
