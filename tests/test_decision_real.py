@@ -108,6 +108,12 @@ def test_standard_on_smollm2_saved_with_out(tmp_path: Path, cli: Cli) -> None:
     ]
     assert {m["id"] for m in data["models"].values()} == {"smollm2-135m"}
     assert data["result"]["frontmatter"]["preset"] == "standard"
+    # Each debater goes on its own conversation: its rebuttal's prompt holds its opening's
+    # prompt and reply, which the model computed once already and reuses.
+    for slot in "abc":
+        opening, rebut = [t for t in data["turns"] if t["role"] == f"debater_{slot}"][:2]
+        assert rebut["prompt_tokens"] > opening["prompt_tokens"] + opening["completion_tokens"]
+        assert rebut["cached_tokens"] >= opening["prompt_tokens"], slot
 
 
 def test_two_models_as_opponents(tmp_path: Path, cli: Cli) -> None:
