@@ -113,6 +113,7 @@ def run(
         list[Path] | None,
         typer.Option(
             "--evidence",
+            metavar="FILE",
             help="adversarial: a text or Markdown file every participant and the judge are "
             "shown as shared evidence (repeatable).",
         ),
