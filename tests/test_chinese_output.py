@@ -328,3 +328,27 @@ def test_the_page_has_words_for_every_reason_a_debate_stops() -> None:
     for reason in get_args(StopReason):
         assert labels.count(f"    stop_{reason}: ") == 2, reason
         assert f'"{reason}"' in shown, reason
+
+
+def test_a_person_in_a_chinese_debate_is_asked_in_chinese(tmp_path: Path) -> None:
+    """The Opposition typed from piped input: what the seat sees and each step's limit are
+    headed in Chinese."""
+    import os
+    import subprocess
+    import sys
+
+    said = ""
+    for rnd in range(1, 4):
+        said += f"第{rnd}轮谁来付钱？\n.\n第{rnd}轮先修公交，再谈禁车。\n.\n拒绝\n"
+    said += "总结：先投资公交，再禁止汽车。\n.\n"
+    args = ["本院认为城市应该禁止汽车", "--dry-run", "--max-rounds", "3", "--seed", "3"]
+    env = {**os.environ, "MOOT_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "moot", "run", *args, "--role", "opposition=human", "--no-save"],
+        input=said, capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "🔴 反方看到的内容" in done.stdout
+    assert "🔴 反方：最多150字" in done.stdout
+    assert "：接受还是拒绝这个信息点提问" in done.stdout
+    assert "at most" not in done.stdout and " sees" not in done.stdout

@@ -29,6 +29,7 @@ from rich.console import Console
 from moot.checks import length_units
 from moot.inference.human import Ask, FormField, Said, SeatLeft, decision_of, form_fields
 from moot.render import printable, safe
+from moot.words import words
 
 END = "."  # a line holding only this ends a turn
 EDIT = ":e"  # a line holding only this opens $EDITOR
@@ -97,7 +98,7 @@ class TerminalSeat:
 
     def _show(self, ask: Ask) -> None:
         """The messages a model in the seat would be sent, then the step and its limit."""
-        self.out.rule(f"[dim]what {safe(ask.label)} sees[/]")
+        self.out.rule(f"[dim]{safe(words(ask.language).say('seat_sees', label=ask.label))}[/]")
         for message in ask.messages:
             if message.role != "user":
                 self._say(f"[{message.role}]")
@@ -111,13 +112,10 @@ class TerminalSeat:
         self._show(ask)
         deadline = time.monotonic() + self.time_limit if self.time_limit else None
         if self.interactive:
-            self._say(
-                f"End with a line holding only {END!r} (or Ctrl-D); {EDIT!r} on a line of its "
-                "own opens $EDITOR."
-            )
+            self._say(words(ask.language).say("seat_end", end=repr(END), edit=repr(EDIT)))
         text, timed_out = self._type(ask, deadline)
         while not timed_out and self.interactive and self._over(ask, text):
-            choice = self._line("[k]eep it as it is (it is flagged), [e]dit it or [r]etype it? ")
+            choice = self._line(words(ask.language).say("seat_over_choice"))
             if choice is None or choice.strip().lower()[:1] in ("", "k"):
                 break
             if choice.strip().lower().startswith("e"):
@@ -125,7 +123,7 @@ class TerminalSeat:
             elif choice.strip().lower().startswith("r"):
                 text, timed_out = self._type(ask, deadline)
         if timed_out:
-            self._say("time ran out: submitted as it stood", "yellow")
+            self._say(words(ask.language).shown("time ran out: submitted as it stood"), "yellow")
         return Said(text, timed_out=timed_out)
 
     def _type(self, ask: Ask, deadline: float | None) -> tuple[str, bool]:
@@ -159,7 +157,8 @@ class TerminalSeat:
             count += f"/{ask.limit}"
         parts = [f"{count} {ask.units}"]
         if deadline is not None:
-            parts.append(f"{max(0, round(deadline - time.monotonic()))} s left")
+            left = max(0, round(deadline - time.monotonic()))
+            parts.append(words(ask.language).say("seat_left", n=left))
         over = ask.limit is not None and length_units(text) > ask.limit
         style = "yellow" if over else "dim"
         self.out.print(f"[{style}]{' · '.join(parts)} ›[/] ", end="", highlight=False)
@@ -169,7 +168,8 @@ class TerminalSeat:
         n = length_units(text)
         if ask.limit is None or n <= ask.limit:
             return False
-        self._say(f"over the limit: {n} of {ask.limit} {ask.units}", "yellow")
+        said = words(ask.language).say("seat_over", n=n, limit=ask.limit, units=ask.units)
+        self._say(said, "yellow")
         return True
 
     def _line(self, prompt: str) -> str | None:
@@ -203,7 +203,8 @@ class TerminalSeat:
             with contextlib.suppress(OSError):
                 path.unlink()
         edited = edited.rstrip("\n")
-        self._say(f"edited: {length_units(edited)} {ask.units}; {END!r} submits it, or type on")
+        n = length_units(edited)
+        self._say(words(ask.language).say("seat_edited", n=n, units=ask.units, end=repr(END)))
         return edited, timed_out
 
     # -- a point of information -------------------------------------------------------------
@@ -214,7 +215,9 @@ class TerminalSeat:
         while True:
             if self.interactive:
                 self.out.print(
-                    f"[bold]{safe('accept or decline? [a/d]')}[/] ", end="", highlight=False
+                    f"[bold]{safe(words(ask.language).say('seat_accept'))}[/] ",
+                    end="",
+                    highlight=False,
                 )
                 self.out.file.flush()
             line = self.reader.readline()
@@ -223,7 +226,8 @@ class TerminalSeat:
             decided = decision_of(line)
             if decided is not None:
                 return decided
-            self._say(f"answer accept or decline, not {line.strip()[:40]!r}", "yellow")
+            said = words(ask.language).say("seat_answer", line=repr(line.strip()[:40]))
+            self._say(said, "yellow")
 
     # -- a structured reply -----------------------------------------------------------------
 

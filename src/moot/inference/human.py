@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from moot.inference.protocol import ChatRequest, Completion, Message, OnText
+from moot.words import words
 
 HUMAN = "human"  # the model reference of a seat a person holds
 T = TypeVar("T", bound=BaseModel)
@@ -63,18 +64,20 @@ class Ask:
 
     @property
     def units(self) -> str:
-        return "字" if self.language == "zh" else "words"
+        return words(self.language).say("units")
 
     def instruction(self) -> str:
-        """The step and its limit in one line: "🔴 Opposition: at most 150 words"."""
+        """The step and its limit in one line, in the debate's language: "🔴 Opposition: at
+        most 150 words"."""
+        say = words(self.language).say
         if self.kind == "decision":
-            return f"{self.label}: accept or decline the point of information"
+            return say("seat_decision", label=self.label)
         if self.kind == "form":
             name = self.schema.__name__ if self.schema is not None else "reply"
-            return f"{self.label}: fill in the {name}"
+            return say("seat_form", label=self.label, name=name)
         if self.limit is None:
-            return f"{self.label}: your turn"
-        return f"{self.label}: at most {self.limit} {self.units}"
+            return say("seat_turn", label=self.label)
+        return say("seat_limit", label=self.label, limit=self.limit, units=self.units)
 
 
 @dataclass(frozen=True)
