@@ -352,3 +352,14 @@ def test_a_person_in_a_chinese_debate_is_asked_in_chinese(tmp_path: Path) -> Non
     assert "🔴 反方：最多150字" in done.stdout
     assert "：接受还是拒绝这个信息点提问" in done.stdout
     assert "at most" not in done.stdout and " sees" not in done.stdout
+
+
+def test_a_saved_files_hostile_flags_are_shown_as_recorded() -> None:
+    """A flag is a line: a long one (a changed file may hold anything) is shown as recorded,
+    without matching its patterns at length; a language moot has no pack for is English."""
+    huge = "a " * 50_000 + "says nothing: 'x'"
+    assert words("zh").shown(huge) == huge
+    many = "; ".join(["x " * 250 + "says nothing: 'x'"] * 12)  # each part a long line
+    assert words("zh").shown(many).count("没有实际内容") == 12
+    assert words("../../etc").shown("not a question") == "not a question"
+    assert words("../../etc").say("units") == "words"

@@ -15,12 +15,16 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any
 
-from moot.prompts import ENGINE, builtin_root
+from moot.prompts import ENGINE, LANGUAGES, builtin_root
 
 FILE = "words.toml"
 _FIELD = re.compile(r"\{(\w+)\}")
 _SEPARATOR = "; "  # what joins several flags of one turn in a document's header
 _PATH = re.compile(r"[a-z_]+(?:\.[a-z0-9_]+)*")  # a reply's field: `agreements.0.point`
+# A flag is a line; a saved file may hold anything. Past these lengths a text is shown as
+# recorded: matching patterns of several fields against it would take time without bound.
+_LONGEST_FLAG = 600
+_LONGEST_TEXT = 8000
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,7 @@ class Words:
     """One language's words: `say` a message of moot's own, `shown` a recorded flag."""
 
     def __init__(self, language: str) -> None:
-        self.language = language if (builtin_root() / language / ENGINE / FILE).is_file() else "en"
+        self.language = language
         table = _table(self.language)
         self._say: dict[str, str] = {**_table("en")["say"], **table.get("say", {})}
         self._terms: dict[str, str] = table.get("terms", {})
@@ -75,7 +79,7 @@ class Words:
 
     def shown(self, recorded: str) -> str:
         """A flag, note or problem as recorded (English) shown in this language."""
-        if self.language == "en" or not recorded:
+        if self.language == "en" or not recorded or len(recorded) > _LONGEST_TEXT:
             return recorded
         return self._shown(recorded, depth=0)
 
@@ -84,7 +88,7 @@ class Words:
             return self._terms[text]
         if depth > 4:  # a value nested in a value nested in …: shown as recorded
             return text
-        for pattern in self._patterns:
+        for pattern in self._patterns if len(text) <= _LONGEST_FLAG else ():
             m = pattern.regex.fullmatch(text)
             if m:
                 values = {k: self._shown(v, depth=depth + 1) for k, v in m.groupdict().items()}
@@ -97,7 +101,11 @@ class Words:
         return text
 
 
-@functools.cache
 def words(language: str) -> Words:
-    """LANGUAGE's words (English's for a language without a table)."""
+    """LANGUAGE's words (English's for a language moot has no pack for)."""
+    return _words(language if language in LANGUAGES else "en")
+
+
+@functools.cache
+def _words(language: str) -> Words:
     return Words(language)
