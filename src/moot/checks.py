@@ -44,6 +44,72 @@ _UNIT = re.compile(r"[\u4e00-\u9fff]|[^\W_\u4e00-\u9fff]+(?:['’-][^\W_\u4e00-\
 _SENTENCE_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s|$)|[。！？]+[”’」』）]*")
 ELLIPSIS = "…"
 
+# Quotation marks and brackets, by the mark that closes each: a sentence end inside them is
+# not one ("You said, "Cars kill. People die." That is false." is two sentences, not three).
+_CLOSER = {"“": "”", "‘": "’", "「": "」", "『": "』", "(": ")", "[": "]", "（": "）", "【": "】"}
+_QUOTE_CLOSERS = frozenset("\"'”’」』")
+_NESTING = re.compile(r"[\"'“”‘’「」『』()\[\]（）【】\n]")
+_SCAN = re.compile(rf"(?P<end>{_SENTENCE_END.pattern})|{_NESTING.pattern}")
+
+
+def _nest(text: str, i: int, stack: list[str]) -> None:
+    """Open or close the quotation or bracket whose mark is TEXT[I] on STACK (the marks that
+    close what is open). An apostrophe (between letters) is no mark; a closing mark with
+    nothing of its kind open is a stray one, and ignored."""
+    mark = text[i]
+    before = text[i - 1] if i else " "
+    after = text[i + 1] if i + 1 < len(text) else " "
+    if mark in "'’" and before.isalnum() and after.isalnum():
+        return  # don't, Proposition's, 反方’s
+    if mark == '"':
+        if stack and stack[-1] == '"':
+            stack.pop()
+        else:
+            stack.append('"')
+    elif mark == "'":
+        if stack and stack[-1] == "'" and not after.isalnum():
+            stack.pop()
+        elif (before.isspace() or before in '([“‘"—:,') and not after.isspace():
+            stack.append("'")
+    elif mark in _CLOSER:
+        stack.append(_CLOSER[mark])
+    elif mark in stack:  # a closing mark: what was opened inside it and left open closes too
+        del stack[len(stack) - 1 - stack[::-1].index(mark) :]
+
+
+def sentence_ends(text: str, *, final: bool = False) -> list[int]:
+    """Where each complete sentence of TEXT ends. A sentence ends at . ! ? … (or 。！？), its
+    closing marks included, but never inside a quotation or brackets: a quoted sentence is
+    part of the one that quotes it. A mark left open at the end of a line is a stray one (a
+    quotation does not run on past its paragraph): the ends it held back are ends again,
+    as they are at the end of a FINAL text. Each end depends only on the text before it and
+    the character after, so a prefix of a text ends its sentences where the text does."""
+    ends: list[int] = []
+    held: list[int] = []  # ends inside what is open
+    stack: list[str] = []
+    for m in _SCAN.finditer(text):
+        if m.group("end") is None:
+            if m.group() == "\n":
+                if stack:
+                    ends.extend(held)
+                held, stack = [], []
+                continue
+            _nest(text, m.start(), stack)
+            if not stack:
+                held = []
+            continue
+        for i in range(m.start(), m.end()):
+            if text[i] in _QUOTE_CLOSERS or text[i] in ")]）】":
+                _nest(text, i, stack)
+        if stack:
+            held.append(m.end())
+        else:
+            held = []
+            ends.append(m.end())
+    if final and stack:
+        ends.extend(held)
+    return ends
+
 
 def length_units(text: str) -> int:
     """Words in English, characters (字) in Chinese, as the rulebooks count them."""
@@ -52,7 +118,8 @@ def length_units(text: str) -> int:
 
 def ends_sentence(text: str) -> bool:
     """Does TEXT end with a complete sentence?"""
-    return any(m.end() == len(text.rstrip()) for m in _SENTENCE_END.finditer(text.rstrip()))
+    text = text.rstrip()
+    return len(text) in sentence_ends(text)
 
 
 @dataclass(frozen=True)
@@ -65,25 +132,27 @@ class Fitted:
     flag: str | None = None  # why the cut is not a clean one
 
 
-def complete_prefix(text: str, limit: int) -> int:
+def complete_prefix(text: str, limit: int, *, final: bool = False) -> int:
     """The end of the longest run of complete sentences of TEXT within LIMIT units; 0 if
-    the first sentence is already longer."""
+    the first sentence is already longer. FINAL: TEXT is all said (`sentence_ends`)."""
     units = list(_UNIT.finditer(text))
     bound = units[limit].start() if len(units) > limit else len(text)
-    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, bound + 1) if m.end() <= bound]
+    ends = [end for end in sentence_ends(text, final=final) if end <= bound]
     return ends[-1] if ends else 0
 
 
-def first_question(text: str, limit: int) -> str | None:
+def first_question(text: str, limit: int, *, final: bool = False) -> str | None:
     """The first sentence of TEXT that is a question (ends with ? or ？) and ends within
     LIMIT units, or None."""
-    bound = complete_prefix(text, limit)
+    bound = complete_prefix(text, limit, final=final)
     start = 0
-    for m in _SENTENCE_END.finditer(text, 0, bound):
-        sentence = text[start : m.end()].strip()
+    for end in sentence_ends(text, final=final):
+        if end > bound:
+            break
+        sentence = text[start:end].strip()
         if sentence.rstrip("\"'”’)]」』）").endswith(("?", "？")):
             return sentence
-        start = m.end()
+        start = end
     return None
 
 
@@ -140,7 +209,7 @@ def fit_question(text: str, limit: int, *, ended: bool) -> Fitted:
     """A point of information: one question within LIMIT units — the first the speaker
     asked; a reply that asks none is fitted as any turn and flagged."""
     text = text.strip()
-    question = first_question(text, limit)
+    question = first_question(text, limit, final=True)
     if question is not None:
         return Fitted(question, length_units(question), cut=question != text)
     fitted = fit(text, limit, ended=ended)
@@ -157,7 +226,7 @@ def fit(text: str, limit: int, *, ended: bool) -> Fitted:
     units = list(_UNIT.finditer(text))
     if len(units) <= limit and (ended or ends_sentence(text)):
         return Fitted(text, len(units))
-    end = complete_prefix(text, limit)
+    end = complete_prefix(text, limit, final=True)
     if end:
         kept = text[:end].rstrip()
         return Fitted(kept, length_units(kept), cut=True)
@@ -255,7 +324,9 @@ def voice_for(role: str, language: str, others: Sequence[str] = (), motion: str 
     own = _OWN_NAMES.get(role)
     if own is None and role.startswith(("debater_", "participant_")):
         own = (role.replace("_", " "),)
-    return Voice(language, own or (), copy_spans(others, language, motion))
+    if not own:  # a chair, judge or summariser may quote any speaker: that is its job
+        return Voice(language)
+    return Voice(language, own, copy_spans(others, language, motion))
 
 
 def _units(text: str) -> list[str]:
@@ -309,7 +380,8 @@ def sentence_problem(sentence: str, voice: Voice) -> str | None:
             return "narration"
     if voice.copied:
         n = COPY_SPAN.get(voice.language, COPY_SPAN["en"])
-        if _spans(_units(sentence), n) & voice.copied:
+        # An attributed quotation is kept as said; the rest of its sentence is the speaker's.
+        if any(_spans(_units(part), n) & voice.copied for part in _unquoted(sentence)):
             return "copied"
     return None
 
@@ -329,7 +401,7 @@ def opening_problem(text: str, voice: Voice = PLAIN_VOICE) -> tuple[str, str] | 
         return "voice", "it echoed the prompt's labels"
     if _PREAMBLE.match(head):
         return "voice", "it opened with a chatbot's preamble"
-    end = next((m.end() for m in _SENTENCE_END.finditer(head)), len(head))
+    end = next(iter(sentence_ends(head)), len(head))
     first = head[:end]
     problem = sentence_problem(first, voice)
     if problem:
@@ -346,8 +418,7 @@ def opening_problem(text: str, voice: Voice = PLAIN_VOICE) -> tuple[str, str] | 
 
 def first_sentence_end(text: str) -> int:
     """Where the first sentence of TEXT ends; 0 while it is not complete."""
-    found = _SENTENCE_END.search(text)
-    return found.end() if found else 0
+    return next(iter(sentence_ends(text)), 0)
 
 
 def clean_voice(
@@ -371,7 +442,7 @@ def clean_voice(
         text = text[label.end() :]
         note("echoed prompt labels removed")
     while _PREAMBLE.match(text):
-        end = next((m.end() for m in _SENTENCE_END.finditer(text)), 0)
+        end = next(iter(sentence_ends(text, final=final)), 0)
         if not end and final:  # all the rest is the preamble, never finished
             text = ""
             note("preamble removed")
@@ -389,14 +460,14 @@ def clean_voice(
         text = stripped + text[len(complete) :]
         note("stage directions removed")
     kept, start = [], 0
-    for m in _SENTENCE_END.finditer(text):
-        sentence = text[start : m.end()]
+    for end in sentence_ends(text, final=final):  # whole sentences, their quotations whole
+        sentence = text[start:end]
         problem = sentence_problem(sentence, voice)
         if problem:
             note(_REMOVED[problem])
         else:
             kept.append(sentence)
-        start = m.end()
+        start = end
     rest = text[start:]  # the sentence still being said: judged once it is complete
     if final and rest.strip():
         problem = sentence_problem(rest, voice)
@@ -407,28 +478,134 @@ def clean_voice(
     return "".join(kept).lstrip(), cut
 
 
-def foreign_opening(text: str, language: str) -> tuple[int, str] | None:
+def foreign_opening(text: str, language: str, *, final: bool = False) -> tuple[int, str] | None:
     """Where the run of complete sentences in another language that opens TEXT ends, and
     which language it is; None when TEXT opens in LANGUAGE (or has no sentence yet)."""
     end, drift = 0, None
-    for m in _SENTENCE_END.finditer(text):
-        found = foreign(text[end : m.end()], language)
+    for stop in sentence_ends(text, final=final):
+        found = foreign(text[end:stop], language)
         if not found:
             break
-        end, drift = m.end(), found
+        end, drift = stop, found
     return (end, drift) if drift else None
 
 
-def drift_point(text: str, language: str) -> tuple[int, str] | None:
+def drift_point(text: str, language: str, *, final: bool = False) -> tuple[int, str] | None:
     """Where TEXT, a turn of a debate in LANGUAGE, first changes language in a complete
     sentence, and into which; None if it never does."""
     start = 0
-    for m in _SENTENCE_END.finditer(text):
-        drift = foreign(text[start : m.end()], language)
+    for end in sentence_ends(text, final=final):
+        drift = foreign(text[start:end], language)
         if drift:
             return start, drift
-        start = m.end()
+        start = end
     return None
+
+
+# -- quotation: the other side's words, quoted and said to be theirs ---------------------
+
+# Who a quotation is said to be from: the other side, a seat by its name, "you".
+_SPEAKER = (
+    r"(?:you|your (?:side|team|bench)|they|he|she|(?:my|our) (?:learned |honou?rable )?"
+    r"(?:opponents?|friends?|colleagues?)|(?:the |our |my )?(?:other side|other team|opposing"
+    r" (?:side|team|bench)|opposition|proposition|government|devil'?s advocate|proposer|"
+    r"challenger|(?:previous|last|first) speaker|chair|judge|summari[sz]er|synthesi[sz]er|"
+    r"(?:participant|debater) \w+))"
+)
+_SAYS = (
+    r"(?:said|says?|told us|tells us|told|claimed|claims?|argued|argues?|stated|states?|"
+    r"asserted|asserts?|insisted|insists?|maintained|maintains?|suggested|suggests?|wrote|"
+    r"writes?|puts? it|put this|called it|calls? it|contended|contends?|declared|declares?|"
+    r"admitted|admits?|conceded|concedes?|asked|asks?|warned|warns?|promised|promises?|"
+    r"described|describes?|believes?|believed|thinks?|thought|holds?|held|noted|notes?|"
+    r"points? out|pointed out|quoted|quotes?|insisted|reminded us|reminds us)"
+)
+_ZH_SPEAKER = (
+    r"(?:对方辩友|对方|你方|贵方|您|你们|你|正方|反方|提议方|挑战方|魔鬼代言人|主席|评委|裁判|"
+    r"参与者\s*\d+|辩手\s*\w|(?:前|上)一位(?:发言者|辩手)|他们|他|她)"
+)
+_ZH_SAYS = (
+    r"(?:所说|所言|所讲|说|讲|认为|指出|表示|声称|提到|主张|强调|坚持|承认|宣称|断言|问道|"
+    r"提出|写道|称|的原话|的话|的说法|的观点)"
+)
+_ATTRIBUTION = re.compile(
+    rf"\b{_SPEAKER}(?:'s)?(?:\s+\w+){{0,3}}?\s+{_SAYS}\b|\b{_SAYS}\s+(?:by\s+)?{_SPEAKER}\b"
+    rf"|\baccording to {_SPEAKER}\b|\bin {_SPEAKER}(?:'s?|r)? (?:own )?words\b"
+    r"|\bwe (?:were|have been|are being) told\b"
+    rf"|{_ZH_SPEAKER}[^，,。；;：:！？]{{0,6}}?{_ZH_SAYS}|(?:正如|如|按照|根据|用){_ZH_SPEAKER}",
+    re.IGNORECASE,
+)
+# A quotation's bound: each at most this many words (字); past it, or past a third of the
+# turn all together (or one bound's worth in a shorter turn), the turn is flagged.
+QUOTE_BOUND = {"en": 30, "zh": 60}
+QUOTED_AT_LENGTH = "quoted at length"
+
+
+def _quoted(sentence: str) -> list[tuple[int, int]]:
+    """Where the text inside each outermost pair of quotation marks of SENTENCE lies."""
+    spans: list[tuple[int, int]] = []
+    stack: list[str] = []
+    start = 0
+    for m in _NESTING.finditer(sentence):
+        before = sum(c in _QUOTE_CLOSERS for c in stack)
+        _nest(sentence, m.start(), stack)
+        after = sum(c in _QUOTE_CLOSERS for c in stack)
+        if not before and after:
+            start = m.end()
+        elif before and not after:
+            spans.append((start, m.start()))
+    return spans
+
+
+def quotations(sentence: str) -> list[tuple[int, int]]:
+    """Where the quotations of SENTENCE lie, when it says whose words they are ("you said",
+    "as the Opposition put it", 对方说, 正方认为): a quotation kept as said, not copying.
+    Empty when it quotes nothing, or says of no one that the words are theirs."""
+    spans = _quoted(sentence)
+    if not spans:
+        return []
+    rest, at = [], 0
+    for start, end in spans:
+        rest.append(sentence[at:start])
+        at = end
+    rest.append(sentence[at:])
+    return spans if _ATTRIBUTION.search(" … ".join(rest)) else []
+
+
+def _unquoted(sentence: str) -> list[str]:
+    """SENTENCE in the parts outside its attributed quotations (all of it when none)."""
+    parts, at = [], 0
+    for start, end in quotations(sentence):
+        parts.append(sentence[at:start])
+        at = end
+    parts.append(sentence[at:])
+    return parts
+
+
+def sentences(text: str, *, final: bool = True) -> list[str]:
+    """TEXT in its sentences (`sentence_ends`), the words after the last end as one more."""
+    found, start = [], 0
+    for end in sentence_ends(text, final=final):
+        found.append(text[start:end])
+        start = end
+    if text[start:].strip():
+        found.append(text[start:])
+    return found
+
+
+def quoted_at_length(text: str, voice: Voice) -> bool:
+    """Does TEXT, a turn of a seat that speaks for a side, quote past the bound: one
+    quotation of more than QUOTE_BOUND words (字), or all of them together more than a
+    third of the turn (one bound's worth in a shorter turn)? It is kept, and flagged."""
+    if not voice.speaks_for_a_side:
+        return False
+    bound = QUOTE_BOUND.get(voice.language, QUOTE_BOUND["en"])
+    quoted = [
+        length_units(sentence[start:end])
+        for sentence in sentences(text)
+        for start, end in quotations(sentence)
+    ]
+    return any(n > bound for n in quoted) or sum(quoted) > max(bound, length_units(text) // 3)
 
 
 # -- substance: a structured reply's prose must say something ---------------------------
@@ -626,19 +803,13 @@ def speech_problems(text: str, voice: Voice) -> list[str]:
         found.append("preamble: it opens with a chatbot's preamble")
     if _LINE_LABEL.search(text):
         found.append("echoed labels: a line opens with the prompt's labels")
-    start = 0
     kinds = {"placeholder": "placeholder", "narration": "narration", "copied": "copied"}
-    for m in [*_SENTENCE_END.finditer(text), None]:
-        end = m.end() if m else len(text)
-        sentence = text[start:end]
-        start = end
-        if not sentence.strip():
-            continue
+    for sentence in sentences(text):  # as the engine reads them: quotations whole
         problem = sentence_problem(sentence, voice)
         if problem:
             found.append(f"{kinds[problem]}: {sentence.strip()[:60]!r}")
     language = foreign(text, voice.language)
-    drift = drift_point(text, voice.language)
+    drift = drift_point(text, voice.language, final=True)
     if language:
         found.append(f"language: in {language}")
     elif drift:

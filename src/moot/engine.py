@@ -20,6 +20,7 @@ from moot.checks import (
     PLAIN_VOICE,
     QUESTION_MARKS,
     QUESTION_TOKENS_PER_UNIT,
+    QUOTED_AT_LENGTH,
     Fitted,
     Voice,
     clean_voice,
@@ -35,6 +36,7 @@ from moot.checks import (
     length_units,
     opening_problem,
     question_grammar,
+    quoted_at_length,
     voice_for,
 )
 from moot.config import THINK_BUDGET
@@ -145,7 +147,7 @@ class _Stream:
         """What of TEXT may be shown, what was cleaned out, and whether it was cut where the
         speech changed language (after its first sentence)."""
         view, cleaned = clean_voice(text, final=final, voice=self._voice)
-        opening = foreign_opening(view, self._voice.language)
+        opening = foreign_opening(view, self._voice.language, final=final)
         if opening:
             rest = view[opening[0] :].lstrip()
             if not rest and not final:
@@ -153,7 +155,7 @@ class _Stream:
             if rest:  # a clean cut: the turn goes on in its own language
                 view = rest
                 cleaned.append(f"an opening in {opening[1]} removed")
-        drift = drift_point(view, self._voice.language)
+        drift = drift_point(view, self._voice.language, final=final)
         if drift and drift[0] > 0:
             cleaned.append(f"changed into {drift[1]}: ended before it did")
             return view[: drift[0]].rstrip(), cleaned, True
@@ -198,7 +200,7 @@ class _Stream:
         if not (self._question and self._vetting and self._limit is not None):
             return None
         view = self._view(completion.text, final=True)[0]
-        if first_question(view, self._limit) is None:
+        if first_question(view, self._limit, final=True) is None:
             return f"it asked no question within {self._limit} {self._units}"
         return None
 
@@ -218,6 +220,8 @@ class _Stream:
         ended = drifted or completion.finish_reason == "stop" and length_units(view) <= self._limit
         fitter = fit_question if self._question else fit
         fitted = fitter(view, self._limit, ended=ended)
+        if quoted_at_length(fitted.text, self._voice):  # kept whole, never cut mid-quote
+            cleaned.append(QUOTED_AT_LENGTH)
         shown = self._view(self._text)[0][: self._shown].strip()
         if fitted.text.startswith(shown) and len(fitted.text) > len(shown):
             self._show(fitted.text[len(shown) :])
