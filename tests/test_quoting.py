@@ -133,6 +133,16 @@ def test_the_broken_half_quotation_is_gone() -> None:
     assert kept == "Buses are fast. Trams too." and cut == ["the other side's words removed"]
 
 
+def test_a_speech_stopped_inside_a_quotation_is_cut_before_it_not_in_it() -> None:
+    from moot.checks import fit
+
+    stopped = 'Offices matter. You said, "Cars kill. Buses are slow. Trams run'
+    assert fit(stopped, 8, ended=False).text == "Offices matter."
+    # A speech that ended itself with a mark left open: the mark is a stray one.
+    stray = 'Offices matter. You said "cars kill. Buses are slow. Trams are fast.'
+    assert fit(stray, 7, ended=True).text == 'Offices matter. You said "cars kill.'
+
+
 # -- in a debate ---------------------------------------------------------------------
 
 
@@ -270,3 +280,20 @@ def test_what_the_engine_removes_leaves_marks_balanced(text: str, data: st.DataO
     ends = sentence_ends(partial)
     shown = partial[: ends[-1]] if ends else ""
     assert kept.startswith(shown), (text[:cut], shown, kept)
+
+
+@pytest.mark.parametrize("name", ["oxford", "decision", "challenge", "adversarial"])
+def test_only_the_seats_that_speak_for_a_side_are_held_to_the_copying_rule(name: str) -> None:
+    """Every format's seats: a chair, judge, summariser or synthesizer quotes anyone; every
+    other seat argues a side and may not copy the other side's words back."""
+    from moot.formats import get_format
+    from moot.formats.base import RunOptions
+
+    fmt = get_format(name)
+    cast = fmt.cast(fmt.params(RunOptions(models=("a", "b"))))
+    judging = {"chair", "judge", "summariser", "synthesizer"}
+    assert judging & set(cast.roles) and set(cast.roles) - judging
+    for role in cast.roles:
+        voice = voice_for(role, "en", [PROP], MOTION)
+        assert voice.speaks_for_a_side == (role not in judging), role
+        assert bool(voice.copied) == (role not in judging), role

@@ -226,7 +226,9 @@ def fit(text: str, limit: int, *, ended: bool) -> Fitted:
     units = list(_UNIT.finditer(text))
     if len(units) <= limit and (ended or ends_sentence(text)):
         return Fitted(text, len(units))
-    end = complete_prefix(text, limit, final=True)
+    # A quotation still open where the speaker was stopped was cut off, not a stray mark:
+    # the cut falls before the sentence that quotes, never inside the quotation.
+    end = complete_prefix(text, limit, final=ended)
     if end:
         kept = text[:end].rstrip()
         return Fitted(kept, length_units(kept), cut=True)
