@@ -254,7 +254,7 @@ _GROUP = st.one_of(_WORDS, _quoted(_NESTED, ['""', "''", "“”", "「」", "()
 _TEXT = st.lists(_sentence(_GROUP), min_size=1, max_size=8).map(" ".join)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(text=_TEXT, data=st.data())
 def test_any_removal_keeps_quotation_marks_balanced(text: str, data: st.DataObject) -> None:
     assert balanced(text)
@@ -265,7 +265,7 @@ def test_any_removal_keeps_quotation_marks_balanced(text: str, data: st.DataObje
     assert balanced(kept), (said, kept)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(text=_TEXT, data=st.data())
 def test_what_the_engine_removes_leaves_marks_balanced(text: str, data: st.DataObject) -> None:
     """The engine's own removal: the sentences that hold the other side's words, whichever
