@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import json
 import re
+import time
+from pathlib import Path
 
 import pytest
 
+from conftest import Cli
 from moot.errors import UsageError
 from moot.inference.scripted import ScriptedModel
 from moot.tournaments.calibration import (
+    KINDS,
     SILENT,
     ballot_judge,
     build_controls,
@@ -19,6 +23,7 @@ from moot.tournaments.calibration import (
 )
 from moot.tournaments.judge import speeches
 from moot.transcript import ModelInfo, Transcript, Turn
+from test_usage_errors import refused
 
 MOTIONS = {
     "cars": "This House Believes That cities should ban cars",
@@ -202,3 +207,64 @@ def test_a_judge_model_answers_the_tournament_ballot_on_each_control() -> None:
     assert len(model.requests) == sum(len(c.shown) for c in controls)
     prompt = model.requests[0].messages[-1].content
     assert "control" not in prompt
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--judge", "a", "--controls", "-1"], "--controls -1"),
+        (["--judge", "a", "--controls", "0"], "--controls 0"),
+        (["--judge", "a", "--controls", "10000"], "--controls 10000"),
+        ([], "no judge"),
+        (["--judge", "a", "--motions-file-with-one"], "two motions"),
+        (["--judge", "a", "--format", "decision"], "two-sided"),
+    ],
+)
+def test_calibrate_refuses_what_it_cannot_measure(
+    tmp_path: Path, cli: Cli, args: list[str], needle: str
+) -> None:
+    motions = tmp_path / "motions.txt"
+    motions.write_text("\n".join(list(MOTIONS.values())[:2]) + "\n", encoding="utf-8")
+    if "--motions-file-with-one" in args:
+        motions.write_text(MOTIONS["cars"] + "\n", encoding="utf-8")
+        args = [a for a in args if a != "--motions-file-with-one"]
+    out = tmp_path / "out"
+    proc = cli("calibrate", *args, "--motions", str(motions), "--dry-run", "--out", str(out))
+    refused(proc, needle)
+    assert not out.exists()
+
+
+def test_calibrate_on_a_dry_run_saves_each_judges_figures(tmp_path: Path, cli: Cli) -> None:
+    motions = tmp_path / "motions.txt"
+    motions.write_text("\n".join(list(MOTIONS.values())[:2]) + "\n", encoding="utf-8")
+    out = tmp_path / "cal"
+    args = ["--judge", "j1", "--judge", "j2", "--motions", str(motions), "--controls", "2"]
+    proc = cli("calibrate", *args, "--dry-run", "--seed", "4", "--out", str(out), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert "no better than chance" in proc.stdout
+    saved = json.loads((out / "calibration.json").read_text(encoding="utf-8"))
+    assert saved["schema"] == 1 and saved["controls"] == 2
+    assert [j["judge"] for j in saved["judges"]] == ["j1", "j2"]
+    # A dry run's judge gives the first seat every time: the controls say so.
+    assert saved["judges"][0]["position_bias"]["share"] == 1.0
+    assert len(saved["judges"][0]["judged"]) == 5 * 2
+    assert len(list((out / "debates").iterdir())) == 4
+
+
+@pytest.mark.real
+def test_a_real_judge_model_is_measured_on_the_controls() -> None:
+    from moot.api import ModelPool
+
+    controls = build_controls(debates(), 1, seed=2)
+    with ModelPool(n_ctx=2048) as pool:
+        figures = calibrate_judge(
+            "smollm2-135m", controls, ballot_judge("smollm2-135m", pool.get), clock=time.monotonic
+        )
+    assert {k: a.n for k, a in figures.accuracy.items()} == dict.fromkeys(KINDS, 1)
+    assert all(
+        len(j.verdicts) == len(c.shown) for j, c in zip(figures.judged, controls, strict=True)
+    )
+    assert all(
+        v in ("proposition", "opposition", "draw") for j in figures.judged for v in j.verdicts
+    )
+    assert figures.seconds > 0

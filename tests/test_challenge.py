@@ -832,7 +832,6 @@ def test_a_chinese_summary_names_its_degraded_verdict_in_chinese(
     lines = result.markdown.splitlines()
     assert lines[0] == "# 辩论总结"
     assert (
-        lines[2]
-        == "> ⚠️ 本裁决出自有缺陷的回答：裁判 · 裁决（空洞的回答：理由没有实际内容：'x'）。"
+        lines[2] == "> ⚠️ 本裁决出自有缺陷的回答：裁判 · 裁决（空洞的回答：理由没有实际内容：'x'）。"
     )
     assert not lines[4].startswith(">")

@@ -26,6 +26,7 @@ _PUBLIC = {
     "tournament": "moot.api",
     "TournamentResult": "moot.api",
     "judge": "moot.api.rejudge",
+    "calibrate": "moot.api.calibration",
     "RunSettings": "moot.config",
     "MootError": "moot.errors",
     "UsageError": "moot.errors",
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from moot.api import TournamentResult as TournamentResult
     from moot.api import debate as debate
     from moot.api import tournament as tournament
+    from moot.api.calibration import calibrate as calibrate
     from moot.api.rejudge import judge as judge
     from moot.config import RunSettings as RunSettings
     from moot.errors import ModelNotFoundError as ModelNotFoundError

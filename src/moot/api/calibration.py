@@ -1,0 +1,256 @@
+"""Judges calibrated from Python, with `moot calibrate`'s defaults and checks: real debates
+are generated, control debates with known answers are made from them, and each judge's
+accuracy, biases and consistency are measured and saved as calibration.json."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from moot import files
+from moot._version import __version__
+from moot.api.debates import ModelSource, debate, debate_settings
+from moot.config import RunSettings, data_dir
+from moot.errors import UsageError
+from moot.formats import get_format
+from moot.inference.protocol import ChatModel
+from moot.tournaments.calibration import (
+    DEFAULT_CONTROLS,
+    JudgeCalibration,
+    Judged,
+    ballot_judge,
+    build_controls,
+    calibrate_judge,
+)
+from moot.tournaments.judge import SIDES
+from moot.tournaments.plan import read_motions, word_motions
+from moot.transcript import Transcript
+
+MAX_CONTROLS = 64  # of each kind: 5 × 64 controls, about 400 ballots a judge
+MAX_JUDGES = 8
+DEBATES_PER_MOTION = 2  # one to make changed controls from, one to show whole
+FILE = "calibration.json"
+SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class CalibrationResult:
+    """Each judge's figures, and the folder that holds the debates and calibration.json."""
+
+    judges: list[JudgeCalibration]
+    folder: Path
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What a front end shows while a calibration runs: a debate or a control judged."""
+
+    what: str  # "debate" or "control"
+    done: int
+    total: int
+    judge: str | None = None
+    row: Judged | None = None
+
+
+def check_calibration(judges: Sequence[str], controls: int, fmt: str) -> None:
+    """The counts a calibration takes, checked before anything runs."""
+    if isinstance(judges, str):
+        raise UsageError("judges is one string", hint=f"give judges as a list: [{judges!r}, …]")
+    if not judges:
+        raise UsageError("no judge to calibrate", hint="name one with --judge REF (repeatable)")
+    if len(judges) > MAX_JUDGES:
+        raise UsageError(f"{len(judges)} judges", hint=f"calibrate at most {MAX_JUDGES} at once")
+    if not 1 <= controls <= MAX_CONTROLS:
+        raise UsageError(
+            f"--controls {controls} is out of range",
+            hint=f"give 1 to {MAX_CONTROLS} controls of each kind",
+        )
+    if fmt not in SIDES:
+        raise UsageError(
+            f"controls are made from two-sided debates, not {fmt}",
+            hint="use --format oxford or --format challenge",
+        )
+
+
+@dataclass(frozen=True)
+class CalibrationPlan:
+    """A calibration's inputs, checked: nothing has run and nothing is written yet."""
+
+    judges: tuple[str, ...]
+    motions: tuple[str, ...]
+    format: str
+    language: str | None
+    model: str | Sequence[str] | None
+    controls: int
+    seed: int
+    folder: Path
+    run: RunSettings
+    params: Mapping[str, Any]
+
+
+def plan_calibration(
+    judges: Sequence[str],
+    motions: Sequence[str] | str | Path,
+    *,
+    format: str = "oxford",
+    model: str | Sequence[str] | None = None,
+    controls: int = DEFAULT_CONTROLS,
+    lang: str | None = None,
+    seed: int | None = None,
+    out: str | Path | None = None,
+    run: RunSettings | Mapping[str, Any] | None = None,
+    **params: Any,
+) -> CalibrationPlan:
+    """Everything `calibrate` takes, checked before a model loads; a MootError names the
+    first bad one."""
+    check_calibration(judges, controls, format)
+    chosen = debate_settings("-", format=format, lang=lang, run=run, **params)
+    fmt = get_format(format)
+    if isinstance(motions, str | Path):
+        worded = read_motions(Path(motions).expanduser(), fmt, chosen.lang, what="motions file")
+    else:
+        worded = word_motions(motions, fmt, chosen.lang)
+    texts = tuple(dict.fromkeys(m.text for m in worded))
+    if len(texts) < 2:
+        raise UsageError(
+            "calibration needs two motions or more",
+            hint="an off-the-motion control takes one side from a debate on another motion",
+        )
+    return CalibrationPlan(
+        judges=tuple(judges),
+        motions=texts,
+        format=format,
+        language=chosen.lang if chosen.lang != "auto" else None,
+        model=model,
+        controls=controls,
+        seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
+        folder=Path(out).expanduser() if out is not None else _fresh_folder(),
+        run=chosen.run,
+        params=params,
+    )
+
+
+def calibrate(
+    judges: Sequence[str],
+    motions: Sequence[str] | str | Path,
+    *,
+    format: str = "oxford",
+    model: str | Sequence[str] | None = None,
+    controls: int = DEFAULT_CONTROLS,
+    lang: str | None = None,
+    seed: int | None = None,
+    out: str | Path | None = None,
+    run: RunSettings | Mapping[str, Any] | None = None,
+    pool: ModelSource | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    **params: Any,
+) -> CalibrationResult:
+    """Debate each motion twice on MODEL (the default model if none), make CONTROLS
+    control debates of each kind from those debates, have each judge decide every control,
+    and save each judge's figures in the folder's calibration.json.
+
+    `motions` is a list or a file of one a line, two motions or more (an off-the-motion
+    control takes one side's speeches from a debate on another motion). Format parameters
+    and `run` are the debates' own, as for `moot.debate`.
+    """
+    plan = plan_calibration(
+        judges,
+        motions,
+        format=format,
+        model=model,
+        controls=controls,
+        lang=lang,
+        seed=seed,
+        out=out,
+        run=run,
+        **params,
+    )
+    return run_calibration(plan, pool=pool, on_progress=on_progress)
+
+
+def run_calibration(
+    plan: CalibrationPlan,
+    *,
+    pool: ModelSource | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> CalibrationResult:
+    """The planned calibration run: its debates, its controls, every judge on them."""
+    files.make_private_dir(plan.folder)
+    tell = on_progress or (lambda p: None)
+    own = None
+    if pool is None and not plan.run.dry_run:
+        from moot.api.debates import ModelPool
+
+        own = pool = ModelPool(n_ctx=plan.run.n_ctx or 4096, gpu_layers=plan.run.gpu_layers)
+    try:
+        debates = {}
+        total = DEBATES_PER_MOTION * len(plan.motions)
+        for i in range(total):
+            result = debate(
+                plan.motions[i % len(plan.motions)],
+                format=plan.format,
+                model=plan.model,
+                lang=plan.language,
+                seed=plan.seed + i,
+                out=plan.folder / "debates" / f"d{i + 1}",
+                run=plan.run,
+                pool=pool,
+                **plan.params,
+            )
+            debates[f"d{i + 1}"] = result.transcript
+            tell(Progress("debate", i + 1, total))
+        made = build_controls(debates, plan.controls, seed=plan.seed)
+        model_for = _judges(pool)
+        figures = []
+        for ref in plan.judges:
+            done = 0
+
+            def judged(row: Judged, ref: str = ref) -> None:
+                nonlocal done
+                done += 1
+                tell(Progress("control", done, len(made), judge=ref, row=row))
+
+            figures.append(
+                calibrate_judge(
+                    ref, made, ballot_judge(ref, model_for), clock=time.monotonic, on_judged=judged
+                )
+            )
+    finally:
+        if own is not None:
+            own.close()
+    _save(plan, figures, debates)
+    return CalibrationResult(figures, plan.folder)
+
+
+def _judges(pool: ModelSource | None) -> Callable[[str], ChatModel]:
+    if pool is not None:
+        return pool.get
+    from moot.inference.scripted import ScriptedModel
+
+    # A dry run's judge gives the minimal valid ballot: always the first seat.
+    return lambda ref: ScriptedModel(model_id=f"scripted:{ref}")
+
+
+def _fresh_folder() -> Path:
+    return data_dir() / "calibrations" / datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+
+
+def _save(
+    plan: CalibrationPlan, figures: Sequence[JudgeCalibration], debates: Mapping[str, Transcript]
+) -> None:
+    record = {
+        "schema": SCHEMA,
+        "moot_version": __version__,
+        "format": plan.format,
+        "seed": plan.seed,
+        "controls": plan.controls,
+        "debates": {k: {"motion": t.motion, "language": t.language} for k, t in debates.items()},
+        "judges": [f.model_dump(mode="json") for f in figures],
+    }
+    files.write_atomic(plan.folder / FILE, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
