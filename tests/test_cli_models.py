@@ -109,6 +109,9 @@ def test_list_says_what_each_header_says(tmp_path: Path, cli: Cli) -> None:
     write_gguf(snapshot / "x-q4.gguf", arch="gemma3")
     write_gguf(snapshot / "mmproj-x-f16.gguf", arch="clip")  # a vision model's projector
     write_gguf(snapshot / "embed.gguf", arch="nomic-bert")
+    # As huggingface_hub leaves a download: `main` is the commit refs/main names.
+    (snapshot.parents[1] / "refs").mkdir()
+    (snapshot.parents[1] / "refs" / "main").write_text(commit, encoding="utf-8")
     rows = {r["id"]: r for r in json.loads(cli("models", "list", "--json").stdout)}
     mine = rows["mine"]
     assert (mine["architecture"], mine["quantisation"], mine["context_length"]) == (
