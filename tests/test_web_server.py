@@ -385,7 +385,9 @@ def test_the_formats_describe_their_seats_and_rules(client: httpx.Client) -> Non
     assert set(formats) == {"oxford", "decision", "challenge", "adversarial"}
     oxford = formats["oxford"]
     assert oxford["roles"] == ["proposition", "opposition", "devil", "chair", "judge"]
-    assert [p["name"] for p in oxford["params"]] == ["min_score", "max_rounds"]
+    assert [p["name"] for p in oxford["params"]] == ["min_score", "max_rounds", "judge_rubric"]
+    rubric = oxford["params"][2]
+    assert rubric["default"] == "checklist"
     assert (
         formats["adversarial"]["models"] > 1
         and "participant_1" not in formats["adversarial"]["roles"]
