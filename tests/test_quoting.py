@@ -16,6 +16,7 @@ from moot.checks import (
     QUOTED_AT_LENGTH,
     Voice,
     check_debate,
+    length_units,
     clean_voice,
     copy_spans,
     quotations,
@@ -24,6 +25,7 @@ from moot.checks import (
     sentences,
     voice_for,
 )
+from conftest import Cli
 from moot.engine import Notice
 from test_voice import BySeat, run_oxford, shown_by_turn
 
@@ -199,6 +201,38 @@ def test_moot_check_reads_quotations_as_the_engine_does(tmp_path: Path) -> None:
     opp.text = f"Offices matter. {PROP} Output falls."
     problems = check_debate(transcript).turns[opp.index].problems
     assert [p.split(":")[0] for p in problems] == ["copied"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_moot_check_names_a_turn_quoted_at_length(tmp_path: Path, cli: Cli, lang: str) -> None:
+    """The engine keeps and flags a turn that quotes past the bound; `moot check` says how
+    far it quoted, as declared by that flag, and counts it in its summary line."""
+    prop = PROP if lang == "en" else ZH_PROP
+    theirs = THEIRS if lang == "en" else ZH_THEIRS
+    quoting = (
+        f'You said, "{theirs}," you said, "{theirs}," and you said, "{theirs}." Offices matter.'
+        if lang == "en"
+        else f"你们说：“{theirs}。”你们还说：“{theirs}。”正方又说：“{theirs}。”办公室很重要。"
+    )
+    transcript, _ = run_oxford(tmp_path, BySeat(proposition=[prop], opposition=[quoting]), lang)
+    opp = _turn(transcript, "opposition", "speech")
+    assert opp.text == quoting and QUOTED_AT_LENGTH in opp.flags
+    found = check_debate(transcript)
+    problems = [p for p in found.turns[opp.index].problems if p.startswith(QUOTED_AT_LENGTH)]
+    longest = len(theirs.split()) if lang == "en" else len(theirs)
+    assert problems == [
+        f"{QUOTED_AT_LENGTH}: {longest} in one quotation, {3 * longest} of "
+        f"{length_units(quoting)} in all"
+    ]
+    assert not found.turns[opp.index].undeclared  # the turn's own flag declares it
+    flagged = sum(QUOTED_AT_LENGTH in t.flags for t in transcript.turns)
+    assert found.summary()["quoted_at_length"] == flagged >= 1
+    checked = cli("check", str(tmp_path / "out" / "transcript.json"))
+    shown = "".join(checked.stdout.split())  # however the terminal wrapped it
+    if lang == "en":
+        assert f"{longest}inonequotation" in shown and f"{flagged}quotedatlength" in shown
+    else:
+        assert f"引用过长：单处引用{longest}字" in shown and f"{flagged}次引用过长" in shown
 
 
 # -- whatever is removed, what is left is whole sentences -----------------------------

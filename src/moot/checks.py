@@ -599,15 +599,24 @@ def quoted_at_length(text: str, voice: Voice) -> bool:
     """Does TEXT, a turn of a seat that speaks for a side, quote past the bound: one
     quotation of more than QUOTE_BOUND words (字), or all of them together more than a
     third of the turn (one bound's worth in a shorter turn)? It is kept, and flagged."""
+    return over_quoted(text, voice) is not None
+
+
+def over_quoted(text: str, voice: Voice) -> str | None:
+    """`quoted_at_length`'s finding as `moot check` words it ("quoted at length: …", the
+    longest quotation and all of them against the turn's length), or None within bounds."""
     if not voice.speaks_for_a_side:
-        return False
+        return None
     bound = QUOTE_BOUND.get(voice.language, QUOTE_BOUND["en"])
     quoted = [
         length_units(sentence[start:end])
         for sentence in sentences(text)
         for start, end in quotations(sentence)
     ]
-    return any(n > bound for n in quoted) or sum(quoted) > max(bound, length_units(text) // 3)
+    length = length_units(text)
+    if not (any(n > bound for n in quoted) or sum(quoted) > max(bound, length // 3)):
+        return None
+    return f"{QUOTED_AT_LENGTH}: {max(quoted)} in one quotation, {sum(quoted)} of {length} in all"
 
 
 # -- substance: a structured reply's prose must say something ---------------------------
@@ -673,6 +682,7 @@ _DECLARED_BY = {
     "language": ("English", "Chinese", "language"),
     "hollow": ("hollow",),
     "degenerate": ("degenerate",),
+    QUOTED_AT_LENGTH: (QUOTED_AT_LENGTH,),
 }
 _ANY_RULE = "voice rules"  # "every sentence broke the rulebook's voice rules: kept as said"
 # Structured fields that hold prose whatever their schema allowed (moot check has no schema).
@@ -810,6 +820,9 @@ def speech_problems(text: str, voice: Voice) -> list[str]:
         problem = sentence_problem(sentence, voice)
         if problem:
             found.append(f"{kinds[problem]}: {sentence.strip()[:60]!r}")
+    quoted = over_quoted(text, voice)
+    if quoted:
+        found.append(quoted)
     language = foreign(text, voice.language)
     drift = drift_point(text, voice.language, final=True)
     if language:
