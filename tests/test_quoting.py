@@ -12,20 +12,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import Cli
 from moot.checks import (
     QUOTED_AT_LENGTH,
     Voice,
     check_debate,
-    length_units,
     clean_voice,
     copy_spans,
+    length_units,
     quotations,
     quoted_at_length,
     sentence_ends,
     sentences,
     voice_for,
 )
-from conftest import Cli
 from moot.engine import Notice
 from test_voice import BySeat, run_oxford, shown_by_turn
 
