@@ -155,17 +155,18 @@ SETTINGS = settings(
 )
 
 FORMAT_OPTIONS = {
-    "oxford": ["--min-score", "--max-rounds"],
+    "oxford": ["--min-score", "--max-rounds", "--judge-rubric"],
     "decision": ["--rounds", "--preset", "--positions", "--out-of-scope"],
     "challenge": ["--rounds", "--effort"],
-    "adversarial": ["--rounds", "--continue"],
+    "adversarial": ["--rounds", "--continue", "--evidence"],
 }
 RUN_OPTIONS = [
     "--min-score", "--max-rounds", "--rounds", "--preset", "--positions", "--out-of-scope",
     "--effort", "--continue", "--seed", "--max-tokens", "--n-ctx", "--gpu-layers",
     "--call-timeout", "--model", "--role", "--temperature", "--lang", "--out", "--prompts",
+    "--judge-rubric", "--evidence",
 ]  # fmt: skip
-FILE_OPTIONS = {"--continue", "--prompts"}
+FILE_OPTIONS = {"--continue", "--prompts", "--evidence"}
 
 
 @st.composite
@@ -185,6 +186,8 @@ def run_args(draw: st.DrawFn) -> tuple[list[str], str, bytes]:
             args += [name, f"{role}={draw(number if name == '--temperature' else text)}"]
         elif name in ("--model", "--lang", "--preset", "--effort", "--positions"):
             args += [name, draw(text)]
+        elif name == "--judge-rubric":
+            args += [name, draw(st.one_of(st.sampled_from(["checklist", "score"]), text))]
         else:
             args += [name, draw(number)]
     if not set(names) & {"--rounds", "--max-rounds"}:
