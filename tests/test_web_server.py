@@ -264,6 +264,32 @@ def test_a_debate_streams_its_turns_then_its_document(client: httpx.Client) -> N
     assert [s["round"] for s in saved["scores"]] == [2, 3]
 
 
+def test_an_adversarial_review_from_the_page_shows_its_evidence_files(
+    client: httpx.Client, tmp_path: Path
+) -> None:
+    """The page names evidence files as `--evidence` does, one path a line: every seat is
+    shown them, and one that cannot be read is named beside its field."""
+    facts = tmp_path / "facts.md"
+    facts.write_text("Wind farms kill 0.3 birds per GWh.\n", encoding="utf-8")
+    form = {
+        "format": "adversarial",
+        "models": [OTHER_MODEL, "http://127.0.0.1:8/v1"],
+        "params": {"rounds": "1", "evidence": f"{facts}\n"},
+    }
+    job = start(client, **form)
+    wait_state(client, job["id"], "finished")
+    folder = client.get(f"/api/jobs/{job['id']}").json()["folder"]
+    saved = client.get(f"/api/history/{folder}/files/transcript.json").json()
+    assert saved["params"]["evidence"] == [
+        {"name": str(facts), "text": "Wind farms kill 0.3 birds per GWh."}
+    ]
+    form["params"]["evidence"] = str(tmp_path / "missing.md")
+    answer = client.post("/api/debates", json={"motion": MOTION, **form})
+    assert answer.status_code == 400, answer.text
+    beside = answer.json()["errors"]["params.evidence"]
+    assert "missing.md does not exist" in beside["message"] and beside["hint"]
+
+
 def test_the_transcript_downloads_as_an_attachment(client: httpx.Client, finished: str) -> None:
     answer = client.get(f"/api/history/{finished}/files/transcript.json")
     assert answer.status_code == 200
@@ -386,6 +412,11 @@ def test_the_formats_describe_their_seats_and_rules(client: httpx.Client) -> Non
     oxford = formats["oxford"]
     assert oxford["roles"] == ["proposition", "opposition", "devil", "chair", "judge"]
     assert [p["name"] for p in oxford["params"]] == ["min_score", "max_rounds", "judge_rubric"]
+    adversarial = formats["adversarial"]["params"]
+    assert [(p["name"], p["kind"]) for p in adversarial] == [
+        ("rounds", "integer"),
+        ("evidence", "array"),
+    ]
     rubric = oxford["params"][2]
     assert rubric["default"] == "checklist"
     assert (

@@ -41,7 +41,7 @@ def _describe(fmt: Format) -> dict[str, Any]:
     params = []
     order = list(props)
     for name in sorted(
-        fmt.reads - {"continue_from", "evidence"},  # files: named on the command line
+        fmt.reads - {"continue_from"},  # a saved transcript: named on the command line
         key=lambda n: (n not in order, order.index(n) if n in order else 0, n),
     ):
         spec = props.get(name, {})
