@@ -114,23 +114,28 @@ class Panel:
         return [r.messages[-1].content for s, n, r in self.calls if (s, n) == (session, rnd)]
 
 
-def review(
-    tmp_path: Path,
-    panel: Panel,
+def setup_for(
+    out_dir: Path | None,
     *,
     models: tuple[str, ...] = ("alpha", "beta"),
     language: str = "en",
+    default_model: str | None = None,
     **params: Any,
-) -> DebateResult:
-    setup = DebateSetup(
+) -> DebateSetup:
+    """A review of QUESTION (or its Chinese) by MODELS, seed 3, saved in OUT_DIR."""
+    return DebateSetup(
         format=FORMAT,
         motion=QUESTION if language == "en" else "每太瓦时核电比风电更安全吗？",
         language=language,  # type: ignore[arg-type]
         seed=3,
         params=AdversarialParams(participants=models, **params),
-        out_dir=tmp_path / "out",
-        default_model="judge-model",
+        out_dir=out_dir,
+        default_model=default_model,
     )
+
+
+def review(tmp_path: Path, panel: Panel, **settings: Any) -> DebateResult:
+    setup = setup_for(tmp_path / "out", default_model="judge-model", **settings)
     return DebateRun(setup, model_factory=panel.model).run()
 
 
@@ -726,14 +731,7 @@ def test_a_request_is_shown_recorded_and_answered_with_a_file_before_the_next_ro
         return str(more)
 
     panel = Panel(asks_for_evidence("participant_2", 1))
-    setup = DebateSetup(
-        format=FORMAT,
-        motion=QUESTION,
-        language="en",
-        seed=3,
-        params=AdversarialParams(participants=("alpha", "beta"), rounds=2),
-        out_dir=tmp_path / "out",
-    )
+    setup = setup_for(tmp_path / "out", rounds=2)
     result = DebateRun(setup, model_factory=panel.model, ask=ask, listeners=[events.append]).run()
     notices = [e.message for e in events if isinstance(e, Notice)]
     wanted = "the wind series' method note on construction deaths"
@@ -782,14 +780,7 @@ def test_enter_goes_on_without_and_a_bad_path_is_asked_again(tmp_path: Path) -> 
     replies = iter([str(tmp_path / "missing.md"), ""])
     events: list[Any] = []
     panel = Panel(asks_for_evidence("participant_1", 1))
-    setup = DebateSetup(
-        format=FORMAT,
-        motion=QUESTION,
-        language="en",
-        seed=3,
-        params=AdversarialParams(participants=("alpha", "beta"), rounds=2),
-        out_dir=None,
-    )
+    setup = setup_for(None, rounds=2)
     DebateRun(
         setup, model_factory=panel.model, ask=lambda _: next(replies), listeners=[events.append]
     ).run()
@@ -802,14 +793,7 @@ def test_enter_goes_on_without_and_a_bad_path_is_asked_again(tmp_path: Path) -> 
 def test_no_request_is_put_to_the_user_after_the_last_round(tmp_path: Path) -> None:
     asked: list[str] = []
     panel = Panel(asks_for_evidence("participant_1", 2))
-    setup = DebateSetup(
-        format=FORMAT,
-        motion=QUESTION,
-        language="en",
-        seed=3,
-        params=AdversarialParams(participants=("alpha", "beta"), rounds=2),
-        out_dir=None,
-    )
+    setup = setup_for(None, rounds=2)
     result = DebateRun(setup, model_factory=panel.model, ask=lambda p: asked.append(p) or "").run()
     assert asked == []
     r = result.transcript.result
@@ -827,14 +811,7 @@ def test_a_resumed_review_keeps_the_evidence_supplied_before_it_stopped(tmp_path
         raise KeyboardInterrupt
 
     panel = Panel({**asks_for_evidence("participant_2", 1), ("judge", 2): interrupt})
-    setup = DebateSetup(
-        format=FORMAT,
-        motion=QUESTION,
-        language="en",
-        seed=3,
-        params=AdversarialParams(participants=("alpha", "beta"), rounds=2),
-        out_dir=tmp_path / "out",
-    )
+    setup = setup_for(tmp_path / "out", rounds=2)
     with pytest.raises(KeyboardInterrupt):
         DebateRun(setup, model_factory=panel.model, ask=lambda _: str(more)).run()
     more.unlink()  # the file is gone: the journal holds what was shown
@@ -846,23 +823,43 @@ def test_a_resumed_review_keeps_the_evidence_supplied_before_it_stopped(tmp_path
     assert result.transcript.result["supplied"][0]["text"] == MORE
 
 
+@pytest.mark.usefixtures("moot_home", "any_model_name")
+def test_a_new_judge_is_shown_the_evidence_supplied_between_rounds(tmp_path: Path) -> None:
+    """`moot judge` re-judges a review with the evidence the user supplied before round 2,
+    from the transcript: the file itself may be gone."""
+    import moot
+    from moot.inference.scripted import ScriptedModel
+
+    more = evidence_file(tmp_path, "appendix.md", MORE)
+    panel = Panel(asks_for_evidence("participant_2", 1))
+    DebateRun(setup_for(tmp_path / "out", rounds=2), model_factory=panel.model,
+              ask=lambda _: str(more)).run()  # fmt: skip
+    more.unlink()
+    judge = ScriptedModel(model_id="j")
+    [result] = moot.judge(tmp_path / "out" / "transcript.json", judges="j", pool=Pool(judge))
+    prompts = [r.messages[-1].content for r in judge.requests]
+    assert len(prompts) == 2 and result.same_prompts  # the judge's two rounds, as first asked
+    assert MORE not in prompts[0]
+    assert f'From appendix.md (supplied before round 2):\n"""\n{MORE}' in prompts[1]
+
+
+class Pool:
+    """A pool that hands out one scripted judge."""
+
+    def __init__(self, judge: Any) -> None:
+        self.judge = judge
+
+    def get(self, ref: str) -> Any:
+        return self.judge
+
+
 def test_a_chinese_review_asks_and_shows_evidence_in_chinese(tmp_path: Path) -> None:
     more = evidence_file(tmp_path, "附录.md", FACTS_ZH)
     shown: list[str] = []
     request = "证据请求：风电数据是否计入建设期死亡"
     panel = Panel({("participant_1", 1): f"{SAID_ZH['participant_1']}\n{request}"})
-    setup = DebateSetup(
-        format=FORMAT,
-        motion="每太瓦时核电比风电更安全吗？",
-        language="zh",
-        seed=3,
-        params=AdversarialParams(
-            participants=("alpha", "beta"),
-            rounds=2,
-            evidence=[Evidence(name="数据.md", text=FACTS_ZH)],
-        ),
-        out_dir=tmp_path / "out",
-    )
+    evidence = [Evidence(name="数据.md", text=FACTS_ZH)]
+    setup = setup_for(tmp_path / "out", language="zh", rounds=2, evidence=evidence)
 
     def ask(proposal: str) -> str:
         shown.append(proposal)

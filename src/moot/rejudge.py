@@ -115,12 +115,34 @@ def _decision_plan(saved: Transcript) -> dict[str, Any]:
     return {"decision_plan": plan.model_dump()}
 
 
+def _supplied_evidence(saved: Transcript) -> dict[str, Any]:
+    """The evidence the user supplied between an adversarial review's rounds, each under the
+    key the review kept it by, so the new judge is shown what the first one was."""
+    supplied = (saved.result or {}).get("supplied")
+    if not isinstance(supplied, list):
+        return {}
+    kept = validate(_Supplied, {"supplied": supplied}, name="result.supplied", hint=HINT)
+    return {f"evidence:{s.round}": s.model_dump() for s in kept.supplied}
+
+
+class _Evidence(BaseModel):
+    model_config = ConfigDict(strict=True)
+
+    round: int
+    name: str
+    text: str
+
+
+class _Supplied(BaseModel):
+    supplied: list[_Evidence]
+
+
 # The oxford brief, the decision's framing and sections are written, not judged: reused.
 JUDGING: dict[str, Judging] = {
     "oxford": Judging(("judge",), verdict=_stops, score=_completeness),
     "challenge": Judging(("verdict",), verdict=_field("winner")),
     "decision": Judging(("judge_decision",), verdict=_field("recommendation"), kept=_decision_plan),
-    "adversarial": Judging(("judge",), verdict=_field("winner")),
+    "adversarial": Judging(("judge",), verdict=_field("winner"), kept=_supplied_evidence),
 }
 
 
