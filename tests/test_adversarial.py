@@ -512,6 +512,7 @@ def test_a_chinese_review_names_its_failed_synthesis_in_chinese(tmp_path: Path) 
 
 # -- shared evidence ------------------------------------------------------------------------
 
+from moot.checks import check_debate  # noqa: E402
 from moot.formats.adversarial.schemas import Evidence, read_request  # noqa: E402
 from moot.formats.adversarial.text import evidence_prompt  # noqa: E402
 
@@ -551,6 +552,32 @@ def test_shared_evidence_is_shown_to_every_participant_the_judge_and_the_synthes
     # Fixed for the whole review, it comes right after the question, before any answer.
     first = seen[("judge", 1)]
     assert first.index(FACTS) < first.index("The answers of round 1")
+
+
+def test_words_both_participants_take_from_the_shared_evidence_are_not_copying(
+    tmp_path: Path,
+) -> None:
+    """Two participants citing one evidence sentence word for word: the second is not held
+    to copy the first, in the engine or in `moot check`; a sentence not in the evidence is."""
+    cited = (
+        "The 2021 update counts every death from accidents, pollution and construction "
+        "in each source."
+    )
+    evidence = [Evidence(name="facts.md", text=f"{cited} Wind is counted the same way.")]
+    own = "Operators report every incident to the regulator within one week of it happening."
+    panel = Panel(
+        {
+            ("participant_1", 1): f"Nuclear is safer. {cited} {own}",
+            ("participant_2", 1): f"Wind is as safe. {cited} {own}",
+        }
+    )
+    result = review(tmp_path, panel, rounds=1, evidence=evidence)
+    second = next(t for t in result.transcript.turns if t.role == "participant_2")
+    assert second.text == f"Wind is as safe. {cited}"  # the evidence kept, the copy removed
+    assert second.flags == ["the other side's words removed"]
+    second.text = f"Wind is as safe. {cited} {own}"  # as if it had been kept
+    problems = check_debate(result.transcript).turns[second.index].problems
+    assert [p.split(":")[0] for p in problems] == ["copied"] and own[:40] in problems[0]
 
 
 def test_without_evidence_no_prompt_speaks_of_it(tmp_path: Path) -> None:

@@ -331,6 +331,18 @@ def voice_for(role: str, language: str, others: Sequence[str] = (), motion: str 
     return Voice(language, own, copy_spans(others, language, motion))
 
 
+def shared_text(motion: str, evidence: object = ()) -> str:
+    """What every seat is given alike: the motion and the shared evidence (each a mapping
+    with a `text`, as a step's `evidence` variable and a saved debate's params hold it).
+    Words copied from it are nobody's: the copying rule passes them, as it does the motion."""
+    texts = [motion]
+    if isinstance(evidence, list | tuple):
+        texts += [
+            e["text"] for e in evidence if isinstance(e, dict) and isinstance(e.get("text"), str)
+        ]
+    return "\n".join(texts)
+
+
 def _units(text: str) -> list[str]:
     return [u.lower() for u in _UNIT.findall(text)]
 
@@ -757,6 +769,7 @@ def check_debate(transcript: Transcript) -> DebateCheck:
     the turn says of itself): length against its limit, the voice rules, its language, and
     a structured reply's prose."""
     checked, unlimited = [], 0
+    result = transcript.result if isinstance(transcript.result, dict) else {}
     for turn in transcript.turns:
         if turn.data is not None:
             problems = [f"hollow: {found}" for found in hollow_fields(turn.data)]
@@ -765,7 +778,10 @@ def check_debate(transcript: Transcript) -> DebateCheck:
         others = [
             t.text for t in transcript.turns[: turn.index] if t.role != turn.role and t.data is None
         ]
-        voice = voice_for(turn.role, transcript.language, others, transcript.motion)
+        given = [*_listed(transcript.params.get("evidence")), *_listed(result.get("supplied"))]
+        voice = voice_for(
+            turn.role, transcript.language, others, shared_text(transcript.motion, given)
+        )
         person = turn.model == HUMAN  # a person's words are theirs: no voice rules, never cut
         problems = [] if person else speech_problems(turn.text, voice)
         if turn.limit is None:
@@ -779,6 +795,11 @@ def check_debate(transcript: Transcript) -> DebateCheck:
         ends = ends_sentence(turn.text) and not turn.text.endswith(ELLIPSIS)
         checked.append(_checked(turn, length, status, problems, ends=ends))
     return DebateCheck(tuple(checked), unlimited)
+
+
+def _listed(value: object) -> list[Any]:
+    """A saved list (the evidence in a debate's params, or supplied in its result), or none."""
+    return value if isinstance(value, list) else []
 
 
 def _checked(

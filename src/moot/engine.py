@@ -37,6 +37,7 @@ from moot.checks import (
     opening_problem,
     question_grammar,
     quoted_at_length,
+    shared_text,
     voice_for,
 )
 from moot.config import THINK_BUDGET
@@ -501,7 +502,8 @@ class Engine:
             )
             return self._human_speech(index, round, role, step, request, label, limit, accepted)
         others = [t.text for t in self.transcript.turns if t.role != role_name and t.data is None]
-        voice = voice_for(role_name, self.language, others, self.transcript.motion)
+        shared = shared_text(self.transcript.motion, variables.get("evidence"))
+        voice = voice_for(role_name, self.language, others, shared)
         # One draw again for a reply that opens wrongly or is degenerate; one with thinking
         # off for a reply that is all reasoning. The attempt numbers the seed.
         think, attempt = self.think_budget, 0
