@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -455,11 +456,15 @@ def show_judges(console: Console, report: Report) -> None:
     if not figure.judges:
         console.print(f"controls: {figure.note}", highlight=False)
         return
-    table = Table(title=f"Judges on {figure.made} control debates (95 % intervals)")
+    # No column rules: six figures and a name fit a terminal of 80 columns.
+    table = Table(
+        title=f"Judges on {figure.made} control debates (95 % intervals)", box=box.SIMPLE_HEAD
+    )
     table.add_column("judge")
-    for name in ("off motion", "silent side", "position bias", "verbosity bias", "consistency"):
-        table.add_column(name, justify="right")
-    table.add_column("beats chance")
+    names = ("off motion", "silent side", "position bias", "verbosity bias", "consistency")
+    for name in names:
+        table.add_column(name, justify="right", min_width=max(map(len, name.split())))
+    table.add_column("beats chance", min_width=6)
     for j in figure.judges:
         table.add_row(
             safe(j.judge),
