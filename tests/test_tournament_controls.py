@@ -212,6 +212,14 @@ def test_a_dry_run_tournament_judges_its_controls_and_a_resume_keeps_them(
     again = cli("tournament", "--resume", str(out), "--quiet", home=tmp_path)
     assert again.returncode == 0, again.stderr
     assert (out / "controls.json").read_bytes() == before and "not validated" in again.stdout
+    # A controls file that names a debate the tournament does not hold is refused in a line.
+    crafted = json.loads(before)
+    crafted["controls"][0]["sources"] = ["../elsewhere"]
+    (out / "controls.json").write_text(json.dumps(crafted), encoding="utf-8")
+    refused_too = cli("tournament", "--resume", str(out), "--quiet", home=tmp_path)
+    assert refused_too.returncode == 2
+    assert "is not this tournament's" in refused_too.stderr.splitlines()[0]
+    assert "Traceback" not in refused_too.stderr
 
 
 @pytest.mark.parametrize(

@@ -108,8 +108,10 @@ def load(t: Tournament) -> ControlsRecord | None:
     record = read_record(path, ControlsRecord, what="controls file", hint=AGAIN)
     ids = {p.id for p in t.plan.debates}
     made = {c.id for c in record.controls}
-    if record.per_kind != t.plan.controls or any(
-        not set(c.sources) <= ids for c in record.controls
+    if (
+        record.version != SCHEMA
+        or record.per_kind != t.plan.controls
+        or any(not set(c.sources) <= ids for c in record.controls)
     ):
         raise UsageError(f"controls file {path} is not this tournament's", hint=AGAIN)
     if any(row.control not in made for rows in record.judged.values() for row in rows):
