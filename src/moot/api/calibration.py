@@ -22,6 +22,7 @@ from moot.formats import get_format
 from moot.inference.protocol import ChatModel
 from moot.tournaments.calibration import (
     DEFAULT_CONTROLS,
+    MAX_CONTROLS,
     JudgeCalibration,
     Judged,
     ballot_judge,
@@ -32,7 +33,6 @@ from moot.tournaments.judge import SIDES
 from moot.tournaments.plan import read_motions, word_motions
 from moot.transcript import Transcript
 
-MAX_CONTROLS = 64  # of each kind: 5 × 64 controls, about 400 ballots a judge
 MAX_JUDGES = 8
 DEBATES_PER_MOTION = 2  # one to make changed controls from, one to show whole
 FILE = "calibration.json"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +13,7 @@ from moot.errors import MootError, UsageError
 from moot.formats import get_format
 
 if TYPE_CHECKING:
+    from moot.tournaments.controls import ControlEvent, ControlFailed
     from moot.tournaments.report import Report
     from moot.tournaments.run import DebateFailed, TournamentEvent
 
@@ -20,11 +21,13 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class TournamentResult:
     """A finished tournament: its ratings report (each model's rating and rule-keeping,
-    `report.models[i].rule_keeping`), its folder, the debates that failed."""
+    `report.models[i].rule_keeping`; each judge's figures on the control debates,
+    `report.calibration`), its folder, the debates and the judges on controls that failed."""
 
     report: Report
     folder: Path
     failed: list[DebateFailed]  # retried by `moot.tournament(resume=folder)`
+    failed_controls: list[ControlFailed] = field(default_factory=list)  # retried the same way
 
 
 def tournament(
@@ -38,13 +41,14 @@ def tournament(
     swaps: int = 1,
     schedule: str = "round-robin",
     budget: int | None = None,
+    controls: int | None = None,
     out: str | Path | None = None,
     resume: str | Path | None = None,
     executor: str = "local",
     ray_address: str | None = None,
     run: RunSettings | Mapping[str, Any] | None = None,
     bootstrap: int = 1000,
-    on_event: Callable[[TournamentEvent], None] | None = None,
+    on_event: Callable[[TournamentEvent | ControlEvent], None] | None = None,
     **params: Any,
 ) -> TournamentResult:
     """Every pair of MODELS debates every motion (a list, or a file of one a line) twice,
@@ -54,12 +58,16 @@ def tournament(
     as it was planned: its plan fixes everything but `executor`, `ray_address`, `bootstrap`
     and `on_event`, so give nothing else then. The report is written into the folder.
     `schedule="adaptive"` plays each next debate where the ranking is least certain, until
-    adjacent models' intervals separate or `budget` debates are spent.
+    adjacent models' intervals separate or `budget` debates are spent. Once every debate
+    has finished, `controls` control debates of each kind (default: a tenth of the plan,
+    at least 4; 0: none) are made from them and each judge decides them: the report's
+    `calibration` gives each judge's accuracy and biases, and whether the ratings are
+    validated (a judge beat chance on the controls).
     """
     from moot.tournaments.adaptive import check_executor, check_schedule
-    from moot.tournaments.executors import make_executor
+    from moot.tournaments.executors import judge_controls, make_executor
     from moot.tournaments.plan import check_counts, read_motions, word_motions
-    from moot.tournaments.report import build, write
+    from moot.tournaments.report import report_of, write
     from moot.tournaments.run import Tournament, new_tournament
 
     # Everything is checked before anything is written.
@@ -70,7 +78,7 @@ def tournament(
             "ray_address applies only to executor='ray'",
             hint="pass executor='ray', or drop ray_address",
         )
-    check_counts(swaps=swaps, bootstrap=bootstrap, seed=seed)
+    check_counts(swaps=swaps, bootstrap=bootstrap, seed=seed, controls=controls)
     check_schedule(schedule, None, 0)
     check_executor(schedule, executor)
     for name, refs in (("models", models), ("judges", judges)):
@@ -88,6 +96,7 @@ def tournament(
             "swaps": swaps != 1,
             "schedule": schedule != "round-robin",
             "budget": budget is not None,
+            "controls": controls is not None,
             "run": run is not None,
             **{name: True for name in params},
         }
@@ -120,16 +129,18 @@ def tournament(
             swaps=swaps,
             schedule=schedule,
             budget=budget,
+            controls=controls,
             resolve=not (executor == "ray" and bool(ray_address)),
             out=Path(out).expanduser() if out is not None else None,
         )
-    failed = t.run(runner, on_event or (lambda event: None))
-    verdicts = t.verdicts()
-    if not verdicts:
+    tell = on_event or (lambda event: None)
+    failed = t.run(runner, tell)
+    if not t.verdicts():
         raise MootError(
             "no debate of the tournament finished",
             hint=f"retry with moot.tournament(resume={str(t.folder)!r})",
         )
-    report = build(t.plan, verdicts, samples=bootstrap, transcripts=t.transcripts(verdicts))
+    failed_controls = judge_controls(t, on_event=tell)
+    report = report_of(t, samples=bootstrap)
     write(report, t.folder)
-    return TournamentResult(report, t.folder, failed)
+    return TournamentResult(report, t.folder, failed, failed_controls)

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from moot.api.calibration import MAX_CONTROLS, CalibrationResult, plan_calibration, run_calibration
+from moot.api.calibration import CalibrationResult, plan_calibration, run_calibration
 from moot.api.calibration import Progress as Step
 from moot.cli.options import (
     DryRun,
@@ -28,7 +28,13 @@ from moot.cli.options import (
 from moot.cli.root import app
 from moot.errors import UsageError
 from moot.render import safe
-from moot.tournaments.calibration import DEFAULT_CONTROLS, KIND_NAMES, KINDS, Interval
+from moot.tournaments.calibration import (
+    DEFAULT_CONTROLS,
+    KIND_NAMES,
+    KINDS,
+    MAX_CONTROLS,
+    Interval,
+)
 
 
 @app.command("calibrate")

@@ -18,6 +18,13 @@ MinScore = Annotated[
     typer.Option(help="oxford: completeness score that ends the rounds early (5–10; 7.5)."),
 ]
 MaxRounds = Annotated[int | None, typer.Option(help="oxford: hard cap on rounds (3–8; 5).")]
+JudgeRubric = Annotated[
+    str | None,
+    typer.Option(
+        help="oxford: how the Completeness Judge answers: checklist (true/false "
+        "questions, scored by code; the default) or score (the rulebook's 0–10 score).",
+    ),
+]
 Seed = Annotated[int | None, typer.Option(help="Seed for every draw and sample (0 to 4294967295).")]
 GpuLayers = Annotated[int, typer.Option(help="Layers to offload to the GPU (0 = CPU, -1 = all).")]
 NCtx = Annotated[

@@ -19,6 +19,7 @@ from moot.cli.options import (
     Effort,
     FormatName,
     GpuLayers,
+    JudgeRubric,
     Lang,
     Many,
     MaxRounds,
@@ -74,13 +75,7 @@ def run(
     ] = None,
     min_score: MinScore = None,
     max_rounds: MaxRounds = None,
-    judge_rubric: Annotated[
-        str | None,
-        typer.Option(
-            help="oxford: how the Completeness Judge answers: checklist (true/false "
-            "questions, scored by code; the default) or score (the rulebook's 0–10 score).",
-        ),
-    ] = None,
+    judge_rubric: JudgeRubric = None,
     seed: Seed = None,
     out: Annotated[
         Path | None,

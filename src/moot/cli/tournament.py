@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -24,6 +25,7 @@ from moot.cli.options import (
     DryRun,
     Effort,
     GpuLayers,
+    JudgeRubric,
     Lang,
     Many,
     MaxRounds,
@@ -41,7 +43,9 @@ from moot.formats import get_format
 from moot.render import safe
 from moot.settings import FormatParams
 from moot.tournaments.adaptive import check_executor, check_schedule
-from moot.tournaments.executors import make_executor
+from moot.tournaments.calibration import MAX_CONTROLS, Interval
+from moot.tournaments.controls import ControlEvent, ControlFailed, ControlJudged
+from moot.tournaments.executors import judge_controls, make_executor
 from moot.tournaments.plan import (
     MAX_BOOTSTRAP,
     MAX_DEBATES,
@@ -80,9 +84,11 @@ PLANNED = (
     "swaps",
     "schedule",
     "budget",
+    "controls",
     "seed",
     "out",
     "min_score",
+    "judge_rubric",
     "max_rounds",
     "rounds",
     "effort",
@@ -147,6 +153,15 @@ def tournament(
             metavar="N",
         ),
     ] = None,
+    controls: Annotated[
+        int | None,
+        typer.Option(
+            help=f"Control debates of each kind (0-{MAX_CONTROLS}; 0: none), made from the "
+            "finished debates, with a known right verdict: each judge's accuracy and biases "
+            "on them go into the report. Default: a tenth of the plan's debates, at least 4.",
+            metavar="N",
+        ),
+    ] = None,
     seed: Seed = None,
     out: Annotated[
         Path | None,
@@ -172,6 +187,7 @@ def tournament(
     ] = None,
     min_score: MinScore = None,
     max_rounds: MaxRounds = None,
+    judge_rubric: JudgeRubric = None,
     rounds: Rounds = None,
     effort: Effort = None,
     max_tokens: MaxTokens = None,
@@ -197,7 +213,7 @@ def tournament(
             "--ray-address applies only to --executor ray",
             hint="add --executor ray, or drop --ray-address",
         )
-    check_counts(swaps=swaps, bootstrap=bootstrap, seed=seed)
+    check_counts(swaps=swaps, bootstrap=bootstrap, seed=seed, controls=controls)
     check_schedule(schedule, None, 0)
     check_executor(schedule, executor)
     if resume is not None:
@@ -228,7 +244,11 @@ def tournament(
         worded = read_motions(motions, debate_format, lang)
         # Only what was given: format_params refuses a parameter the format does not read.
         given = FormatParams(
-            min_score=min_score, max_rounds=max_rounds, rounds=rounds, effort=effort
+            min_score=min_score,
+            max_rounds=max_rounds,
+            judge_rubric=judge_rubric,
+            rounds=rounds,
+            effort=effort,
         )
         remote_cluster = executor == "ray" and bool(ray_address or os.environ.get("RAY_ADDRESS"))
         runner = make_executor(executor, ray_address)
@@ -243,6 +263,7 @@ def tournament(
             swaps=swaps,
             schedule=schedule,
             budget=budget,
+            controls=controls,
             # Models resolve offline here (a dry run checks them without hashing), unless
             # they live on a cluster's workers only.
             resolve=not remote_cluster,
@@ -283,34 +304,59 @@ def _run(t: Tournament, executor: Executor, *, quiet: bool, samples: int) -> Non
             failed = t.run(executor, show)
             # An adaptive schedule may stop before its budget: the bar ends at what it played.
             progress.update(bar, description="debates", total=len(t.plan.debates))
+            failed_controls = judge_controls(t, on_event=_ControlShower(progress))
         except KeyboardInterrupt:
             progress.stop()
             console.print(
-                f"\n[yellow]interrupted[/]: finished debates are kept; continue with "
-                f"moot tournament --resume {safe(t.folder)}",
+                f"\n[yellow]interrupted[/]: finished debates and judged controls are kept; "
+                f"continue with moot tournament --resume {safe(t.folder)}",
                 highlight=False,
             )
             raise typer.Exit(130) from None
-    from moot.tournaments.report import build, write  # numpy and matplotlib: only now
+    from moot.tournaments.report import report_of, write  # numpy and matplotlib: only now
 
-    verdicts = t.verdicts()
-    if not verdicts:
+    if not t.verdicts():
         raise MootError(
             "no debate of the tournament finished",
             hint=f"see the errors above; retry with moot tournament --resume {t.folder}",
         )
-    report = build(t.plan, verdicts, samples=samples, transcripts=t.transcripts(verdicts))
+    report = report_of(t, samples=samples)
     paths = write(report, t.folder)
     show_report(console, report)
     for path in paths:
         console.print(f"[dim]saved:[/] {safe(path)}", highlight=False)
-    if failed:
+    if failed or failed_controls:
+        what = [f"{len(failed)} debate(s)"] if failed else []
+        what += [f"{len(failed_controls)} judge(s) on the controls"] if failed_controls else []
         console.print(
-            f"[yellow]{len(failed)} debate(s) failed[/]; retry them with "
+            f"[yellow]{' and '.join(what)} failed[/]; retry with "
             f"moot tournament --resume {safe(t.folder)}",
             highlight=False,
         )
         raise typer.Exit(1)
+
+
+class _ControlShower:
+    """The control debates as a bar of their own, one a judge, and a line for a judge that
+    failed on them."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.bars: dict[str, TaskID] = {}
+
+    def __call__(self, event: ControlEvent) -> None:
+        p = self.progress
+        if isinstance(event, ControlJudged):
+            if event.judge not in self.bars:
+                name = f"controls · {safe(event.judge)}"
+                self.bars[event.judge] = p.add_task(name, total=event.total)
+            p.update(self.bars[event.judge], completed=event.done)
+        elif isinstance(event, ControlFailed):
+            hint = f" [dim]({safe(event.hint)})[/]" if event.hint else ""
+            p.console.print(
+                f"[bold red]✗[/] controls, judge {safe(event.judge)}: {safe(event.message)}{hint}",
+                highlight=False,
+            )
 
 
 class _Shower:
@@ -387,10 +433,60 @@ def show_rule_keeping(console: Console, report: Report) -> None:
     console.print(table)
 
 
+NOT_VALIDATED = (
+    "[yellow]not validated[/]: no judge beat chance on the control debates (debates whose "
+    "winner is known), so these ratings may follow the judges' biases, such as the seat or "
+    "the length of a side's speeches, rather than how well the models argued"
+)
+
+
+def _short(i: Interval) -> str:
+    """A share with its interval, narrow enough for a table of six: `75% (41–93)`."""
+    if i.share is None:
+        return "—"
+    return f"{i.share:.0%} ({100 * i.low:.0f}–{100 * i.high:.0f})"
+
+
+def show_judges(console: Console, report: Report) -> None:
+    """Each judge on the control debates: its accuracy where the winner is known, its
+    biases and consistency, each with its 95 % interval; or why there are none."""
+    figure = report.calibration
+    if figure is None:
+        return
+    if not figure.judges:
+        console.print(f"controls: {figure.note}", highlight=False)
+        return
+    # No column rules: six figures and a name fit a terminal of 80 columns.
+    table = Table(
+        title=f"Judges on {figure.made} control debates (95 % intervals)", box=box.SIMPLE_HEAD
+    )
+    table.add_column("judge")
+    names = ("off motion", "silent side", "position bias", "verbosity bias", "consistency")
+    for name in names:
+        table.add_column(name, justify="right", min_width=max(map(len, name.split())))
+    table.add_column("beats chance", min_width=6)
+    for j in figure.judges:
+        table.add_row(
+            safe(j.judge),
+            _short(j.accuracy["off_motion"]),
+            _short(j.accuracy["silent"]),
+            _short(j.position_bias),
+            _short(j.verbosity_bias),
+            _short(j.consistency),
+            "yes" if j.beats_chance else "[yellow]no[/]",
+        )
+    console.print(table)
+    if figure.status != "judged":
+        console.print(f"[yellow]controls[/]: {figure.note}", highlight=False)
+
+
 def show_report(console: Console, report: Report) -> None:
-    """The ranking table and the rule-keeping table, then the side-bias and
-    judge-agreement figures."""
-    table = Table(title=f"Tournament ({safe(report.format)}, {report.debates_decided} debates)")
+    """The ranking table (marked not validated where no judge beat chance on the controls)
+    and the rule-keeping table, then the side-bias and judge-agreement figures, then the
+    judges on the controls."""
+    unchecked = report.calibration is not None and report.calibration.validated is False
+    title = f"Tournament ({safe(report.format)}, {report.debates_decided} debates)"
+    table = Table(title=title + (" · not validated" if unchecked else ""))
     table.add_column("#", justify="right")
     table.add_column("model")
     table.add_column("strength", justify="right")
@@ -408,6 +504,8 @@ def show_report(console: Console, report: Report) -> None:
             str(r.draws),
         )
     console.print(table)
+    if unchecked:
+        console.print(NOT_VALIDATED, highlight=False)
     show_rule_keeping(console, report)
     b = report.side_bias
     console.print(
@@ -447,3 +545,4 @@ def show_report(console: Console, report: Report) -> None:
     missing = report.debates_planned - report.debates_decided
     if missing:
         console.print(f"[yellow]{missing} planned debate(s) not decided[/]", highlight=False)
+    show_judges(console, report)

@@ -38,6 +38,7 @@ FILLER = {
     "zh": "今天本院辩论的辩题是：{motion}。这就是我们辩论的辩题。",
 }
 DEFAULT_CONTROLS = 8
+MAX_CONTROLS = 64  # of each kind: 5 × 64 controls, about 400 ballots a judge
 # A judge on a kind whose 95 % interval holds this share is no better than a coin.
 CHANCE = 0.5
 
@@ -81,7 +82,7 @@ class Interval(BaseModel):
     chance: bool  # the interval holds 50 %: no better than chance here
 
 
-class JudgeCalibration(BaseModel):
+class JudgeFigures(BaseModel):
     """A judge's figures on the controls."""
 
     judge: str
@@ -91,6 +92,11 @@ class JudgeCalibration(BaseModel):
     consistency: Interval  # share of twice-judged debates given the same verdict
     seconds: float
     beats_chance: bool  # on the off-the-motion and silent-side controls together
+
+
+class JudgeCalibration(JudgeFigures):
+    """A judge's figures on the controls, and its verdicts on each."""
+
     judged: list[Judged]
 
 
@@ -104,7 +110,8 @@ def wilson(k: int, n: int, z: float = 1.96) -> Interval:
     centre = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
     low, high = max(0.0, centre - half), min(1.0, centre + half)
-    return Interval(share=p, low=low, high=high, n=n, chance=low <= CHANCE <= high)
+    chance = low <= CHANCE <= high
+    return Interval(share=round(p, 4), low=round(low, 4), high=round(high, 4), n=n, chance=chance)
 
 
 def _turns(fmt: str, first: Sequence[str], second: Sequence[str]) -> list[Turn]:
@@ -173,6 +180,24 @@ def check_sources(debates: dict[str, Transcript]) -> None:
         )
 
 
+def _split(debates: dict[str, Transcript]) -> tuple[list[str], list[str]]:
+    """The debates shown whole (swap, twice) and those the changed controls are made from:
+    apart where there are four or more and the changed ones keep two motions to mix."""
+    ids = sorted(debates)
+    whole = ids[1::2] if len(ids) >= 4 else ids
+    changed = [i for i in ids if i not in whole] if len(ids) >= 4 else ids
+    if len({debates[i].motion for i in changed}) < 2:
+        changed = ids
+    return whole, changed
+
+
+def keeps_apart(debates: dict[str, Transcript]) -> bool:
+    """Whether controls made from DEBATES show no judge a debate whole beside a control
+    made from it: the debates shown whole and those changed are different ones."""
+    whole, changed = _split(debates)
+    return not set(whole) & set(changed)
+
+
 def build_controls(debates: dict[str, Transcript], n: int, *, seed: int) -> list[Control]:
     """N controls of each kind from the debates, the side that must win balanced between
     the seats. The debates whose speeches are shown whole (swap, twice) are never the ones
@@ -183,10 +208,7 @@ def build_controls(debates: dict[str, Transcript], n: int, *, seed: int) -> list
         raise UsageError(f"--controls {n} is negative", hint="give 0 or more controls")
     rng = random.Random(seed)
     ids = sorted(debates)
-    whole = ids[1::2] if len(ids) >= 4 else ids
-    changed = [i for i in ids if i not in whole] if len(ids) >= 4 else ids
-    if len({debates[i].motion for i in changed}) < 2:  # keep two motions to mix
-        changed = ids
+    whole, changed = _split(debates)
     said = {i: speeches(debates[i]) for i in ids}
     controls: list[Control] = []
 
@@ -280,10 +302,16 @@ def calibrate_judge(
     *,
     clock: Callable[[], float],
     on_judged: Callable[[Judged], None] | None = None,
+    done: Sequence[Judged] = (),
 ) -> JudgeCalibration:
-    """Every control judged by one judge, timed, then summarised."""
+    """Every control judged by one judge, timed, then summarised; a control among DONE
+    (judged before, by its id) is not asked again."""
+    before = {row.control: row for row in done}
     judged = []
     for control in controls:
+        if control.id in before:
+            judged.append(before[control.id])
+            continue
         start = clock()
         row = judge_control(control, judge)
         row.seconds = round(clock() - start, 3)

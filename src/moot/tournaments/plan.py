@@ -18,6 +18,7 @@ from moot.engine import derive_seed
 from moot.errors import UsageError
 from moot.formats.base import Format
 from moot.prompts import Language, load_pack, resolve_language
+from moot.tournaments.calibration import MAX_CONTROLS
 from moot.tournaments.judge import SIDES
 
 # What one tournament may hold: far more than a person would plan, far less than a typo.
@@ -68,6 +69,9 @@ class TournamentPlan(BaseModel):
     # adaptive: `debates` is the plan so far, and tournaments/adaptive.py adds the next one.
     schedule: str = Field(default="round-robin", pattern="^(round-robin|adaptive)$")
     budget: int | None = Field(default=None, ge=2, le=MAX_DEBATES)  # adaptive: at most this
+    # Control debates of each kind, made from the finished debates (calibration.py); 0: none,
+    # as in a plan written before controls were.
+    controls: int = Field(default=0, ge=0, le=MAX_CONTROLS)
 
 
 class _Counts(BaseModel):
@@ -78,14 +82,50 @@ class _Counts(BaseModel):
     swaps: int = Field(default=1, ge=1, le=MAX_SWAPS)
     bootstrap: int = Field(default=1000, ge=0, le=MAX_BOOTSTRAP)
     seed: Seed = 0
+    controls: int = Field(default=0, ge=0, le=MAX_CONTROLS)
 
 
-def check_counts(*, swaps: int = 1, bootstrap: int = 1000, seed: int | None = None) -> None:
-    """--swaps, --bootstrap and --seed in their ranges, or a one-line UsageError."""
+def check_counts(
+    *,
+    swaps: int = 1,
+    bootstrap: int = 1000,
+    seed: int | None = None,
+    controls: int | None = None,
+) -> None:
+    """--swaps, --bootstrap, --seed and --controls in their ranges, or a one-line
+    UsageError."""
     given: dict[str, Any] = {"swaps": swaps, "bootstrap": bootstrap}
-    if seed is not None:
-        given["seed"] = seed
+    for name, value in (("seed", seed), ("controls", controls)):
+        if value is not None:
+            given[name] = value
     validate_params(_Counts, **given)
+
+
+def control_languages(motions: Sequence[Motion]) -> list[str]:
+    """The languages controls can be made in: those with two motions or more, since an
+    off-the-motion control takes one side from a debate on another motion."""
+    texts: dict[str, set[str]] = {}
+    for m in motions:
+        texts.setdefault(m.language, set()).add(m.text)
+    return [language for language, seen in texts.items() if len(seen) >= 2]
+
+
+def with_controls(plan: TournamentPlan, controls: int | None) -> TournamentPlan:
+    """The plan with its control debates of each kind: CONTROLS, or by default a tenth of
+    its debates (at least 4, at most MAX_CONTROLS), none where its motions cannot make
+    them; CONTROLS given where they cannot is a UsageError."""
+    check_counts(controls=controls)
+    usable = bool(control_languages(plan.motions))
+    if controls is None:
+        planned = plan.budget or len(plan.debates)
+        controls = min(MAX_CONTROLS, max(4, planned // 10)) if usable else 0
+    elif controls and not usable:
+        raise UsageError(
+            f"--controls {controls} needs two motions or more in one language",
+            hint="an off-the-motion control takes one side from a debate on another motion: "
+            "give more motions, or --controls 0",
+        )
+    return plan.model_copy(update={"controls": controls})
 
 
 def count_debates(models: int, motions: int, swaps: int) -> int:

@@ -1,6 +1,6 @@
 """A tournament's report: ratings, side bias and judge agreement from its verdicts, each
-model's rule-keeping from its debates' turns, written as ratings.json, ratings.csv and a
-chart, ratings.png."""
+model's rule-keeping from its debates' turns, each judge's figures on the control debates,
+written as ratings.json, ratings.csv, judges.csv and a chart, ratings.png."""
 
 from __future__ import annotations
 
@@ -15,10 +15,12 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from moot.tournaments import ratings
+from moot.tournaments.calibration import KINDS, Interval, JudgeFigures
+from moot.tournaments.controls import ControlsFigure, figures
 from moot.tournaments.judge import Verdict
 from moot.tournaments.plan import Pairing
 from moot.tournaments.rules import RuleKeeping, debate_turns, rule_keeping
-from moot.tournaments.run import TournamentPlan
+from moot.tournaments.run import Tournament, TournamentPlan
 from moot.transcript import Transcript, Turn, write_atomic
 
 LEVEL = 0.95
@@ -76,6 +78,8 @@ class Report(BaseModel):
     seed: int
     schedule: str = "round-robin"
     budget: int | None = None  # adaptive: the most debates it could have played
+    # The judges on the control debates (None: not asked for, as by a caller of `build`).
+    calibration: ControlsFigure | None = None
 
 
 def build(
@@ -84,9 +88,11 @@ def build(
     *,
     samples: int,
     transcripts: Mapping[str, Transcript],
+    calibration: ControlsFigure | None = None,
 ) -> Report:
     """The report over the finished debates (those without a verdict are left out);
-    TRANSCRIPTS: theirs, by debate id, for the rule-keeping."""
+    TRANSCRIPTS: theirs, by debate id, for the rule-keeping; CALIBRATION: the judges'
+    figures on the controls (`controls.figures`)."""
     decided = [(p, verdicts[p.id]) for p in plan.debates if p.id in verdicts]
     kept = rules_of(decided, transcripts)
     games = [ratings.Game(p.proposition, p.opposition, v.winner) for p, v in decided]
@@ -141,6 +147,19 @@ def build(
         seed=plan.seed,
         schedule=plan.schedule,
         budget=plan.budget,
+        calibration=calibration,
+    )
+
+
+def report_of(t: Tournament, *, samples: int) -> Report:
+    """The report of the tournament in its folder: its finished debates and its controls."""
+    verdicts = t.verdicts()
+    return build(
+        t.plan,
+        verdicts,
+        samples=samples,
+        transcripts=t.transcripts(verdicts),
+        calibration=figures(t),
     )
 
 
@@ -159,25 +178,61 @@ def rules_of(
 
 
 def write(report: Report, folder: Path) -> list[Path]:
-    """ratings.json, ratings.csv and ratings.png in `folder`; their paths."""
+    """ratings.json, ratings.csv and ratings.png in `folder`, and judges.csv where judges
+    were measured on controls; their paths."""
     paths = [folder / "ratings.json", folder / "ratings.csv", folder / "ratings.png"]
     write_atomic(paths[0], report.model_dump_json(indent=2))
     write_atomic(paths[1], to_csv(report))
     draw(report, paths[2])
+    if report.calibration is not None and report.calibration.judges:
+        paths.append(folder / "judges.csv")
+        write_atomic(paths[-1], judges_csv(report.calibration.judges))
     return paths
 
 
-def to_csv(report: Report) -> str:
-    """One row per ranked model: its rating, then its rule-keeping."""
+def _rows(fields: list[str], rows: list[dict[str, object]]) -> str:
     buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def to_csv(report: Report) -> str:
+    """One row per ranked model: its rating, then its rule-keeping, then `validated`:
+    whether a judge beat chance on the controls (empty: none were judged)."""
     rating = [f for f in ModelRating.model_fields if f != "rule_keeping"]
     kept = [*RuleKeeping.model_fields, *RuleKeeping.model_computed_fields]
-    writer = csv.DictWriter(buffer, fieldnames=rating + kept, lineterminator="\n")
-    writer.writeheader()
+    figure = report.calibration
+    validated = "" if figure is None or figure.validated is None else figure.validated
+    rows = []
     for row in report.models:
         data = row.model_dump()
-        writer.writerow({**{f: data[f] for f in rating}, **data["rule_keeping"]})
-    return buffer.getvalue()
+        rows.append(
+            {**{f: data[f] for f in rating}, **data["rule_keeping"], "validated": validated}
+        )
+    return _rows([*rating, *kept, "validated"], rows)
+
+
+def judges_csv(judges: list[JudgeFigures]) -> str:
+    """One row per judge: its accuracy on each kind of control, its position and verbosity
+    bias and its consistency, each as share, low, high and n (its 95 % interval)."""
+    figures = [f"accuracy_{k}" for k in KINDS] + ["position_bias", "verbosity_bias", "consistency"]
+    parts = ("share", "low", "high", "n")
+    rows = []
+    for j in judges:
+        found: dict[str, Interval] = {
+            **{f"accuracy_{k}": a for k, a in j.accuracy.items()},
+            "position_bias": j.position_bias,
+            "verbosity_bias": j.verbosity_bias,
+            "consistency": j.consistency,
+        }
+        row: dict[str, object] = {"judge": j.judge, "beats_chance": j.beats_chance}
+        for name in figures:
+            row |= {f"{name}_{part}": getattr(found[name], part) for part in parts}
+        rows.append(row | {"seconds": j.seconds})
+    fields = ["judge", "beats_chance", *(f"{f}_{p}" for f in figures for p in parts), "seconds"]
+    return _rows(fields, rows)
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")

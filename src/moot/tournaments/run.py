@@ -42,6 +42,7 @@ from moot.tournaments.plan import (
     make_plan,
     problem,
     two_sided,
+    with_controls,
 )
 from moot.transcript import Transcript, make_private_dir, read_journal, write_atomic
 
@@ -348,10 +349,12 @@ def new_tournament(
     out: Path | None = None,
     schedule: str = "round-robin",
     budget: int | None = None,
+    controls: int | None = None,
 ) -> Tournament:
     """Plan a tournament and create its folder (OUT, else a fresh one in moot's data
     directory). With `resolve`, models are told apart by their files, resolved offline (on a
-    dry run, checked without hashing)."""
+    dry run, checked without hashing). CONTROLS: control debates of each kind (None: the
+    default, `plan.with_controls`)."""
     adaptive.check_schedule(schedule, budget, len(models))
     plan = make_plan(
         fmt,
@@ -366,6 +369,7 @@ def new_tournament(
     )
     if schedule == "adaptive":
         plan = adaptive.adapt(plan, budget=budget)
+    plan = with_controls(plan, controls)
     folder = out or tournaments_dir() / datetime.now().strftime("%Y%m%d-%H%M%S")
     return Tournament.create(plan, folder)
 

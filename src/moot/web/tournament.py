@@ -12,6 +12,7 @@ from moot.api import debate_settings, tournament
 from moot.errors import MootError
 from moot.formats import get_format
 from moot.settings import format_params
+from moot.tournaments.controls import ControlEvent
 from moot.tournaments.plan import (
     SIDES,
     checked_identity,
@@ -138,7 +139,7 @@ def tournament_job(choice: Choice) -> Job:
     def work(job: Job) -> None:
         job.publish({"type": "t_plan", "debates": choice.debates})
 
-        def on_event(event: TournamentEvent) -> None:
+        def on_event(event: TournamentEvent | ControlEvent) -> None:
             if job.stop_requested:
                 raise _Stop
             item = tournament_event(event)
@@ -188,9 +189,10 @@ class _Stop(BaseException):
     """Ends a tournament asked to stop, at its next event; a resume finishes it."""
 
 
-def tournament_event(event: TournamentEvent) -> dict[str, Any] | None:
+def tournament_event(event: TournamentEvent | ControlEvent) -> dict[str, Any] | None:
     """A tournament's event as the page's table reads it; a debate's own events are only
-    named (the turn now speaking), not streamed."""
+    named (the turn now speaking), not streamed, and a control's not at all (the ratings
+    carry the judges' figures)."""
     if isinstance(event, DebateBegun):
         return {"type": "t_begun", "debate": event.pairing.id}
     if isinstance(event, DebateDone):
