@@ -177,17 +177,27 @@ def test_a_tournament_fills_its_table_then_shows_the_ratings(
     models = [str(write_gguf(tmp_path / f"{n}.gguf", name=n, chat_template=template)) for n in "ab"]
     page.click("nav a[data-page=tournament]")
     page.wait_for_selector("#tournament-form")
-    page.fill("textarea[name=motions]", "cities should ban cars")
+    page.fill("textarea[name=motions]", "cities should ban cars\ntea is better than coffee")
     page.fill("input[name='models.0']", models[0])
     page.fill("input[name='models.1']", models[1])
     page.fill("input[name='params.max_rounds']", "3")
     page.click("#tournament-form button[type=submit]")
     page.wait_for_selector(".tournament-table tbody tr")
-    assert page.locator(".tournament-table tbody tr").count() == 2  # one pair, sides swapped
+    assert page.locator(".tournament-table tbody tr").count() == 4  # a pair a motion, swapped
     page.wait_for_selector(".ratings img.chart", timeout=60_000)
-    assert page.locator(".tournament-table tr[data-status=done]").count() == 2
+    assert page.locator(".tournament-table tr[data-status=done]").count() == 4
     page.wait_for_function("() => document.querySelector('.ratings img.chart').naturalWidth > 0")
-    assert page.locator(".ratings tbody tr").count() == 2
+    assert page.locator(".ratings table:not(.judges) tbody tr").count() == 2
+    # Two motions: control debates measure each judge (here both models, judging each
+    # other), and the figures are shown beside the ratings with their intervals.
+    judges = page.locator(".ratings table.judges tbody tr")
+    assert judges.count() == 2
+    assert {judges.nth(i).get_attribute("data-judge") for i in range(2)} == set(models)
+    assert "%" in judges.first.inner_text() and "–" in judges.first.inner_text()
+    validated = page.get_attribute(".ratings", "data-validated")
+    heading = page.inner_text(".ratings h2")
+    assert ("not validated" in heading) == (validated == "no")
+    assert page.locator(".ratings .not-validated").count() == (validated == "no")
 
 
 def test_a_person_takes_the_opposition_seat_submits_speeches_and_declines_a_poi(

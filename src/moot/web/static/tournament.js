@@ -84,14 +84,46 @@ export class TournamentView {
       ),
     );
     const head = el("tr", {}, ...["rank", "model", "strength", "interval", "record"].map((k) => el("th", { text: this.t(k) })));
+    const calibration = ev.report.calibration;
+    const unchecked = calibration && calibration.status === "judged" && !calibration.validated;
+    const title = unchecked ? `${this.t("ratings")} · ${this.t("not_validated")}` : this.t("ratings");
     this.end.append(
       el(
         "section",
-        { class: "ratings" },
-        el("h2", { text: this.t("ratings") }),
+        { class: "ratings", "data-validated": unchecked ? "no" : "yes" },
+        el("h2", { text: title }),
+        ...(unchecked ? [el("p", { class: "not-validated", text: this.t("not_validated_why") })] : []),
         el("table", { class: "table" }, el("thead", {}, head), el("tbody", {}, ...rows)),
         el("img", { class: "chart", alt: this.t("chart"), src: `/api/tournaments/${encodeURIComponent(ev.tournament)}/ratings.png` }),
+        ...this.judges(calibration),
       ),
     );
+  }
+
+  // Each judge's figures on the control debates: a share, and its 95 % interval beneath.
+  judges(calibration) {
+    if (!calibration) return [];
+    if (!calibration.judges || !calibration.judges.length) {
+      return [el("p", { class: "controls-note", text: this.t("controls_off", { note: calibration.note }) })];
+    }
+    const share = (f) => (f && f.n ? `${Math.round(f.share * 100)} % (${Math.round(f.low * 100)}–${Math.round(f.high * 100)})` : "–");
+    const columns = ["judge", "kind_off_motion", "kind_silent", "position_bias", "verbosity_bias", "consistency", "beats_chance"];
+    const rows = calibration.judges.map((j) =>
+      el(
+        "tr",
+        { "data-judge": j.judge },
+        el("td", { text: j.judge }),
+        el("td", { text: share(j.accuracy.off_motion) }),
+        el("td", { text: share(j.accuracy.silent) }),
+        el("td", { text: share(j.position_bias) }),
+        el("td", { text: share(j.verbosity_bias) }),
+        el("td", { text: share(j.consistency) }),
+        el("td", { text: this.t(j.beats_chance ? "yes" : "no") }),
+      ),
+    );
+    return [
+      el("h3", { text: this.t("judges_on_controls", { n: calibration.made }) }),
+      el("table", { class: "table judges" }, el("thead", {}, el("tr", {}, ...columns.map((k) => el("th", { text: this.t(k) })))), el("tbody", {}, ...rows)),
+    ];
   }
 }
