@@ -45,24 +45,30 @@ def test_importing_moot_loads_neither_llama_cpp_nor_the_hub_client() -> None:
 
 
 @pytest.mark.parametrize(
-    ("settings", "names"),
+    ("settings", "names", "field"),
     [
-        ({"roles": {"king": "smollm2-135m"}}, ["roles", "king"]),
-        ({"temperatures": {"judge": 5}}, ["temperatures.judge"]),
-        ({"temperatures": {"jester": 0.5}}, ["temperatures", "jester"]),
-        ({"max_rounds": 99}, ["max-rounds"]),
-        ({"rounds": 2}, ["oxford", "rounds"]),
-        ({"colour": "red"}, ["colour"]),
-        ({"run": {"n_ctx": 5}}, ["run.n_ctx"]),
-        ({"run": {"call_timeout_s": 0}}, ["run.call_timeout_s"]),
-        ({"run": {"threads": 2}}, ["run.threads"]),
-        ({"lang": "fr"}, ["lang"]),
-        ({"format": "parliament"}, ["parliament"]),
+        ({"roles": {"king": "smollm2-135m"}}, ["roles", "king"], "roles.king"),
+        ({"temperatures": {"judge": 5}}, ["temperatures.judge"], "temperatures.judge"),
+        ({"temperatures": {"jester": 0.5}}, ["temperatures", "jester"], "temperatures.jester"),
+        ({"max_rounds": 99}, ["max-rounds"], "params.max_rounds"),
+        ({"rounds": 2}, ["oxford", "rounds"], "params.rounds"),
+        ({"colour": "red"}, ["colour"], "colour"),
+        ({"run": {"n_ctx": 5}}, ["run.n_ctx"], "run.n_ctx"),
+        ({"run": {"call_timeout_s": 0}}, ["run.call_timeout_s"], "run.call_timeout_s"),
+        ({"run": {"threads": 2}}, ["run.threads"], "run.threads"),
+        ({"lang": "fr"}, ["lang"], "lang"),
+        ({"format": "parliament"}, ["parliament"], "format"),
     ],
 )
 def test_a_bad_setting_is_named_before_any_model_loads(
-    home: Path, settings: dict[str, object], names: list[str], monkeypatch: pytest.MonkeyPatch
+    home: Path,
+    settings: dict[str, object],
+    names: list[str],
+    field: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Named in the message, and by its path among the keywords (`field`), for a front end
+    to place the error beside its own field."""
     from moot.models import store
 
     def no_model(ref: str) -> None:
@@ -74,6 +80,7 @@ def test_a_bad_setting_is_named_before_any_model_loads(
     assert caught.value.exit_code == 2
     for name in names:
         assert name in caught.value.message
+    assert caught.value.field == field
     assert caught.value.hint
 
 

@@ -258,6 +258,12 @@ def test_a_tournament_form_is_planned_before_it_is_queued(moot_home: Path, tmp_p
         ({"models": [a, b], "motions": "x y", "format": "decision"}, "format"),
         ({"models": [a, b], "motions": "x y", "swaps": "0"}, "swaps"),
         ({"models": [a, str(tmp_path / "none.gguf")], "motions": "x y"}, "models"),
+        ({"models": [a, a], "motions": "x y"}, "models"),
+        ({"models": [a, b], "judges": [str(tmp_path / "none.gguf")], "motions": "x y"}, "judges"),
+        ({"models": [a, b], "motions": "x " * 3000}, "motions"),
+        ({"models": [a, b], "motions": "x y", "lang": "fr"}, "lang"),
+        ({"models": [a, b], "motions": "x y", "params": {"max_rounds": "99"}}, "params.max_rounds"),
+        ({"models": [a, b], "motions": "x y", "seed": "-1"}, "seed"),
     ]:
         with pytest.raises(forms.FormErrors) as caught:
             tournaments.choose(form, dry_run=True)

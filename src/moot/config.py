@@ -115,7 +115,8 @@ OPTION_NAMES = {
 
 
 def validate_params(cls: type[P], **values: Any) -> P:
-    """Build a params model or raise a one-line UsageError naming the option and its range."""
+    """Build a params model or raise a one-line UsageError naming the option and its range
+    (its field: `params.` and the parameter's name)."""
     try:
         return cls(**values)
     except ValidationError as exc:
@@ -127,6 +128,7 @@ def validate_params(cls: type[P], **values: Any) -> P:
         raise UsageError(
             f"{option} {values.get(name)!r} is not allowed: {first['msg'].lower()}",
             hint=f"use a value {bounds}".strip() if bounds else "see moot run --help",
+            field=f"params.{name}",
         ) from None
 
 

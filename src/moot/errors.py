@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 
 class MootError(Exception):
     """Base of every error moot reports to a user; `hint` says how to fix it."""
 
     exit_code = 1
 
-    def __init__(self, message: str, *, hint: str = "") -> None:
+    def __init__(self, message: str, *, hint: str = "", field: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
+        # The setting it concerns, where it concerns one: its path among `moot.debate`'s
+        # keywords ("motion", "models.0", "temperatures.judge", "params.rounds",
+        # "run.max_tokens"), so a front end places the error beside that field.
+        self.field = field
 
 
 class UsageError(MootError, ValueError):
@@ -120,3 +127,14 @@ class RecordError(UsageError):
         super().__init__(message, hint=hint)
         self.path = path
         self.where = where
+
+
+@contextmanager
+def concerning(field: str) -> Iterator[None]:
+    """A MootError raised inside that names no setting is about FIELD (see MootError.field)."""
+    try:
+        yield
+    except MootError as exc:
+        if exc.field is None:
+            exc.field = field
+        raise

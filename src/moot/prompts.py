@@ -58,7 +58,7 @@ def resolve_language(choice: str, motion: str) -> Language:
         return detect_language(motion)
     if choice in LANGUAGES:
         return choice
-    raise UsageError(f"unknown language {choice!r}", hint="use --lang auto, en or zh")
+    raise UsageError(f"unknown language {choice!r}", hint="use --lang auto, en or zh", field="lang")
 
 
 def builtin_root() -> Path:

@@ -74,13 +74,15 @@ def settings_error(exc: ValidationError, *, hint: str, options: bool = False) ->
     first = exc.errors()[0]
     loc = [str(part) for part in first["loc"]]
     where = _option(loc) if options and loc else ".".join(loc) or "settings"
+    field = ".".join(loc) or None
     if first["type"] == "extra_forbidden":
-        return UsageError(f"unknown setting {where!r}", hint=hint)
+        return UsageError(f"unknown setting {where!r}", hint=hint, field=field)
     bounds = [f"{_BOUNDS[k]} {v}" for k, v in first.get("ctx", {}).items() if k in _BOUNDS]
     return UsageError(
         f"{where}{'' if where.endswith('=') else ' '}{_shown(first.get('input'))} is not allowed: "
         f"{first['msg'].lower()}",
         hint=f"use a value {' and '.join(bounds)}" if bounds else hint,
+        field=field,
     )
 
 
@@ -146,6 +148,7 @@ def format_params(fmt: Format, given: FormatParams, models: tuple[str, ...] = ()
             raise UsageError(
                 f"{option_name(name)} does not apply to the {fmt.name} format",
                 hint=f"its options are: {reads}" if reads else "drop it",
+                field=f"params.{name}",
             )
     # Only challenge picks a model itself (--effort); listing the store costs a little.
     installed = installed_models() if "effort" in fmt.reads else ()
@@ -159,15 +162,18 @@ def check_motion(motion: str) -> None:
     """A motion says something: a letter or a digit (not `-`, not zero-width spaces), and
     no more than a few paragraphs."""
     if not motion.strip():
-        raise UsageError("the motion is empty", hint="give a motion or a topic")
+        raise UsageError("the motion is empty", hint="give a motion or a topic", field="motion")
     if not any(ch.isalnum() for ch in motion):
         raise UsageError(
-            f"the motion {motion!r} has no words", hint='give a motion, e.g. moot run "…"'
+            f"the motion {motion!r} has no words",
+            hint='give a motion, e.g. moot run "…"',
+            field="motion",
         )
     if len(motion) > MAX_MOTION:
         raise UsageError(
             f"the motion is {len(motion):,} characters, over the limit of {MAX_MOTION:,}",
             hint="state the motion in a sentence; put the background in --positions",
+            field="motion",
         )
 
 
@@ -198,7 +204,9 @@ def prepare(chosen: DebateSettings, *, out_dir: Path | None = None) -> DebateSet
     cast = fmt.cast(params)
     if len(chosen.models) > 1 and not cast.models:
         raise UsageError(
-            f"the {fmt.name} format takes one model", hint="bind roles with --role ROLE=REF"
+            f"the {fmt.name} format takes one model",
+            hint="bind roles with --role ROLE=REF",
+            field="models.1",
         )
     for what, given in (("roles", chosen.roles), ("temperatures", chosen.temperatures)):
         unknown = sorted(set(given) - set(cast.roles))
@@ -206,6 +214,7 @@ def prepare(chosen: DebateSettings, *, out_dir: Path | None = None) -> DebateSet
             raise UsageError(
                 f"{what}: unknown role {unknown[0]!r} in the {fmt.name} format",
                 hint=f"its roles are: {', '.join(cast.roles)}",
+                field=f"{what}.{unknown[0]}",
             )
     for ref in (*chosen.models, *chosen.roles.values()):  # last: it reads model headers
         check_model_ref(ref)

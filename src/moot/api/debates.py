@@ -293,12 +293,15 @@ def debate_settings(
     for name in params:
         if name not in PARAMETERS:
             raise UsageError(
-                f"unknown parameter {name!r}", hint=f"parameters are: {', '.join(PARAMETERS)}"
+                f"unknown parameter {name!r}",
+                hint=f"parameters are: {', '.join(PARAMETERS)}",
+                field=name,
             )
         if name not in fmt.reads:
             raise UsageError(
                 f"the {fmt.name} format has no parameter {name!r}",
                 hint=f"its parameters are: {', '.join(sorted(fmt.reads))}",
+                field=f"params.{name}",
             )
     if isinstance(params.get("evidence"), str | Path):  # one file, named alone
         params["evidence"] = (params["evidence"],)

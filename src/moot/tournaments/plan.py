@@ -15,7 +15,7 @@ from moot import files
 from moot._version import __version__
 from moot.config import Seed, validate_params
 from moot.engine import derive_seed
-from moot.errors import UsageError
+from moot.errors import UsageError, concerning
 from moot.formats.base import Format
 from moot.prompts import Language, load_pack, resolve_language
 from moot.tournaments.calibration import MAX_CONTROLS
@@ -98,7 +98,11 @@ def check_counts(
     for name, value in (("seed", seed), ("controls", controls)):
         if value is not None:
             given[name] = value
-    validate_params(_Counts, **given)
+    try:
+        validate_params(_Counts, **given)
+    except UsageError as exc:  # the tournament's own settings, not a format's parameters
+        exc.field = exc.field and exc.field.removeprefix("params.")
+        raise
 
 
 def control_languages(motions: Sequence[Motion]) -> list[str]:
@@ -124,6 +128,7 @@ def with_controls(plan: TournamentPlan, controls: int | None) -> TournamentPlan:
             f"--controls {controls} needs two motions or more in one language",
             hint="an off-the-motion control takes one side from a debate on another motion: "
             "give more motions, or --controls 0",
+            field="controls",
         )
     return plan.model_copy(update={"controls": controls})
 
@@ -136,26 +141,17 @@ def count_debates(models: int, motions: int, swaps: int) -> int:
 def check_size(models: Sequence[str], judges: Sequence[str], motions: int, swaps: int) -> None:
     """A plan moot can run: bounded models, judges, motions and debates, before any is made."""
     check_counts(swaps=swaps)
-    for option, refs, limit, fewer in (
-        ("--model", models, MAX_MODELS, "rank fewer models in one tournament"),
-        ("--judge", judges, MAX_JUDGES, "a smaller panel judges as well"),
+    for option, field, refs, limit, fewer in (
+        ("--model", "models", models, MAX_MODELS, "rank fewer models in one tournament"),
+        ("--judge", "judges", judges, MAX_JUDGES, "a smaller panel judges as well"),
     ):
-        if len(refs) > limit:
-            raise UsageError(
-                f"{option} is given {len(refs):,} times, over the limit of {limit}", hint=fewer
-            )
-        for ref in refs:
-            if not ref.strip():
-                raise UsageError(f"{option} is empty", hint="name a model: see `moot models list`")
-            if len(ref) > MAX_REF_CHARS:
-                raise UsageError(
-                    f"{option} is {len(ref):,} characters long, over the limit of {MAX_REF_CHARS}",
-                    hint="name a model: see `moot models list`",
-                )
+        with concerning(field):
+            check_refs(option, refs, limit, fewer)
     if motions > MAX_MOTIONS:
         raise UsageError(
             f"{motions:,} motions, over the limit of {MAX_MOTIONS:,}",
             hint="split them across tournaments",
+            field="motions",
         )
     debates = count_debates(len(models), motions, swaps)
     if debates > MAX_DEBATES:
@@ -165,12 +161,29 @@ def check_size(models: Sequence[str], judges: Sequence[str], motions: int, swaps
         )
 
 
+def check_refs(option: str, refs: Sequence[str], limit: int, fewer: str) -> None:
+    """At most LIMIT references for OPTION, none empty or too long to be one."""
+    if len(refs) > limit:
+        raise UsageError(
+            f"{option} is given {len(refs):,} times, over the limit of {limit}", hint=fewer
+        )
+    for ref in refs:
+        if not ref.strip():
+            raise UsageError(f"{option} is empty", hint="name a model: see `moot models list`")
+        if len(ref) > MAX_REF_CHARS:
+            raise UsageError(
+                f"{option} is {len(ref):,} characters long, over the limit of {MAX_REF_CHARS}",
+                hint="name a model: see `moot models list`",
+            )
+
+
 def two_sided(fmt: Format) -> tuple[str, str]:
     """The format's two opposing seats, or a usage error for a format without them."""
     if fmt.name not in SIDES:
         raise UsageError(
             f"the {fmt.name} format has no two opposing sides to seat models in",
             hint=f"a tournament runs {' or '.join(SIDES)}",
+            field="format",
         )
     return SIDES[fmt.name][0]
 
@@ -310,15 +323,21 @@ def make_plan(
     check_size(models, judges, len(motions), swaps)
     check_counts(seed=seed)
     if len(models) < 2:
-        raise UsageError("a tournament needs two or more --model", hint="--model A --model B")
-    keys = {ref: identify(ref) for ref in dict.fromkeys([*models, *judges])}
-    for option, refs in (("--model", models), ("--judge", judges)):
+        raise UsageError(
+            "a tournament needs two or more --model", hint="--model A --model B", field="models"
+        )
+    keys: dict[str, str] = {}
+    for option, field, refs in (("--model", "models", models), ("--judge", "judges", judges)):
         seen: dict[str, str] = {}
         for ref in refs:
+            if ref not in keys:
+                with concerning(field):
+                    keys[ref] = identify(ref)
             if keys[ref] in seen:
                 raise UsageError(
                     f"{option} {ref} names the same model as {option} {seen[keys[ref]]}",
                     hint="give each model once",
+                    field=field,
                 )
             seen[keys[ref]] = ref
     for language in sorted({m.language for m in motions}):

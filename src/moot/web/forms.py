@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,8 +103,7 @@ def debate_setup(form: object, *, dry_run: bool) -> DebateSetup:
         chosen = settings(hint="see moot run --help", options=True, **read.values)
         return prepare(chosen)
     except MootError as exc:
-        field = _field_of(exc.message, read.values)
-        raise FormErrors({field: problem(_beside(exc.message, field), exc.hint)}) from None
+        raise FormErrors({form_field(exc): problem(exc.message, exc.hint)}) from None
 
 
 def _read(form: dict[str, Any], *, dry_run: bool) -> _Read:
@@ -171,46 +169,14 @@ def _check_ref(ref: str, field: str, errors: FieldErrors) -> None:
         errors[field] = problem(exc.message, exc.hint)
 
 
-# The fields of `moot run`'s options, by the option its errors name.
-_OPTION_FIELDS = {
-    "the motion": "motion",
-    "unknown format": "format",
-    "--lang": "lang",
-    "--seed": "seed",
-    "--max-tokens": "max_tokens",
-    "--model": "models.0",
-    "--role": "roles",
-}
-
-
-def _field_of(message: str, values: dict[str, Any]) -> str:
-    """The form's field an error of `moot run`'s checks concerns, from the option it names."""
-    if m := re.match(r"--temperature (\w+)=", message):
-        return f"temperatures.{m.group(1)}"
-    if m := re.match(r"(roles|temperatures): unknown role '(\w+)'", message):
-        return f"{m.group(1)}.{m.group(2)}"
-    if re.match(r"the \w+ format (takes one model|needs at least)", message):
-        return "models.0"
-    for name in values.get("params", {}):
-        option = option_name(name)
-        if message == option or message.startswith((option + " ", option + ":")):
-            return f"params.{name}"
-    for option, field in _OPTION_FIELDS.items():
-        if message.startswith(option):
-            return field
-    return "form"
-
-
-def _beside(message: str, field: str) -> str:
-    """The message as shown beside its field: the option it starts with is that field."""
-    if field.startswith("temperatures."):
-        given = f"--temperature {field.removeprefix('temperatures.')}="
-        return message.removeprefix(given)
-    for name in (field.removeprefix("params."), field):
-        option = option_name(name)
-        if field != "form" and message.startswith(option + " "):
-            return message[len(option) + 1 :]
-    return message
+def form_field(exc: MootError) -> str:
+    """The form's field an error concerns, from the setting it names ("form": none, or one
+    the page does not offer)."""
+    field = exc.field or "form"
+    if field.startswith("run."):  # the run settings the page offers sit beside the others
+        field = field.removeprefix("run.")
+        return field if field == "max_tokens" else "form"
+    return field
 
 
 def problem(message: str, hint: str) -> dict[str, str]:

@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from moot.api import debate_settings, tournament
-from moot.errors import MootError
+from moot.errors import MootError, concerning
 from moot.formats import get_format
 from moot.settings import format_params
 from moot.tournaments.controls import ControlEvent
@@ -84,10 +83,12 @@ def choose(form: object, *, dry_run: bool) -> Choice:
         reads = {k: v for k, v in params.items() if k in fmt.reads}
         chosen = debate_settings("-", format=name, lang=lang, run={"dry_run": dry_run}, **reads)
         seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
+        with concerning("motions"):
+            worded = word_motions(motions, fmt, chosen.lang)
         plan = make_plan(
             fmt,
             models,
-            word_motions(motions, fmt, chosen.lang),
+            worded,
             params=format_params(fmt, chosen.params),
             seed=seed,
             judges=judges,
@@ -96,7 +97,7 @@ def choose(form: object, *, dry_run: bool) -> Choice:
             swaps=swaps,
         )
     except MootError as exc:
-        raise FormErrors({_field_of(exc.message): problem(exc.message, exc.hint)}) from None
+        raise FormErrors({_field_of(exc): problem(exc.message, exc.hint)}) from None
     debates = [
         {
             "debate": p.id,
@@ -109,28 +110,18 @@ def choose(form: object, *, dry_run: bool) -> Choice:
     return Choice(models, judges, motions, fmt.name, lang, seed, swaps, reads, dry_run, debates)
 
 
-_FIELDS = (
-    (r"a tournament needs|--model", "models"),
-    (r"--judge", "judges"),
-    (r"motion|\d+ motions", "motions"),
-    (r"--swaps", "swaps"),
-    (r"--seed", "seed"),
-    (r"unknown format|the \w+ format has no two", "format"),
-    (r"--min-score", "params.min_score"),
-    (r"--max-rounds", "params.max_rounds"),
-    (r"--rounds", "params.rounds"),
-    (r"--effort", "params.effort"),
-    (r"--lang", "lang"),
-)
+# The fields of the tournament's form: an error naming another setting is the form's.
+_FIELDS = {"models", "judges", "motions", "swaps", "seed", "format", "lang"}
 
 
-def _field_of(message: str) -> str:
-    for pattern, name in _FIELDS:
-        if re.match(pattern, message):
-            return name
-    if re.search(r"unknown model|not installed|--model|\.gguf", message):
-        return "models"
-    return "form"
+def _field_of(exc: MootError) -> str:
+    """The form's field an error concerns, from the setting it names: a format parameter's
+    own field, the list's for one of its items (`models.1`: "models")."""
+    field = exc.field or "form"
+    head = field.split(".")[0]
+    if head == "params":
+        return field
+    return head if head in _FIELDS else "form"
 
 
 def tournament_job(choice: Choice) -> Job:

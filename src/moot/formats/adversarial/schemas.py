@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from moot.checks import length_units
 from moot.config import validate_params
-from moot.errors import UsageError
+from moot.errors import UsageError, concerning
 from moot.files import KIB, RECORD_LIMIT, read_json, read_text
 from moot.formats.base import RunOptions
 from moot.transcript import check_version, validate
@@ -55,15 +55,20 @@ def make_params(options: RunOptions) -> AdversarialParams:
         raise UsageError(
             f"the adversarial format needs at least two participants, got {len(options.models)}",
             hint="name each with --model, e.g. --model smollm2-135m --model gemma3-270m",
+            field=f"models.{len(options.models)}",
         )
     path = options.continue_from
+    with concerning("params.continue_from"):
+        earlier = load_session(path) if path else []
+    with concerning("params.evidence"):
+        evidence = given_evidence(options.evidence)
     return validate_params(
         AdversarialParams,
         rounds=3 if options.rounds is None else options.rounds,
         participants=options.models,
-        earlier=load_session(path) if path else [],
+        earlier=earlier,
         continued_from=str(path) if path else None,
-        evidence=given_evidence(options.evidence),
+        evidence=evidence,
     )
 
 

@@ -69,11 +69,13 @@ def make_params(options: RunOptions) -> ChallengeParams:
         raise UsageError(
             f"the challenge format takes at most two --model, got {len(models)}",
             hint="--model PROPOSER --model CHALLENGER, or --role proposer=REF --role challenger=…",
+            field="models.2",
         )
     if len(models) == 2 and models[0] == models[1] and len(options.installed) > 1:
         raise UsageError(
             f"the proposer and the challenger must be different models, both are {models[0]}",
             hint="name two different models, or one --model for both sides",
+            field="models.1",
         )
     return validate_params(
         ChallengeParams,

@@ -17,7 +17,7 @@ from typing import Any
 from moot.checks import length_units
 from moot.config import validate_params
 from moot.engine import Engine
-from moot.errors import MootError, UsageError
+from moot.errors import MootError, UsageError, concerning
 from moot.formats.base import Cast, Format, RunOptions
 from moot.formats.decision.document import JUDGE_STEPS, label, render_document
 from moot.formats.decision.framing import (
@@ -348,11 +348,13 @@ def make_params(options: RunOptions) -> DecisionParams:
     positions, scope = clean(options.positions), clean(options.out_of_scope)
     problem = count_problem(positions) if positions else None
     if problem:
-        raise refuse(f"--positions: {problem}")
+        with concerning("params.positions"):
+            raise refuse(f"--positions: {problem}")
     if any(len(s) > SCOPE_CHARS for s in scope):
         raise UsageError(
             f"an --out-of-scope item is longer than {SCOPE_CHARS} characters",
             hint="name the adjacent topic in a few words",
+            field="params.out_of_scope",
         )
     return validate_params(
         DecisionParams, preset=preset, rounds=rounds, positions=positions, out_of_scope=scope

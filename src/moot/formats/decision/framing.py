@@ -109,7 +109,9 @@ def plan_rounds(preset: str | None, rounds: int | None) -> tuple[str, int]:
     """
     if preset is not None and preset not in PRESETS:
         raise UsageError(
-            f"--preset {preset!r} is not one of {', '.join(PRESETS)}", hint="e.g. --preset quick"
+            f"--preset {preset!r} is not one of {', '.join(PRESETS)}",
+            hint="e.g. --preset quick",
+            field="params.preset",
         )
     if rounds is None:
         chosen = preset or "standard"
@@ -121,6 +123,7 @@ def plan_rounds(preset: str | None, rounds: int | None) -> tuple[str, int]:
             f"--preset {preset} has {PRESET_ROUNDS[preset]} rebuttal round(s), "
             f"not --rounds {rounds}",
             hint="drop --preset to run a custom number of rounds, or use --preset deep --rounds N",
+            field="params.rounds",
         )
     return preset, rounds
 
