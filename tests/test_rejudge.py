@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from moot.formats.base import RunOptions
 from moot.formats.decision.flow import FORMAT as DECISION
 from moot.inference.protocol import ChatRequest
 from moot.inference.scripted import ScriptedModel, _minimal
-from moot.rejudge import JUDGING, compared_fields, file_name
+from moot.rejudge import compared_fields, file_name
 from moot.runner import DebateRun
 from moot.settings import DebateSetup
 
@@ -71,7 +72,8 @@ def saved_debate(folder: Path, fmt: str, pool: Pool | None = None) -> tuple[Path
 
 
 def judging_turns(path: Path) -> list[dict[str, Any]]:
-    judging = JUDGING[json.loads(path.read_text())["format"]]
+    judging = get_format(json.loads(path.read_text())["format"]).judging
+    assert judging is not None
     turns = json.loads(path.read_text())["turns"]
     return [t for t in turns if t["role"] == judging.role and t["step"] in judging.steps]
 
@@ -88,9 +90,10 @@ def contrary(request: ChatRequest, *, only: int | None = None) -> str:
 
 
 def test_every_judging_step_is_a_step_of_its_format() -> None:
-    assert set(JUDGING) == set(NAMES)
-    for name, judging in JUDGING.items():
+    for name in NAMES:
         fmt = get_format(name)
+        judging = fmt.judging  # declared by the format: each of the four re-judges
+        assert judging is not None, name
         assert judging.steps and set(judging.steps) <= set(fmt.steps), name
         assert "judge" in fmt.steps or judging.role == "judge"
 
@@ -352,7 +355,9 @@ def test_a_bad_judge_is_one_line_and_exit_2(
 def test_a_format_with_no_judging_is_refused(
     cli: Cli, tmp_path: Path, dry_debate: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delitem(moot.rejudge.JUDGING, "oxford")
+    import moot.formats.oxford as oxford
+
+    monkeypatch.setattr(oxford, "FORMAT", replace(oxford.FORMAT, judging=None))
     proc = cli("judge", str(dry_debate), "--judge", "smollm2-135m", "--dry-run", home=tmp_path)
     assert proc.returncode == 2
     assert "the oxford format has no judging" in proc.stderr.splitlines()[0]

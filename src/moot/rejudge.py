@@ -12,19 +12,18 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from moot._version import __version__
 from moot.checks import hollow
 from moot.config import RunSettings
 from moot.engine import Engine, Role, is_failed
 from moot.errors import MootError, StructuredReplyError, UsageError
-from moot.formats.oxford.flow import completeness
-from moot.formats.oxford.schemas import CompletenessReply, CompletenessRubric, OxfordParams
+from moot.formats import NAMES, get_format
+from moot.formats.base import SAVED_HINT, Judging, Reading
 from moot.inference.human import is_human_ref
 from moot.inference.protocol import (
     ChatModel,
@@ -38,112 +37,15 @@ from moot.inference.protocol import (
 from moot.runner import DebateRun, setup_from_record
 from moot.settings import check_model_ref
 from moot.transcript import (
-    Transcript,
     Turn,
     field_error,
     load,
     make_private_dir,
-    validate,
     write_atomic,
 )
 
 T = TypeVar("T", bound=BaseModel)
-HINT = "pass the transcript.json of a debate moot saved"
-
-
-# -- what of each format is judging ----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Reading:
-    """One judge's reply at one judging step, with what that step was asked about."""
-
-    reply: BaseModel
-    variables: dict[str, Any]  # the step's template variables
-    params: BaseModel  # the debate's format parameters
-
-
-def _no_choices(saved: Transcript) -> dict[str, Any]:
-    return {}
-
-
-@dataclass(frozen=True)
-class Judging:
-    """A format's judging: the judge seat's steps whose replies are verdicts, the value of a
-    reply that decides (who won, whether the rounds stop), a number code derives from it, and
-    the choices the format keeps outside any turn, read back from the saved result."""
-
-    steps: tuple[str, ...]
-    verdict: Callable[[Reading], object]
-    score: Callable[[Reading], float] | None = None
-    kept: Callable[[Transcript], dict[str, Any]] = _no_choices
-    role: str = "judge"
-
-
-def _completeness(r: Reading) -> float:
-    assert isinstance(r.reply, CompletenessRubric | CompletenessReply)
-    speeches = {side: r.variables[f"{side}_speech"] for side in ("proposition", "opposition")}
-    return completeness(r.reply, speeches, r.variables["motion"]).score
-
-
-def _stops(r: Reading) -> object:
-    assert isinstance(r.params, OxfordParams)
-    return _completeness(r) >= r.params.min_score  # the judge's real decision: stop or go on
-
-
-def _field(name: str) -> Callable[[Reading], object]:
-    return lambda r: getattr(r.reply, name)
-
-
-class _Plan(BaseModel):
-    model_config = ConfigDict(strict=True)
-
-    topic: str
-    positions: list[str]
-    out_of_scope: list[str]
-    preset: str
-    rounds: int
-
-
-def _decision_plan(saved: Transcript) -> dict[str, Any]:
-    """The plan the user confirmed (or corrected) in Phase 0, as the document records it."""
-    front = (saved.result or {}).get("frontmatter")
-    if not isinstance(front, dict):
-        return {}
-    keys = _Plan.model_fields
-    plan = validate(_Plan, {k: front.get(k) for k in keys}, name="result.frontmatter", hint=HINT)
-    return {"decision_plan": plan.model_dump()}
-
-
-def _supplied_evidence(saved: Transcript) -> dict[str, Any]:
-    """The evidence the user supplied between an adversarial review's rounds, each under the
-    key the review kept it by, so the new judge is shown what the first one was."""
-    supplied = (saved.result or {}).get("supplied")
-    if not isinstance(supplied, list):
-        return {}
-    kept = validate(_Supplied, {"supplied": supplied}, name="result.supplied", hint=HINT)
-    return {f"evidence:{s.round}": s.model_dump() for s in kept.supplied}
-
-
-class _Evidence(BaseModel):
-    model_config = ConfigDict(strict=True)
-
-    round: int
-    name: str
-    text: str
-
-
-class _Supplied(BaseModel):
-    supplied: list[_Evidence]
-
-
-# The oxford brief, the decision's framing and sections are written, not judged: reused.
-JUDGING: dict[str, Judging] = {
-    "oxford": Judging(("judge",), verdict=_stops, score=_completeness),
-    "challenge": Judging(("verdict",), verdict=_field("winner")),
-    "decision": Judging(("judge_decision",), verdict=_field("recommendation"), kept=_decision_plan),
-    "adversarial": Judging(("judge",), verdict=_field("winner"), kept=_supplied_evidence),
-}
+HINT = SAVED_HINT
 
 
 # -- the record of a re-judged debate --------------------------------------------------------
@@ -460,11 +362,12 @@ class Rejudging:
         self.path = path
         self.saved, data = load(path)
         setup = setup_from_record(data, out_dir=None, source=str(path), hint=HINT)
-        judging = JUDGING.get(setup.format.name)
+        judging = setup.format.judging
         if judging is None:
+            judged = [name for name in NAMES if get_format(name).judging is not None]
             raise UsageError(
                 f"the {setup.format.name} format has no judging to do again",
-                hint=f"moot judge re-judges debates of: {', '.join(JUDGING)}",
+                hint=f"moot judge re-judges debates of: {', '.join(judged)}",
             )
         self.judging = judging
         first = next((t for t in self.saved.turns if self._judges(t)), None)

@@ -46,6 +46,41 @@ class Cast:
     models: Mapping[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Reading:
+    """One judge's reply at one judging step, with what that step was asked about."""
+
+    reply: BaseModel
+    variables: dict[str, Any]  # the step's template variables
+    params: BaseModel  # the debate's format parameters
+
+
+def no_choices(saved: Transcript) -> dict[str, Any]:
+    return {}
+
+
+@dataclass(frozen=True)
+class Judging:
+    """What `moot judge` asks again of a format: the judge seat's steps whose replies are
+    verdicts, the value of a reply that decides (who won, whether the rounds stop), a number
+    code derives from it, and the choices the format keeps outside any turn, read back from
+    the saved result (under the keys `Engine.keep` kept them by)."""
+
+    steps: tuple[str, ...]
+    verdict: Callable[[Reading], object]
+    score: Callable[[Reading], float] | None = None
+    kept: Callable[[Transcript], dict[str, Any]] = no_choices
+    role: str = "judge"
+
+
+def reply_field(name: str) -> Callable[[Reading], object]:
+    """A verdict that is one field of the judge's reply."""
+    return lambda r: getattr(r.reply, name)
+
+
+SAVED_HINT = "pass the transcript.json of a debate moot saved"
+
+
 def plain_motion(text: str, language: str) -> str:
     """The motion as given, its whitespace collapsed."""
     return " ".join(text.split())
@@ -70,6 +105,7 @@ class Format:
     # The most words (字) of the debate that one prompt can quote, by the rulebook's limits:
     # what sizes the context window when --n-ctx is not given (`context_need`).
     quoted_words: Callable[[Any], int] = lambda params: 2000
+    judging: Judging | None = None  # what `moot judge` asks again; None: nothing to re-judge
 
 
 # Tokens a word (字) takes at most in the tiny models' tokenizers, with room to spare.

@@ -6,11 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from moot.checks import length_units
 from moot.engine import Engine
 from moot.errors import UsageError
 from moot.formats.adversarial import text
 from moot.formats.adversarial.schemas import SUPPLEMENT_UNITS, Evidence, read_evidence
+from moot.formats.base import SAVED_HINT
+from moot.transcript import Transcript, validate
 
 MAX_ASKS = 3  # a path that cannot be read is asked for again, this many times in all
 
@@ -60,3 +64,25 @@ def supplement(
     if kept:
         engine.notice(text.evidence_given(lang, rnd, Path(kept["name"]).name), "info")
     return kept if isinstance(kept, dict) else None
+
+
+class _Supplied(BaseModel):
+    model_config = ConfigDict(strict=True)
+
+    round: int
+    name: str
+    text: str
+
+
+class _AllSupplied(BaseModel):
+    supplied: list[_Supplied]
+
+
+def supplied_kept(saved: Transcript) -> dict[str, Any]:
+    """The evidence the user supplied between a saved review's rounds, each under the key
+    `supplement` kept it by: a new judge (`moot judge`) is shown what the first one was."""
+    supplied = (saved.result or {}).get("supplied")
+    if not isinstance(supplied, list):
+        return {}
+    read = validate(_AllSupplied, {"supplied": supplied}, name="result.supplied", hint=SAVED_HINT)
+    return {f"evidence:{s.round}": s.model_dump() for s in read.supplied}

@@ -26,7 +26,7 @@ from moot.formats.adversarial.schemas import (
     read_request,
     read_vote,
 )
-from moot.formats.base import Cast, Format
+from moot.formats.base import Cast, Format, Judging, reply_field
 from moot.formats.failures import attempt
 from moot.transcript import Turn
 
@@ -382,4 +382,5 @@ FORMAT = Format(
     render=text.render,
     sample_variables=sample_variables,
     quoted_words=lambda params: quoted_words(params),
+    judging=Judging(("judge",), verdict=reply_field("winner"), kept=evidence.supplied_kept),
 )

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from moot.engine import Engine
 from moot.errors import MootError
-from moot.formats.base import Cast, Format
+from moot.formats.base import Cast, Format, Judging, reply_field
 from moot.formats.challenge import text
 from moot.formats.challenge.schemas import (
     BUDGETS,
@@ -408,4 +408,5 @@ FORMAT = Format(
     render=text.render,
     sample_variables=sample_variables,
     quoted_words=lambda params: quoted_words(params),
+    judging=Judging(("verdict",), verdict=reply_field("winner")),
 )

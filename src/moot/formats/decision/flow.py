@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from moot.checks import length_units
 from moot.config import validate_params
 from moot.engine import Engine
 from moot.errors import MootError, UsageError, concerning
-from moot.formats.base import Cast, Format, RunOptions
+from moot.formats.base import SAVED_HINT, Cast, Format, Judging, RunOptions, reply_field
 from moot.formats.decision.document import JUDGE_STEPS, label, render_document
 from moot.formats.decision.framing import (
     Plan,
@@ -40,7 +42,7 @@ from moot.formats.decision.schemas import (
     verdict_schema,
 )
 from moot.formats.failures import degraded
-from moot.transcript import Transcript, Turn
+from moot.transcript import Transcript, Turn, validate
 
 ROLES = ("debater_a", "debater_b", "debater_c", "debater_d", "judge")
 DEBATERS = ROLES[:4]
@@ -386,6 +388,29 @@ def quoted_words(params: DecisionParams) -> int:
     return max(judge, debater)
 
 
+class _Plan(BaseModel):
+    model_config = ConfigDict(strict=True)
+
+    topic: str
+    positions: list[str]
+    out_of_scope: list[str]
+    preset: str
+    rounds: int
+
+
+def confirmed_plan(saved: Transcript) -> dict[str, Any]:
+    """The plan the user confirmed (or corrected) in Phase 0, as the saved document records
+    it: a new judge (`moot judge`) judges the debate that plan ran."""
+    front = (saved.result or {}).get("frontmatter")
+    if not isinstance(front, dict):
+        return {}
+    keys = _Plan.model_fields
+    plan = validate(
+        _Plan, {k: front.get(k) for k in keys}, name="result.frontmatter", hint=SAVED_HINT
+    )
+    return {"decision_plan": plan.model_dump()}
+
+
 FORMAT = Format(
     name="decision",
     steps=STEPS,
@@ -399,4 +424,7 @@ FORMAT = Format(
     document="decision.md",
     saves_by_default=False,  # ephemeral: printed, and saved only with --out
     quoted_words=lambda params: quoted_words(params),
+    judging=Judging(
+        ("judge_decision",), verdict=reply_field("recommendation"), kept=confirmed_plan
+    ),
 )

@@ -12,7 +12,7 @@ from typing import Any
 from moot.checks import speech_checks
 from moot.config import validate_params
 from moot.engine import Engine
-from moot.formats.base import Cast, Format, RunOptions
+from moot.formats.base import Cast, Format, Judging, Reading, RunOptions
 from moot.formats.failures import degraded, degraded_notes
 from moot.formats.oxford.motion import normalise_motion
 from moot.formats.oxford.schemas import (
@@ -547,6 +547,19 @@ def quoted_words(max_rounds: int) -> int:
     return one_round + point + 2 * LIMITS["rebuttal"] + max_rounds * LIMITS["devil"]
 
 
+def judged_completeness(r: Reading) -> float:
+    """The score code derives from a judge's completeness reply (re-judging reads it)."""
+    assert isinstance(r.reply, CompletenessRubric | CompletenessReply)
+    speeches = {side: r.variables[f"{side}_speech"] for side in ("proposition", "opposition")}
+    return completeness(r.reply, speeches, r.variables["motion"]).score
+
+
+def judged_stop(r: Reading) -> object:
+    """The judge's real decision: whether the rounds stop."""
+    assert isinstance(r.params, OxfordParams)
+    return judged_completeness(r) >= r.params.min_score
+
+
 FORMAT = Format(
     name="oxford",
     steps=STEPS,
@@ -559,4 +572,6 @@ FORMAT = Format(
     sample_variables=sample_variables,
     motion=normalise_motion,
     quoted_words=lambda params: quoted_words(params.max_rounds),
+    # The brief is written, not judged: a new judge is asked the completeness checks.
+    judging=Judging(("judge",), verdict=judged_stop, score=judged_completeness),
 )
