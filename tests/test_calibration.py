@@ -251,6 +251,27 @@ def test_calibrate_on_a_dry_run_saves_each_judges_figures(tmp_path: Path, cli: C
     assert len(list((out / "debates").iterdir())) == 4
 
 
+def test_two_models_take_a_side_each_swapped_every_other_debate(
+    tmp_path: Path, cli: Cli, dry_models: tuple[str, str]
+) -> None:
+    motions = tmp_path / "motions.txt"
+    motions.write_text("\n".join(list(MOTIONS.values())[:2]) + "\n", encoding="utf-8")
+    a, b = dry_models
+    out = tmp_path / "cal"
+    args = ["--judge", "j1", "--motions", str(motions), "--controls", "1", "--quiet"]
+    proc = cli("calibrate", *args, "--model", a, "--model", b, "--dry-run", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    seats = []
+    for i in range(1, 5):
+        saved = json.loads((out / "debates" / f"d{i}" / "transcript.json").read_text())
+        spoke = {t["role"]: t["model"] for t in saved["turns"] if t["step"] == "speech"}
+        seats.append((spoke["proposition"], spoke["opposition"]))
+    assert seats[0] == seats[2] == tuple(f"echo:{m}" for m in (a, b))
+    assert seats[1] == seats[3] == tuple(f"echo:{m}" for m in (b, a))
+    three = cli("calibrate", *args, "--model", a, "--model", b, "--model", a, "--dry-run")
+    refused(three, "one or two models")
+
+
 @pytest.mark.real
 def test_a_real_judge_model_is_measured_on_the_controls() -> None:
     from moot.api import ModelPool

@@ -30,7 +30,7 @@ from moot.tournaments.calibration import (
     calibrate_judge,
 )
 from moot.tournaments.judge import SIDES
-from moot.tournaments.plan import read_motions, word_motions
+from moot.tournaments.plan import read_motions, two_sided, word_motions
 from moot.transcript import Transcript
 
 MAX_JUDGES = 8
@@ -86,7 +86,7 @@ class CalibrationPlan:
     motions: tuple[str, ...]
     format: str
     language: str | None
-    model: str | Sequence[str] | None
+    models: tuple[str, ...]  # none: the default model; two: one a side, swapped each debate
     controls: int
     seed: int
     folder: Path
@@ -117,6 +117,13 @@ def plan_calibration(
     else:
         worded = word_motions(motions, fmt, chosen.lang)
     texts = tuple(dict.fromkeys(m.text for m in worded))
+    models = (model,) if isinstance(model, str) else tuple(model or ())
+    if len(models) > 2:
+        raise UsageError(
+            f"calibration debates seat one or two models, got {len(models)}",
+            hint="name one --model for every seat, or two to take a side each",
+            field="model",
+        )
     if len(texts) < 2:
         raise UsageError(
             "calibration needs two motions or more",
@@ -127,7 +134,7 @@ def plan_calibration(
         motions=texts,
         format=format,
         language=chosen.lang if chosen.lang != "auto" else None,
-        model=model,
+        models=models,
         controls=controls,
         seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
         folder=Path(out).expanduser() if out is not None else _fresh_folder(),
@@ -174,6 +181,16 @@ def calibrate(
     return run_calibration(plan, pool=pool, on_progress=on_progress)
 
 
+def _seats(plan: CalibrationPlan, i: int) -> dict[str, Any]:
+    """The models of debate I: one for every seat, or two taking a side each, on the other
+    side in every other debate (so the controls made from them show each on both sides)."""
+    if len(plan.models) < 2:
+        return {"model": plan.models[0] if plan.models else None}
+    first, second = plan.models if i % 2 == 0 else plan.models[::-1]
+    sides = two_sided(get_format(plan.format))
+    return {"model": first, "roles": {sides[0]: first, sides[1]: second}}
+
+
 def run_calibration(
     plan: CalibrationPlan,
     *,
@@ -195,7 +212,7 @@ def run_calibration(
             result = debate(
                 plan.motions[i % len(plan.motions)],
                 format=plan.format,
-                model=plan.model,
+                **_seats(plan, i),
                 lang=plan.language,
                 seed=plan.seed + i,
                 out=plan.folder / "debates" / f"d{i + 1}",

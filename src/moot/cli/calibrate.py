@@ -52,8 +52,8 @@ def calibrate_judges(
     model: Annotated[
         Many,
         typer.Option(
-            help="The model that debates the motions the controls are made from (repeatable; "
-            "default: the default model).",
+            help="The model that debates the motions the controls are made from; given "
+            "twice, each takes a side, swapped every other debate (default: the default model).",
             metavar="REF",
         ),
     ] = None,
