@@ -11,7 +11,7 @@ from moot import files, history
 from moot.events import Event, Notice, Scored, Stopped, Token, TurnFinished, TurnStarted
 from moot.formats import NAMES as FORMATS
 from moot.formats import get_format
-from moot.transcript import Turn, read_journal
+from moot.transcript import DebateRecord, Turn, read_records
 from moot.words import words
 
 Wire = dict[str, Any]
@@ -158,8 +158,8 @@ def _record(folder: Path) -> dict[str, Any]:
         return data if isinstance(data, dict) else {}
     journal = folder / history.JOURNAL
     if os.path.lexists(journal):
-        records = read_journal(journal)
-        return next((r for r in records if r.get("type") == "debate"), {})
+        headers = (r for r in read_records(journal) if isinstance(r, DebateRecord))
+        return next((h.model_dump(mode="json", by_alias=True) for h in headers), {})
     return {}
 
 
