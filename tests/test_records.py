@@ -94,3 +94,66 @@ def test_a_schema_that_is_not_a_number_is_named(saved: Path, tmp_path: Path, cli
     path = saved / "transcript.json"
     path.write_text(json.dumps({**json.loads(path.read_text()), "schema": "one"}))
     _one_line(cli("check", str(path), home=tmp_path), "schema: expected an integer")
+
+
+# -- the published schema ---------------------------------------------------------------------
+
+V0 = Path(__file__).parent / "fixtures" / "records-v0"
+
+
+def _printed(cli: Cli, tmp_path: Path, what: str) -> dict[str, object]:
+    proc = cli("schema", what, home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    schema = json.loads(proc.stdout)
+    assert isinstance(schema, dict)
+    return schema
+
+
+def _saved_records(saved: Path) -> tuple[list[Path], list[Path]]:
+    """Transcripts and journals: the fixtures of the first form, and one written now."""
+    transcripts = [*V0.glob("*/finished/transcript.json"), saved / "transcript.json"]
+    journals = [*V0.glob("*/*/journal.jsonl"), saved / "journal.jsonl"]
+    assert len(transcripts) == 5 and len(journals) == 7
+    return transcripts, journals
+
+
+def test_the_printed_schemas_describe_the_records(saved: Path, tmp_path: Path, cli: Cli) -> None:
+    transcript, journal = _printed(cli, tmp_path, "transcript"), _printed(cli, tmp_path, "journal")
+    assert (
+        transcript["$schema"]
+        == journal["$schema"]
+        == ("https://json-schema.org/draft/2020-12/schema")
+    )
+    properties = transcript["properties"]
+    assert isinstance(properties, dict) and properties["schema"]["default"] == SCHEMA_VERSION
+    assert {"format", "motion", "seed", "models", "moot_version"} <= set(transcript["required"])  # type: ignore[arg-type]
+    discriminator = journal["discriminator"]
+    assert isinstance(discriminator, dict) and discriminator["propertyName"] == "type"
+    assert set(discriminator["mapping"]) == {"debate", "turn", "score", "stop", "kept"}
+    # Every record of every saved debate is one of them, of the first form or of today's.
+    transcripts, journals = _saved_records(saved)
+    for path in journals:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            JOURNAL.validate_json(line, strict=True)
+
+
+def test_the_saved_records_validate_against_the_printed_schemas(
+    saved: Path, tmp_path: Path, cli: Cli
+) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    transcript = jsonschema.Draft202012Validator(_printed(cli, tmp_path, "transcript"))
+    journal = jsonschema.Draft202012Validator(_printed(cli, tmp_path, "journal"))
+    transcripts, journals = _saved_records(saved)
+    for path in transcripts:
+        transcript.validate(json.loads(path.read_text(encoding="utf-8")))
+    for path in journals:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            journal.validate(json.loads(line))
+    # What moot refuses, the schema refuses too.
+    assert not journal.is_valid({"type": "applause"})
+    assert not journal.is_valid({"type": "turn", "index": 0})
+    assert not transcript.is_valid({"format": "oxford", "motion": "m", "seed": 1, "models": {}})
+
+
+def test_moot_schema_of_no_such_record_is_one_line(tmp_path: Path, cli: Cli) -> None:
+    _one_line(cli("schema", "debate", home=tmp_path), "no schema 'debate'")

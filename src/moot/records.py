@@ -21,6 +21,7 @@ from moot._version import __version__
 
 __all__ = [
     "JOURNAL",
+    "SCHEMAS",
     "SCHEMA_VERSION",
     "DebateRecord",
     "KeptRecord",
@@ -32,6 +33,7 @@ __all__ = [
     "Transcript",
     "Turn",
     "TurnRecord",
+    "json_schema",
 ]
 
 SCHEMA_VERSION = 1
@@ -177,3 +179,26 @@ Record = Annotated[
     Field(discriminator="type"),
 ]
 JOURNAL: TypeAdapter[Record] = TypeAdapter(Record)
+
+
+# -- their JSON Schema --------------------------------------------------------------------------
+
+SCHEMAS = ("transcript", "journal")
+_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def json_schema(what: str) -> dict[str, Any]:
+    """The JSON Schema of a transcript.json (WHAT "transcript") or of one line of a
+    journal.jsonl ("journal"), as moot reads them: what validates against it, moot reads."""
+    if what == "transcript":
+        schema = Transcript.model_json_schema(by_alias=True)
+        # Written by every moot: a transcript without it is refused (transcript.check_version).
+        schema["required"] = [*schema.get("required", []), "moot_version"]
+        title = "moot transcript"
+    elif what == "journal":
+        schema = JOURNAL.json_schema(by_alias=True)
+        title = "a line of a moot journal"
+    else:
+        raise ValueError(f"no schema {what!r}: one of {', '.join(SCHEMAS)}")
+    schema.pop("title", None)
+    return {"$schema": _DIALECT, "title": f"{title}, schema {SCHEMA_VERSION}", **schema}
