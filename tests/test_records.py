@@ -157,3 +157,23 @@ def test_the_saved_records_validate_against_the_printed_schemas(
 
 def test_moot_schema_of_no_such_record_is_one_line(tmp_path: Path, cli: Cli) -> None:
     _one_line(cli("schema", "debate", home=tmp_path), "no schema 'debate'")
+
+
+def test_the_pages_events_are_the_debates_events_as_json(tmp_path: Path) -> None:
+    """What moot.Debate yields, the page is sent as its JSON: each event reads back from it
+    as itself (a finished turn: the fields of it the page shows)."""
+    import moot
+    from moot.events import EVENTS, TurnFinished
+    from moot.web import wire
+
+    debate = moot.Debate("cats are better than dogs", seed=3, save=False, run={"dry_run": True})
+    kinds = set()
+    for event in debate:
+        sent = json.loads(json.dumps(wire.event(event)))
+        assert sent["type"] == event.type
+        kinds.add(event.type)
+        if isinstance(event, TurnFinished):
+            assert sent["turn"]["text"] == event.turn.text and sent["label"] == event.label
+        else:
+            assert EVENTS.validate_python(sent) == event
+    assert {"turn_started", "token", "turn_finished", "scored", "stopped"} <= kinds
