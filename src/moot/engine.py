@@ -62,7 +62,17 @@ from moot.inference.protocol import (
 from moot.inference.protocol import degeneracy as find_degeneracy
 from moot.inference.reasoning import Splitter
 from moot.prompts import REDRAW, PromptPack, engine_pack
-from moot.transcript import Journal, Transcript, Turn
+from moot.transcript import (
+    Journal,
+    KeptRecord,
+    Record,
+    ScoreRecord,
+    StopReason,
+    StopRecord,
+    Transcript,
+    Turn,
+    TurnRecord,
+)
 from moot.words import words
 
 T = TypeVar("T", bound=BaseModel)
@@ -284,7 +294,7 @@ class Engine:
         call_timeout_s: float | None = None,
         think_budget: int = THINK_BUDGET,
         ask: Callable[[str], str] | None = None,
-        replay: list[dict[str, Any]] | None = None,
+        replay: list[Record] | None = None,
     ) -> None:
         self.pack = pack
         self.roles = roles
@@ -300,10 +310,10 @@ class Engine:
         # Resuming: the journal's records. Finished turns are reused verbatim, never
         # regenerated, and nothing already in the journal is written to it again.
         records = replay or []
-        self._replay = [Turn(**r) for r in records if r.get("type") == "turn"]
-        self._journaled_scores = {r["round"] for r in records if r.get("type") == "score"}
-        self._journaled_stop = any(r.get("type") == "stop" for r in records)
-        self._kept = {r["key"]: r["value"] for r in records if r.get("type") == "kept"}
+        self._replay = [r.turn() for r in records if isinstance(r, TurnRecord)]
+        self._journaled_scores = {r.round for r in records if isinstance(r, ScoreRecord)}
+        self._journaled_stop = any(isinstance(r, StopRecord) for r in records)
+        self._kept = {r.key: r.value for r in records if isinstance(r, KeptRecord)}
         self.seed = transcript.seed
         self.language = transcript.language
         self._engine_pack: PromptPack | None = None  # loaded at the first redraw
@@ -327,20 +337,20 @@ class Engine:
     def _record(self, turn: Turn, label: str) -> Turn:
         self.transcript.turns.append(turn)
         if self.journal:
-            self.journal.append("turn", turn.model_dump())
+            self.journal.append(TurnRecord.of(turn))
         self.emit(TurnFinished(turn, label))
         return turn
 
     def record_score(self, rnd: int, record: dict[str, Any], threshold: float) -> None:
         self.transcript.scores[str(rnd)] = record
         if self.journal and rnd not in self._journaled_scores:
-            self.journal.append("score", {"round": rnd, **record})
+            self.journal.append(ScoreRecord(round=rnd, **record))
         self.emit(Scored(rnd, float(record["score"]), threshold, str(record.get("reasoning", ""))))
 
-    def stop(self, reason: str) -> None:
-        self.transcript.stop_reason = reason  # type: ignore[assignment]
+    def stop(self, reason: StopReason) -> None:
+        self.transcript.stop_reason = reason
         if self.journal and not self._journaled_stop:
-            self.journal.append("stop", {"reason": reason})
+            self.journal.append(StopRecord(reason=reason))
         self.emit(Stopped(reason))
 
     def keep(self, key: str, decide: Callable[[], Any]) -> Any:
@@ -349,7 +359,7 @@ class Engine:
         if key not in self._kept:
             value = decide()
             if self.journal:
-                self.journal.append("kept", {"key": key, "value": value})
+                self.journal.append(KeptRecord(key=key, value=value))
             self._kept[key] = value
         return self._kept[key]
 

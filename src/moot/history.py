@@ -21,7 +21,14 @@ from typing import Any
 from moot import files
 from moot.config import data_dir, debates_dir
 from moot.errors import MootError, RecordError, UsageError
-from moot.transcript import make_private_dir, read_journal, read_transcript
+from moot.transcript import (
+    DebateRecord,
+    Record,
+    TurnRecord,
+    make_private_dir,
+    read_records,
+    read_transcript,
+)
 
 JOURNAL = "journal.jsonl"
 TRANSCRIPT = "transcript.json"
@@ -65,20 +72,19 @@ def _read_transcript(path: Path) -> dict[str, Any]:
     return data
 
 
-def _read_journal(path: Path) -> list[dict[str, Any]]:
+def _read_journal(path: Path) -> list[Record]:
     """The journal's records, checked as resume reads them: a torn last line (a crash
     mid-write) is left out; any other line that is not a record is refused, naming it."""
-    records = read_journal(path)
+    records = read_records(path)
     if not records:
         return records
-    if records[0].get("type") != "debate":
+    if not isinstance(records[0], DebateRecord):
         raise RecordError(
             f"journal {path} is not moot's: line 1 is not a debate's header",
             path=str(path),
             where="line 1",
             hint=_IS_IT_MOOTS,
         )
-    _check_record(path, "journal", records[0])
     return records
 
 
@@ -98,8 +104,8 @@ def _summary(folder: Path) -> SavedDebate | None:
             turns, finished = len(data.get("turns", [])), True
         elif os.path.lexists(journal):
             records = _read_journal(journal)
-            data = next((r for r in records if r.get("type") == "debate"), {})
-            turns, finished = sum(r.get("type") == "turn" for r in records), False
+            data = records[0].model_dump() if records else {}
+            turns, finished = sum(isinstance(r, TurnRecord) for r in records), False
         else:
             return None
     except UsageError as exc:
@@ -214,7 +220,11 @@ def turns(debate: SavedDebate) -> list[dict[str, Any]]:
     if os.path.lexists(transcript):
         return list(_read_transcript(transcript).get("turns", []))
     if os.path.lexists(journal):
-        return [r for r in _read_journal(journal) if r.get("type") == "turn"]
+        return [
+            r.turn().model_dump(mode="json")
+            for r in _read_journal(journal)
+            if isinstance(r, TurnRecord)
+        ]
     return []
 
 

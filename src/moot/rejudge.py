@@ -37,7 +37,10 @@ from moot.inference.protocol import (
 from moot.runner import DebateRun, setup_from_record
 from moot.settings import check_model_ref
 from moot.transcript import (
+    KeptRecord,
+    Record,
     Turn,
+    TurnRecord,
     field_error,
     load,
     make_private_dir,
@@ -378,8 +381,8 @@ class Rejudging:
             )
         self.original_model = first.model
         kept = judging.kept(self.saved).items()
-        turns = [{"type": "turn", **t.model_dump()} for t in self.saved.turns]
-        self.records = [*turns, *({"type": "kept", "key": k, "value": v} for k, v in kept)]
+        turns: list[Record] = [TurnRecord.of(t) for t in self.saved.turns]
+        self.records = [*turns, *(KeptRecord(key=k, value=v) for k, v in kept)]
         failures = (self.saved.result or {}).get("failures")
         self.losses = len(failures) if isinstance(failures, list) else 0
         # A saved debate records no call time limit: the new judges get moot run's.

@@ -23,8 +23,10 @@ from moot.models.catalog import default_model_id
 from moot.prompts import Language, PromptPack, check_engine_pack, engine_pack, load_pack
 from moot.settings import DebateSetup, Temperature
 from moot.transcript import (
+    DebateRecord,
     Journal,
     ModelInfo,
+    Record,
     Transcript,
     Turn,
     check_version,
@@ -56,7 +58,7 @@ class DebateRun:
         listeners: list[Listener] | None = None,
         model_factory: Callable[[str], ChatModel] | None = None,
         ask: Callable[[str], str] | None = None,
-        replay: list[dict[str, Any]] | None = None,
+        replay: list[Record] | None = None,
     ) -> None:
         self.setup = setup
         self.ask = ask
@@ -193,9 +195,7 @@ class DebateRun:
             make_private_dir(out)
             journal = Journal(out / "journal.jsonl")
             if not self.replay:
-                journal.append(
-                    "debate", transcript.model_dump(exclude={"turns", "scores", "result"})
-                )
+                journal.append(transcript.header())
         except OSError as exc:
             raise UsageError(
                 f"cannot write to {out}: {exc.strerror or exc}",
@@ -245,7 +245,9 @@ class DebateRun:
                 self._pool = None
         markdown = s.format.render(transcript)
         if s.out_dir is not None:
-            write_atomic(s.out_dir / "transcript.json", transcript.model_dump_json(indent=2))
+            write_atomic(
+                s.out_dir / "transcript.json", transcript.model_dump_json(indent=2, by_alias=True)
+            )
             write_atomic(s.out_dir / s.format.document, markdown)
         return DebateResult(transcript, s.out_dir, markdown)
 
@@ -264,10 +266,10 @@ def _write_error(exc: OSError, out: Path | None, journal: Journal | None) -> Moo
     return MootError(f"{what}: {exc.strerror or exc}", hint=hint)
 
 
-def resume_setup(folder: Path) -> tuple[DebateSetup, list[dict[str, Any]]]:
+def resume_setup(folder: Path) -> tuple[DebateSetup, list[Record]]:
     """Rebuild an interrupted debate's setup from its journal, with the records to reuse.
     Only the files moot wrote in FOLDER are read: a symlink in their place is refused."""
-    from moot.transcript import read_journal
+    from moot.transcript import read_records
 
     journal = folder / "journal.jsonl"
     if not os.path.lexists(journal):
@@ -277,15 +279,16 @@ def resume_setup(folder: Path) -> tuple[DebateSetup, list[dict[str, Any]]]:
             f"{folder / 'transcript.json'} is a symlink; moot does not follow it",
             hint="a debate moot saved holds files, not links: remove it",
         )
-    records = read_journal(journal)
+    records = read_records(journal)
     line, header = next(
-        ((n, r) for n, r in enumerate(records, start=1) if r.get("type") == "debate"), (0, None)
+        ((n, r) for n, r in enumerate(records, start=1) if isinstance(r, DebateRecord)), (0, None)
     )
     if header is None:
         raise UsageError(f"{journal} has no debate header", hint="it cannot be resumed")
     hint = "the journal is damaged; start the debate again"
     source = f"{journal}: line {line}"  # each record is a line of its own
-    return setup_from_record(header, out_dir=folder, source=source, hint=hint), records
+    recorded = header.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return setup_from_record(recorded, out_dir=folder, source=source, hint=hint), records
 
 
 class _SavedRun(BaseModel):

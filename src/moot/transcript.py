@@ -8,9 +8,9 @@ import re
 import stat
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from moot._version import __version__
 from moot.errors import RecordError, UsageError
@@ -21,72 +21,19 @@ from moot.files import create_atomic as create_atomic
 from moot.files import make_private_dir as make_private_dir
 from moot.files import write_atomic as write_atomic
 
-StopReason = Literal[
-    "converged", "hard_cap", "resolved", "interrupted", "completed", "cap", "incomplete", "failed"
-]
-
-
-class Turn(BaseModel):
-    """One finished step of a debate: who said what, with which model, at what cost."""
-
-    index: int
-    round: int | None  # None: after the rounds (closing speeches, verdict, brief)
-    role: str
-    step: str
-    model: str
-    temperature: float
-    seed: int | None = None
-    text: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_tokens: int = 0
-    duration_ms: int = 0
-    ttft_ms: int = 0  # to the first token: mostly evaluating the prompt
-    finish_reason: str = "stop"
-    accepted: bool | None = None  # points of information: accepted or declined
-    note: str | None = None  # e.g. "degenerate: the reply is empty"
-    # A turn with a length limit (words; 字 in Chinese): the limit, the length shown, whether
-    # the engine cut the model's text to fit, and what about the turn is flagged.
-    limit: int | None = None
-    length: int | None = None
-    cut: bool = False
-    flags: list[str] = Field(default_factory=list)
-    data: dict[str, Any] | None = None  # a structured reply, validated
-    # What the model thought before it answered: kept beside the turn, never shown to another
-    # seat (every prompt is built from `text`). None: it did not think aloud.
-    reasoning: str | None = None
-    # The kind of reminder the kept draw was told (a draw again: prompts' REDRAW_KINDS).
-    redraw: str | None = None
-    # What the draws that were not kept cost, summed: prompt_tokens, cached_tokens,
-    # completion_tokens, duration_ms, ttft_ms (the figures above are the kept draw's).
-    discarded: dict[str, int] | None = None
-    # A local model's tokens for the reply (moot.inference.protocol.Generated): what a later
-    # step that quotes the reply after its own prompt takes instead of evaluating it again.
-    generated: dict[str, Any] | None = None
-
-
-class ModelInfo(BaseModel):
-    id: str
-    sha256: str | None = None
-
-
-class Transcript(BaseModel):
-    """Everything a debate produced and what is needed to replay it."""
-
-    moot_version: str = __version__
-    format: str
-    motion: str
-    language: str
-    seed: int
-    models: dict[str, ModelInfo]
-    refs: dict[str, str] = Field(default_factory=dict)  # role → the reference as given
-    sampling: dict[str, float] = Field(default_factory=dict)  # role → temperature
-    prompt_pack: str = ""  # sha256 of the templates
-    params: dict[str, Any] = Field(default_factory=dict)
-    turns: list[Turn] = Field(default_factory=list)
-    scores: dict[str, dict[str, Any]] = Field(default_factory=dict)  # round → score record
-    stop_reason: StopReason | None = None
-    result: dict[str, Any] | None = None
+# The records live in moot.records; everything that reads or writes a debate imports them here.
+from moot.records import JOURNAL as JOURNAL
+from moot.records import SCHEMA_VERSION as SCHEMA_VERSION
+from moot.records import DebateRecord as DebateRecord
+from moot.records import KeptRecord as KeptRecord
+from moot.records import ModelInfo as ModelInfo
+from moot.records import Record as Record
+from moot.records import ScoreRecord as ScoreRecord
+from moot.records import StopReason as StopReason
+from moot.records import StopRecord as StopRecord
+from moot.records import Transcript as Transcript
+from moot.records import Turn as Turn
+from moot.records import TurnRecord as TurnRecord
 
 
 class Journal:
@@ -109,8 +56,10 @@ class Journal:
             raise
         self._fh = os.fdopen(fd, "a", encoding="utf-8")
 
-    def append(self, kind: str, payload: dict[str, Any]) -> None:
-        line = json.dumps({"type": kind, **payload}, ensure_ascii=False)
+    def append(self, record: Record) -> None:
+        """RECORD as a line of JSON, its type first."""
+        data = record.model_dump(mode="json", by_alias=True)
+        line = json.dumps({"type": data["type"], **data}, ensure_ascii=False)
         self._fh.write(line + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
@@ -153,26 +102,6 @@ def _whole_record(line: bytes) -> bool:
 
 M = TypeVar("M", bound=BaseModel)
 
-
-class _Score(BaseModel):
-    round: int
-
-
-class _Kept(BaseModel):
-    key: str
-    value: Any = None
-
-
-class _Stop(BaseModel):
-    reason: StopReason
-
-
-_RECORDS: dict[str, type[BaseModel]] = {
-    "turn": Turn,
-    "score": _Score,
-    "kept": _Kept,
-    "stop": _Stop,
-}
 
 # No number moot writes (a seed, a count of tokens, a token id) has more digits than this; a
 # longer one is refused where it is, before Python's own limit on integers turns it into an
@@ -241,30 +170,41 @@ def _too_long(data: object) -> tuple[str, int] | None:
     return None
 
 
-def read_journal(path: Path) -> list[dict[str, Any]]:
-    """Records of a journal, each checked. A torn last line (a crash mid-write: no newline
-    after it) is ignored; any other line that is not a record is an error naming it. Only
-    the regular file moot wrote there is read, never a symlink."""
+def read_records(path: Path) -> list[Record]:
+    """The records of a journal, each validated against moot's vocabulary (moot.records). A
+    torn last line (a crash mid-write: no newline after it) is ignored; any other line that
+    is not a record is an error naming it. Only the regular file moot wrote there is read,
+    never a symlink."""
     data = read_bytes(path, what="journal", limit=RECORD_LIMIT, follow_symlinks=False)
     lines = data.split(b"\n")
     torn = lines.pop()  # b"" when the journal ends with its newline
     records = [
-        _journal_record(line, path=path, number=number)
+        (number, _journal_record(line, path=path, number=number))
         for number, line in enumerate(lines, start=1)
     ]
     if torn.strip():
         try:
-            records.append(_journal_record(torn, path=path, number=len(lines) + 1))
+            records.append(
+                (len(lines) + 1, _journal_record(torn, path=path, number=len(lines) + 1))
+            )
         except UsageError:
             pass  # cut short by a crash: the turn it held is run again
     _check_turn_order(records, path=path)
-    return records
+    return [record for _, record in records]
+
+
+def read_journal(path: Path) -> list[dict[str, Any]]:
+    """read_records, each record as the JSON it was read from (the fields it holds)."""
+    return [
+        record.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        for record in read_records(path)
+    ]
 
 
 JOURNAL_HINT = "the journal is damaged; start the debate again"
 
 
-def _journal_record(line: bytes, *, path: Path, number: int) -> dict[str, Any]:
+def _journal_record(line: bytes, *, path: Path, number: int) -> Record:
     where, hint = f"{path}: line {number}", JOURNAL_HINT
     try:
         text = line.decode("utf-8")
@@ -277,29 +217,23 @@ def _journal_record(line: bytes, *, path: Path, number: int) -> dict[str, Any]:
         record = parse_json(text, name=where, path=str(path), hint=hint, line=True)
         if not isinstance(record, dict):
             raise RecordError(f"{where}: expected an object", path=str(path), hint=hint)
-        kind = record.get("type")
-        if not isinstance(kind, str):
+        if not isinstance(record.get("type"), str):
             raise RecordError(f"{where}: type: expected a string", path=str(path), hint=hint)
-        schema = _RECORDS.get(kind)
-        if schema is not None:
-            validate(schema, record, name=where, hint=hint)
+        return validate(JOURNAL, record, name=where, hint=hint)
     except RecordError as exc:  # the line, wherever in it the fault is
         raise RecordError(exc.message, path=str(path), where=f"line {number}", hint=hint) from None
-    record["_line"] = number
-    return record
 
 
-def _check_turn_order(records: list[dict[str, Any]], *, path: Path) -> None:
+def _check_turn_order(records: list[tuple[int, Record]], *, path: Path) -> None:
     """The journal's turns are numbered 0, 1, 2… in the order they were written: a resumed
     debate reuses each by its place, so a number that skips or repeats is a damaged journal."""
     turns = 0
-    for record in records:
-        line = record.pop("_line")
-        if record["type"] != "turn":
+    for line, record in records:
+        if not isinstance(record, TurnRecord):
             continue
-        if record["index"] != turns:
+        if record.index != turns:
             raise RecordError(
-                f"{path}: line {line}: index: {record['index']} where turn {turns} comes next",
+                f"{path}: line {line}: index: {record.index} where turn {turns} comes next",
                 path=str(path),
                 where=f"line {line}",
                 hint=JOURNAL_HINT,
@@ -308,8 +242,9 @@ def _check_turn_order(records: list[dict[str, Any]], *, path: Path) -> None:
 
 
 def check_version(record: dict[str, Any], *, name: str, hint: str) -> None:
-    """A record says which moot wrote it; one written by a newer moot is refused (its
-    fields may mean something this moot does not know)."""
+    """A record says which moot wrote it, and from schema 1 which version of the records it
+    holds; one written by a newer moot, or of a newer schema, is refused (its fields may mean
+    something this moot does not know)."""
     version = record.get("moot_version")
     if version is None:
         raise UsageError(f"{name}: moot_version: missing", hint=hint)
@@ -319,6 +254,12 @@ def check_version(record: dict[str, Any], *, name: str, hint: str) -> None:
     if parsed > (_version(__version__) or ()):
         raise UsageError(
             f"{name} was written by moot {version}, newer than this moot ({__version__})",
+            hint="upgrade moot to read it: pip install --upgrade moot",
+        )
+    schema = record.get("schema")
+    if isinstance(schema, int) and schema > SCHEMA_VERSION:  # not an integer: validation says so
+        raise UsageError(
+            f"{name} holds records of schema {schema}, newer than this moot's ({SCHEMA_VERSION})",
             hint="upgrade moot to read it: pip install --upgrade moot",
         )
 
@@ -337,17 +278,31 @@ def _version(value: object) -> tuple[int, ...] | None:
     return tuple(parts)
 
 
-def validate(model: type[M], data: object, *, name: str, hint: str, prefix: str = "") -> M:
+def validate(
+    model: type[M] | TypeAdapter[M], data: object, *, name: str, hint: str, prefix: str = ""
+) -> M:
     """DATA (parsed JSON) as MODEL, strictly: a JSON type that is not the field's is refused,
-    never converted. One line naming NAME and the field, else a UsageError."""
+    never converted. One line naming NAME and the field, else a UsageError. MODEL may be a
+    union told apart by its `type` (a journal's records): the fault is named in the record
+    its type says it is."""
+    text = json.dumps(data)
     try:
-        return model.model_validate_json(json.dumps(data), strict=True)
+        if isinstance(model, TypeAdapter):
+            return model.validate_json(text, strict=True)
+        return model.model_validate_json(text, strict=True)
     except ValidationError as exc:
-        if exc.errors()[0]["type"] == "json_invalid":  # valid JSON, past the parser's depth
+        first = exc.errors()[0]
+        if first["type"] == "json_invalid":  # valid JSON, past the parser's depth
             raise RecordError(
                 f"{name} is nested too deeply to be moot's", path=name, hint=hint
             ) from None
-        where = field_error(exc, prefix=prefix)
+        if first["type"] == "union_tag_invalid":
+            kind = first["ctx"]["tag"]
+            raise RecordError(
+                f"{name}: type: {kind!r} is not a record moot knows", path=name, where="type",
+                hint=hint,
+            ) from None  # fmt: skip
+        where = field_error(exc, prefix=prefix, tagged=isinstance(model, TypeAdapter))
         raise RecordError(
             f"{name}: {where}", path=name, where=where.partition(":")[0], hint=hint
         ) from None
@@ -370,10 +325,12 @@ _EXPECTED = {
 }
 
 
-def field_error(exc: ValidationError, *, prefix: str = "") -> str:
-    """`turns.3.text: expected a string`: the first problem, where it is and what it needs."""
+def field_error(exc: ValidationError, *, prefix: str = "", tagged: bool = False) -> str:
+    """`turns.3.text: expected a string`: the first problem, where it is and what it needs
+    (TAGGED: in a union told apart by its type, whose tag leads the error's place)."""
     first = exc.errors()[0]
-    where = ".".join([*([prefix] if prefix else []), *(str(part) for part in first["loc"])])
+    loc = first["loc"][1:] if tagged else first["loc"]
+    where = ".".join([*([prefix] if prefix else []), *(str(part) for part in loc)])
     what = _EXPECTED.get(first["type"]) or first["msg"][0].lower() + first["msg"][1:]
     return f"{where or 'the record'}: {what}"
 

@@ -27,7 +27,7 @@ from moot.models import store
 from moot.runner import DebateRun as _Runner
 from moot.runner import resume_setup
 from moot.settings import DebateSettings, DebateSetup, prepare, settings
-from moot.transcript import Transcript, Turn
+from moot.transcript import Record, Transcript, Turn
 
 Models = str | Sequence[str] | None
 
@@ -148,7 +148,7 @@ class Debate:
         save: bool,
         out: str | Path | None,
         pool: ModelSource | None,
-        replay: list[dict[str, Any]] | None = None,
+        replay: list[Record] | None = None,
         ask: Callable[[str], str] | None = None,
     ) -> None:
         if not save and out is not None:

@@ -12,7 +12,7 @@ from moot.errors import MootError
 
 
 def _register() -> None:
-    from moot.cli import calibrate, check, history, judge, models, run, serve, tournament  # noqa: F401  (commands register themselves on import)
+    from moot.cli import calibrate, check, history, judge, models, run, schema, serve, tournament  # noqa: F401  (commands register themselves on import)
 
 
 def main() -> None:

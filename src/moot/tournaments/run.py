@@ -44,7 +44,7 @@ from moot.tournaments.plan import (
     two_sided,
     with_controls,
 )
-from moot.transcript import Transcript, make_private_dir, read_journal, write_atomic
+from moot.transcript import Transcript, make_private_dir, read_records, write_atomic
 
 PLAN = "tournament.json"
 VERDICT = "verdict.json"
@@ -181,7 +181,7 @@ def play(
     else:
         journal = folder / "journal.jsonl"
         there = os.path.lexists(journal)
-        records = read_journal(journal) if there else []
+        records = read_records(journal) if there else []
         if there and not records:
             journal.unlink()  # torn before its header: start the debate afresh
         setup = setup_for(plan, pairing, folder)

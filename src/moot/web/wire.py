@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from moot import files, history
-from moot.events import Event, Notice, Scored, Stopped, Token, TurnFinished, TurnStarted
+from moot.events import EVENTS, Event, TurnFinished
 from moot.formats import NAMES as FORMATS
 from moot.formats import get_format
-from moot.transcript import Turn, read_journal
+from moot.transcript import DebateRecord, Turn, read_records
 from moot.words import words
 
 Wire = dict[str, Any]
@@ -38,34 +38,11 @@ _TURN_FIELDS = (
 
 
 def event(ev: Event, language: str = "en") -> Wire:
-    """One debate event as the page reads it, in a debate in LANGUAGE."""
-    if isinstance(ev, TurnStarted):
-        return {
-            "type": "turn_started",
-            "index": ev.index,
-            "round": ev.round,
-            "role": ev.role,
-            "step": ev.step,
-            "label": ev.label,
-            "streams": ev.streams,
-        }
-    if isinstance(ev, Token):
-        return {"type": "token", "role": ev.role, "text": ev.text, "reasoning": ev.reasoning}
+    """One debate event as the page reads it, in a debate in LANGUAGE: the event's JSON, a
+    finished turn's the fields of it the page shows."""
     if isinstance(ev, TurnFinished):
-        return {"type": "turn_finished", "label": ev.label, "turn": turn(ev.turn, language)}
-    if isinstance(ev, Scored):
-        return {
-            "type": "scored",
-            "round": ev.round,
-            "score": ev.score,
-            "threshold": ev.threshold,
-            "reasoning": ev.reasoning,
-        }
-    if isinstance(ev, Notice):
-        return {"type": "notice", "level": ev.level, "message": ev.message}
-    if isinstance(ev, Stopped):
-        return {"type": "stopped", "reason": ev.reason}
-    raise TypeError(f"not a debate event: {ev!r}")
+        return {**EVENTS.dump_python(ev, exclude={"turn"}), "turn": turn(ev.turn, language)}
+    return EVENTS.dump_python(ev, mode="json")
 
 
 def turn(t: Turn | dict[str, Any], language: str = "en") -> Wire:
@@ -158,8 +135,8 @@ def _record(folder: Path) -> dict[str, Any]:
         return data if isinstance(data, dict) else {}
     journal = folder / history.JOURNAL
     if os.path.lexists(journal):
-        records = read_journal(journal)
-        return next((r for r in records if r.get("type") == "debate"), {})
+        headers = (r for r in read_records(journal) if isinstance(r, DebateRecord))
+        return next((h.model_dump(mode="json", by_alias=True) for h in headers), {})
     return {}
 
 

@@ -28,7 +28,7 @@ from moot.formats.adversarial.schemas import (
 )
 from moot.formats.base import Cast, Format, Judging, reply_field
 from moot.formats.failures import attempt
-from moot.transcript import Turn
+from moot.transcript import StopReason, Turn
 
 # Every step's prompt opens with the same record (record.j2): the question, the latest
 # round's answers as the judge saw them, the judge's conflicts, then the earlier rounds. The
@@ -237,7 +237,7 @@ def run(engine: Engine, question: str, params: AdversarialParams) -> dict[str, A
     review = _Review(
         engine, question, params, names, judge_schema(tuple(names.values()), engine.language)
     )
-    stop = "cap"
+    stop: StopReason = "cap"
     for rnd in range(1, params.rounds + 1):
         answers = review.answer_round(rnd)
         if rnd == 1 and all(a.text is None for a in answers.values()):

@@ -22,7 +22,7 @@ from moot.formats.oxford.schemas import (
     CompletenessScore,
     OxfordParams,
 )
-from moot.transcript import Transcript, Turn, render_markdown
+from moot.transcript import StopReason, Transcript, Turn, render_markdown
 
 ROLES = ("proposition", "opposition", "devil", "chair", "judge")
 TEMPERATURES = {"proposition": 0.3, "opposition": 0.3, "devil": 0.7, "chair": 0.4, "judge": 0.2}
@@ -191,7 +191,7 @@ def run(engine: Engine, motion: str, params: OxfordParams) -> dict[str, Any]:
     lang = engine.language
     state = _State()
     common = {"motion": motion, "language": lang, "limits": LIMITS}
-    stop = "hard_cap"
+    stop: StopReason = "hard_cap"
     for rnd in range(1, params.max_rounds + 1):
         speeches = _round(engine, rnd, state, common)
         score = -1.0

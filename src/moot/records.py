@@ -1,0 +1,204 @@
+"""moot's records: one typed vocabulary for what happens in a debate.
+
+A debate's journal (`journal.jsonl`) is these records, one a line, each told by its `type`:
+the debate's header (`debate`), each finished turn (`turn`), a round's score (`score`), why
+the rounds ended (`stop`) and a choice made outside any turn (`kept`). The transcript
+(`transcript.json`) is built from them. Their JSON Schema is what `moot schema journal` and
+`moot schema transcript` print (docs/records.md).
+
+The header and the transcript carry `schema`: the version of this vocabulary. Records
+written before it had one hold no `schema`; they are of the first form, whose fields this
+one keeps, and read as schema 1.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from moot._version import __version__
+
+__all__ = [
+    "JOURNAL",
+    "SCHEMAS",
+    "SCHEMA_VERSION",
+    "DebateRecord",
+    "KeptRecord",
+    "ModelInfo",
+    "Record",
+    "ScoreRecord",
+    "StopReason",
+    "StopRecord",
+    "Transcript",
+    "Turn",
+    "TurnRecord",
+    "json_schema",
+]
+
+SCHEMA_VERSION = 1
+
+StopReason = Literal[
+    "converged", "hard_cap", "resolved", "interrupted", "completed", "cap", "incomplete", "failed"
+]
+
+
+class Turn(BaseModel):
+    """One finished step of a debate: who said what, with which model, at what cost."""
+
+    index: int
+    round: int | None  # None: after the rounds (closing speeches, verdict, brief)
+    role: str
+    step: str
+    model: str
+    temperature: float
+    seed: int | None = None
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    duration_ms: int = 0
+    ttft_ms: int = 0  # to the first token: mostly evaluating the prompt
+    finish_reason: str = "stop"
+    accepted: bool | None = None  # points of information: accepted or declined
+    note: str | None = None  # e.g. "degenerate: the reply is empty"
+    # A turn with a length limit (words; 字 in Chinese): the limit, the length shown, whether
+    # the engine cut the model's text to fit, and what about the turn is flagged.
+    limit: int | None = None
+    length: int | None = None
+    cut: bool = False
+    flags: list[str] = Field(default_factory=list)
+    data: dict[str, Any] | None = None  # a structured reply, validated
+    # What the model thought before it answered: kept beside the turn, never shown to another
+    # seat (every prompt is built from `text`). None: it did not think aloud.
+    reasoning: str | None = None
+    # The kind of reminder the kept draw was told (a draw again: prompts' REDRAW_KINDS).
+    redraw: str | None = None
+    # What the draws that were not kept cost, summed: prompt_tokens, cached_tokens,
+    # completion_tokens, duration_ms, ttft_ms (the figures above are the kept draw's).
+    discarded: dict[str, int] | None = None
+    # A local model's tokens for the reply (moot.inference.protocol.Generated): what a later
+    # step that quotes the reply after its own prompt takes instead of evaluating it again.
+    generated: dict[str, Any] | None = None
+
+
+class ModelInfo(BaseModel):
+    id: str
+    sha256: str | None = None
+
+
+class _Debate(BaseModel):
+    """What a debate is: the fields its journal's header and its transcript share."""
+
+    # `schema` in the file; a field of that name would hide BaseModel.schema.
+    model_config = ConfigDict(populate_by_name=True)
+
+    schema_version: int = Field(default=SCHEMA_VERSION, alias="schema")
+    moot_version: str = __version__
+    format: str
+    motion: str
+    language: str
+    seed: int
+    models: dict[str, ModelInfo]
+    refs: dict[str, str] = Field(default_factory=dict)  # role → the reference as given
+    sampling: dict[str, float] = Field(default_factory=dict)  # role → temperature
+    prompt_pack: str = ""  # sha256 of the templates
+    params: dict[str, Any] = Field(default_factory=dict)
+    stop_reason: StopReason | None = None
+
+
+class Transcript(_Debate):
+    """Everything a debate produced and what is needed to replay it."""
+
+    turns: list[Turn] = Field(default_factory=list)
+    scores: dict[str, dict[str, Any]] = Field(default_factory=dict)  # round → score record
+    result: dict[str, Any] | None = None
+
+    def header(self) -> DebateRecord:
+        """The journal's first record: the debate as it begins, before any turn."""
+        return DebateRecord.model_validate(self.model_dump(exclude={"turns", "scores", "result"}))
+
+
+# -- the journal's records -------------------------------------------------------------------
+
+
+class DebateRecord(_Debate):
+    """The journal's first line: the debate's setup, as the transcript will record it."""
+
+    type: Literal["debate"] = "debate"
+    moot_version: str  # the moot that wrote it: a journal of a newer one is refused
+
+
+class TurnRecord(Turn):
+    """A finished turn, on disk before the debate goes on; a resumed debate reuses it."""
+
+    type: Literal["turn"] = "turn"
+
+    @classmethod
+    def of(cls, turn: Turn) -> TurnRecord:
+        return cls.model_validate(turn.model_dump())
+
+    def turn(self) -> Turn:
+        return Turn.model_validate(self.model_dump(exclude={"type"}))
+
+
+class ScoreRecord(BaseModel):
+    """A round's score (Oxford's completeness): the judge's score and reasoning, and the
+    rest of its record (its rubric, the checks code made) as the format gave them."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["score"] = "score"
+    round: int
+    score: float
+    reasoning: str = ""
+
+    def record(self) -> dict[str, Any]:
+        """What the transcript keeps of it under `scores`, by round."""
+        return self.model_dump(exclude={"type", "round"})
+
+
+class StopRecord(BaseModel):
+    """Why the rounds ended; written once."""
+
+    type: Literal["stop"] = "stop"
+    reason: StopReason
+
+
+class KeptRecord(BaseModel):
+    """A choice a format made outside any turn (the plan a user confirmed, a decision on a
+    point of information), as JSON: a resumed debate goes on with it."""
+
+    type: Literal["kept"] = "kept"
+    key: str
+    value: Any = None
+
+
+Record = Annotated[
+    DebateRecord | TurnRecord | ScoreRecord | StopRecord | KeptRecord,
+    Field(discriminator="type"),
+]
+JOURNAL: TypeAdapter[Record] = TypeAdapter(Record)
+
+
+# -- their JSON Schema --------------------------------------------------------------------------
+
+SCHEMAS = ("transcript", "journal")
+_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def json_schema(what: str) -> dict[str, Any]:
+    """The JSON Schema of a transcript.json (WHAT "transcript") or of one line of a
+    journal.jsonl ("journal"), as moot reads them: what validates against it, moot reads."""
+    if what == "transcript":
+        schema = Transcript.model_json_schema(by_alias=True)
+        # Written by every moot: a transcript without it is refused (transcript.check_version).
+        schema["required"] = [*schema.get("required", []), "moot_version"]
+        title = "moot transcript"
+    elif what == "journal":
+        schema = JOURNAL.json_schema(by_alias=True)
+        title = "a line of a moot journal"
+    else:
+        raise ValueError(f"no schema {what!r}: one of {', '.join(SCHEMAS)}")
+    schema.pop("title", None)
+    return {"$schema": _DIALECT, "title": f"{title}, schema {SCHEMA_VERSION}", **schema}
