@@ -14,6 +14,8 @@ from subprocess import DEVNULL, PIPE, Popen
 
 import pytest
 
+REPO = Path(__file__).resolve().parents[1]  # the repository: its docs, benchmarks, fixtures
+
 # The real models live in the user's moot home (installed by `make install`); remember it
 # before any test points MOOT_HOME elsewhere.
 REAL_HOME = Path(

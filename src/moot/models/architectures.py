@@ -9,7 +9,7 @@ from typing import Any
 from moot.models.gguf_check import GGUFInfo
 
 # The architectures libllama (llama-cpp-python 0.3.36, the version pyproject pins) registers;
-# tests/test_stores.py checks each is named in the installed library.
+# tests/models/test_stores.py checks each is named in the installed library.
 LLAMA_CPP_ARCHITECTURES = frozenset(
     """
     afmoe apertus arcee arctic arwkv7 baichuan bailingmoe bailingmoe2 bailingmoe3 bert

@@ -1,0 +1,103 @@
+"""Saved debates written before moot's records had a schema version (tests/fixtures/records-v0,
+written by `moot run --dry-run` at commit 164ddd4; see its README) still resume, replay, check,
+re-judge and show."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, Cli
+
+OLD = REPO / "tests" / "fixtures" / "records-v0"
+FORMATS = ("oxford", "decision", "challenge", "adversarial")
+
+
+def _copy(tmp_path: Path, fmt: str, state: str) -> Path:
+    """A writable copy of a fixture's folder (a resume, a re-judging write beside it)."""
+    folder = tmp_path / f"{fmt}-{state}"
+    shutil.copytree(OLD / fmt / state, folder)
+    return folder
+
+
+def _saved(path: Path) -> dict[str, object]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_old_transcript_replays_turn_for_turn(cli: Cli, tmp_path: Path, fmt: str) -> None:
+    proc = cli("replay", str(OLD / fmt / "finished" / "transcript.json"), home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    turns = len(_saved(OLD / fmt / "finished" / "transcript.json")["turns"])  # type: ignore[arg-type]
+    assert f"all {turns} turns match" in proc.stdout
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_old_transcript_is_checked(cli: Cli, tmp_path: Path, fmt: str) -> None:
+    proc = cli("check", str(OLD / fmt / "finished" / "transcript.json"), "--json", home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    turns = _saved(OLD / fmt / "finished" / "transcript.json")["turns"]
+    assert len(report["turns"]) == len(turns)  # type: ignore[arg-type]
+    assert report["summary"]["over_limit"] == 0 and report["summary"]["undeclared"] == 0
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_old_transcript_is_judged_again(
+    cli: Cli, tmp_path: Path, fmt: str, dry_models: tuple[str, str]
+) -> None:
+    transcript = _copy(tmp_path, fmt, "finished") / "transcript.json"
+    proc = cli("judge", str(transcript), "--judge", dry_models[0], "--dry-run", "--json")
+    assert proc.returncode == 0, proc.stderr
+    [result] = json.loads(proc.stdout)
+    assert result["format"] == fmt and result["turns"]
+    assert (transcript.parent / "judged" / "echo_a.json").is_file()
+
+
+@pytest.mark.parametrize("fmt", ["oxford", "decision"])
+def test_an_old_interrupted_journal_resumes_into_the_saved_debate(
+    cli: Cli, tmp_path: Path, fmt: str
+) -> None:
+    """The interrupted journal holds the first lines of the finished debate's: resumed, the
+    same seeded, scripted debate ends as it did."""
+    folder = _copy(tmp_path, fmt, "interrupted")
+    proc = cli("resume", str(folder), "--quiet", home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    resumed, finished = (
+        _saved(folder / "transcript.json"),
+        _saved(OLD / fmt / "finished" / "transcript.json"),
+    )
+    for key in ("turns", "scores", "stop_reason", "result", "params", "models", "seed"):
+        assert resumed[key] == finished[key], key
+    assert _records(folder / "journal.jsonl") == _records(OLD / fmt / "finished" / "journal.jsonl")
+
+
+def _records(journal: Path) -> list[object]:
+    return [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
+
+
+SAVED = [
+    *((f, "finished") for f in FORMATS),
+    ("oxford", "interrupted"),
+    ("decision", "interrupted"),
+]
+
+
+@pytest.mark.parametrize(("fmt", "state"), SAVED)
+def test_an_old_saved_debate_shows_on_the_page(tmp_path: Path, fmt: str, state: str) -> None:
+    from moot import history
+    from moot.web import wire
+
+    debate = history.find(str(OLD / fmt / state))
+    assert debate.format == fmt and debate.finished == (state == "finished")
+    shown = wire.saved_debate(debate)
+    assert len(shown["list"]) == debate.turns > 0
+    assert all(t["label"] for t in shown["list"])
+    if fmt == "oxford" and state == "finished":
+        assert [s["round"] for s in shown["scores"]] == [2, 3]
+        assert shown["stop_reason"] == "hard_cap"

@@ -1,0 +1,250 @@
+"""A tournament's control debates: made from its own finished debates, decided by each of
+its judges, kept across a resume, and reported: a judge that follows the seat is told
+apart from one that reads the speeches, and the ratings are marked when no judge beat
+chance."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+from test_tournament import Debater, oxford_plan, run
+from test_usage_errors import refused
+
+from conftest import Cli
+from moot.cli.tournament import show_report
+from moot.inference.protocol import ChatRequest, Completion, OnText
+from moot.inference.scripted import ScriptedModel
+from moot.tournaments.executors import judge_controls
+from moot.tournaments.judge import Ballot
+from moot.tournaments.plan import Motion
+from moot.tournaments.report import Report, report_of
+from moot.tournaments.run import Tournament
+
+pytestmark = pytest.mark.usefixtures("any_model_name")
+
+TOPICS = {"cats": "cats are better than dogs", "homework": "schools should abolish homework"}
+MOTIONS = [Motion(text=f"This House Believes That {t}", language="en") for t in TOPICS.values()]
+STOP = {"this", "house", "believes", "that", "should", "than", "better"}
+
+
+def words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 3} - STOP
+
+
+class OnMotion(Debater):
+    """Speaks as Debater does, naming the motion's topic in every speech; as a judge, gives
+    every debate to the first seat (`first`) or to the side whose speeches use more of the
+    motion's words (`reader`)."""
+
+    def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
+        prompt = request.messages[-1].content
+        if request.reply_schema is Ballot:
+            self.queue(self.ballot(prompt))
+        elif request.reply_schema is None and "as a Point of Information" not in prompt:
+            said = " ".join(m.content for m in request.messages)
+            topic = next((t for k, t in TOPICS.items() if k in said), "")
+            self.queue(f"I am {self.model_id}: {topic}, because {topic} [{len(self.requests)}]")
+        else:
+            return super().chat(request, on_text=on_text)
+        return ScriptedModel.chat(self, request, on_text=on_text)
+
+    def ballot(self, prompt: str) -> str:
+        winner = "proposition"
+        if self.model_id == "reader":
+            motion = prompt.split("Motion:", 1)[1].split("\n", 1)[0]
+            body = prompt.split("argued for the motion", 1)[1].split("Reply in JSON", 1)[0]
+            prop, opp = body.split("argued against the motion", 1)
+            wanted = words(motion)
+            counts = {
+                "proposition": len(wanted & words(prop)),
+                "opposition": len(wanted & words(opp)),
+            }
+            tied = counts["proposition"] == counts["opposition"]
+            winner = "draw" if tied else max(counts, key=counts.__getitem__)
+        return json.dumps(
+            {
+                "proposition_best": "a point",
+                "opposition_best": "a point",
+                "reasons": "one side kept to the motion",
+                "winner": winner,
+                "margin": "clear",
+            }
+        )
+
+
+class Models:
+    def __init__(self) -> None:
+        self.made: dict[str, OnMotion] = {}
+
+    def __call__(self, ref: str) -> OnMotion:
+        return self.made.setdefault(ref, OnMotion(ref))
+
+    def ballots(self) -> int:
+        return sum(r.reply_schema is Ballot for m in self.made.values() for r in m.requests)
+
+
+def tournament(tmp_path: Path, judges: list[str], **kw: Any) -> Tournament:
+    plan = oxford_plan(["weak", "strong"], MOTIONS, judges=judges)
+    t = Tournament.create(plan.model_copy(update={"controls": kw.get("controls", 4)}), tmp_path)
+    _, failed = run(t, Models())  # type: ignore[arg-type]
+    assert failed == []
+    return t
+
+
+def shown(report: Report) -> str:
+    out = io.StringIO()
+    show_report(Console(file=out, width=200), report)
+    return " ".join(out.getvalue().split())
+
+
+def test_a_judge_that_follows_the_seat_leaves_the_ratings_not_validated(tmp_path: Path) -> None:
+    t = tournament(tmp_path / "t", ["first"])
+    assert judge_controls(t, model_for=Models()) == []
+    report = report_of(t, samples=20)
+    figure = report.calibration
+    assert figure is not None and figure.status == "judged" and figure.made == 5 * 4
+    [first] = figure.judges
+    assert first.position_bias.share == 1.0
+    assert first.accuracy["off_motion"].share == 0.5 and first.accuracy["off_motion"].chance
+    assert not first.beats_chance and figure.validated is False
+    text = shown(report)
+    assert "not validated" in text and "rather than how well the models argued" in text
+    # A control never shows a judge, beside it, the debate it was made from.
+    saved = json.loads((t.folder / "controls.json").read_text(encoding="utf-8"))
+    changed = {s for c in saved["controls"] if c["kind"] in ("off_motion", "silent", "padded")
+               for s in c["sources"]}  # fmt: skip
+    whole = {s for c in saved["controls"] if c["kind"] in ("swap", "twice") for s in c["sources"]}
+    assert changed and whole and not changed & whole
+
+
+def test_a_judge_that_reads_the_motion_validates_the_ratings(tmp_path: Path) -> None:
+    t = tournament(tmp_path / "t", ["reader", "first"])
+    judge_controls(t, model_for=Models())
+    report = report_of(t, samples=20)
+    figure = report.calibration
+    assert figure is not None
+    reader, first = figure.judges
+    assert reader.judge == "reader" and first.judge == "first"
+    assert reader.accuracy["off_motion"].share == 1.0 and reader.beats_chance
+    assert reader.position_bias.share == 0.0
+    assert first.position_bias.share == 1.0 and not first.beats_chance
+    assert figure.validated is True and "not validated" not in shown(report)
+    data = json.loads(report.model_dump_json())
+    assert data["calibration"]["judges"][0]["accuracy"]["off_motion"]["low"] > 0.5
+
+
+def test_a_resume_asks_only_for_the_controls_not_yet_judged(tmp_path: Path) -> None:
+    t = tournament(tmp_path / "t", ["first"], controls=2)
+    asked = 0
+
+    def interrupted(ref: str) -> OnMotion:
+        model = OnMotion(ref)
+        chat = model.chat
+
+        def counted(request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
+            nonlocal asked
+            asked += 1
+            if asked == 7:
+                raise KeyboardInterrupt
+            return chat(request, on_text=on_text)
+
+        model.chat = counted  # type: ignore[method-assign]
+        return model
+
+    with pytest.raises(KeyboardInterrupt):
+        judge_controls(t, model_for=interrupted)
+    saved = json.loads((t.folder / "controls.json").read_text(encoding="utf-8"))
+    kept = saved["judged"]["first"]
+    assert 0 < len(kept) < len(saved["controls"])
+    models = Models()
+    judge_controls(Tournament.open(t.folder), model_for=models)
+    again = json.loads((t.folder / "controls.json").read_text(encoding="utf-8"))
+    assert again["controls"] == saved["controls"]
+    assert again["judged"]["first"][: len(kept)] == kept
+    ballots = {c["id"]: len(c["shown"]) for c in saved["controls"]}
+    assert models.ballots() == sum(ballots.values()) - sum(ballots[r["control"]] for r in kept)
+    models = Models()
+    assert judge_controls(t, model_for=models) == [] and models.ballots() == 0
+
+
+def test_controls_off_and_an_old_plan_without_them_say_so(tmp_path: Path, cli: Cli) -> None:
+    t = tournament(tmp_path / "t", ["first"], controls=0)
+    plan = json.loads((t.folder / "tournament.json").read_text(encoding="utf-8"))
+    del plan["controls"]  # as a tournament planned before controls were
+    (t.folder / "tournament.json").write_text(json.dumps(plan), encoding="utf-8")
+    proc = cli("tournament", "--resume", str(t.folder), "--bootstrap", "10", home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "controls: off" in proc.stdout and "not validated" not in proc.stdout
+    assert not (t.folder / "controls.json").exists() and not (t.folder / "judges.csv").exists()
+    saved = json.loads((t.folder / "ratings.json").read_text(encoding="utf-8"))
+    assert saved["calibration"]["status"] == "off" and saved["calibration"]["validated"] is None
+
+
+def test_a_dry_run_tournament_judges_its_controls_and_a_resume_keeps_them(
+    tmp_path: Path, cli: Cli
+) -> None:
+    motions = tmp_path / "m.txt"
+    motions.write_text("\n".join(TOPICS.values()) + "\n", encoding="utf-8")
+    out = tmp_path / "t"
+    args = ["--motions", str(motions), "--max-rounds", "3", "--bootstrap", "10", "--quiet"]
+    proc = cli("tournament", "--model", "a", "--model", "b", "--dry-run", "--out", str(out),
+               "--judge-rubric", "score", *args, home=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    # A dry run's judge names the first seat every time: no better than chance.
+    assert "· not validated" in proc.stdout and "Judges on 20 control debates" in proc.stdout
+    saved = json.loads((out / "ratings.json").read_text(encoding="utf-8"))
+    assert saved["calibration"]["per_kind"] == 4  # four debates: the least, 4 of each kind
+    assert [j["judge"] for j in saved["calibration"]["judges"]] == ["a", "b"]
+    assert (out / "ratings.csv").read_text().splitlines()[1].endswith(",False")
+    rows = (out / "judges.csv").read_text().splitlines()
+    assert rows[0].startswith("judge,beats_chance,accuracy_off_motion_share") and len(rows) == 3
+    # --judge-rubric reached every debate: the completeness judge gave a score, no checklist.
+    debate = json.loads(next((out / "debates").glob("*/transcript.json")).read_text())
+    assert debate["params"]["judge_rubric"] == "score"
+    assert debate["scores"] and all("rubric" not in s for s in debate["scores"].values())
+    before = (out / "controls.json").read_bytes()
+    again = cli("tournament", "--resume", str(out), "--quiet", home=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert (out / "controls.json").read_bytes() == before and "not validated" in again.stdout
+    # A controls file that names a debate the tournament does not hold is refused in a line.
+    crafted = json.loads(before)
+    crafted["controls"][0]["sources"] = ["../elsewhere"]
+    (out / "controls.json").write_text(json.dumps(crafted), encoding="utf-8")
+    refused_too = cli("tournament", "--resume", str(out), "--quiet", home=tmp_path)
+    assert refused_too.returncode == 2
+    assert "is not this tournament's" in refused_too.stderr.splitlines()[0]
+    assert "Traceback" not in refused_too.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--controls", "-1"], "--controls -1"),
+        (["--controls", "65"], "--controls 65"),
+        (["--controls", "3", "--one-motion"], "two motions or more"),
+        (["--format", "challenge", "--judge-rubric", "score"], "--judge-rubric"),
+        (["--resume", "x", "--controls", "3"], "its plan fixes --controls"),
+    ],
+)
+def test_bad_controls_are_one_line_and_exit_2(
+    tmp_path: Path, cli: Cli, args: list[str], needle: str
+) -> None:
+    motions = tmp_path / "m.txt"
+    one = "--one-motion" in args
+    motions.write_text("\n".join(list(TOPICS.values())[: 1 if one else 2]) + "\n")
+    args = [a for a in args if a != "--one-motion"]
+    out = tmp_path / "t"
+    planned = ["--model", "a", "--model", "b", "--motions", str(motions), "--out", str(out)]
+    if "--resume" in args:
+        planned = []
+    else:
+        planned.append("--dry-run")
+    proc = cli("tournament", *planned, *args, home=tmp_path / "home")
+    refused(proc, needle)
+    assert not out.exists()

@@ -1,0 +1,250 @@
+"""The page in a real browser: Debian's Chromium, driven by Playwright, against `moot serve
+--dry-run` on 127.0.0.1. Every request any page makes is recorded, and one that goes
+anywhere but the server fails the test."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from web_serve import Browser, Served, launch, serve
+
+from gguf_samples import write_gguf
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    served = serve(tmp_path_factory.mktemp("browser-home"), "--dry-run")
+    yield served
+    served.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(server: Served) -> Iterator[Browser]:
+    with launch() as b:
+        yield b
+        assert b.outside(server.base) == [], "the page reached beyond the server"
+
+
+@pytest.fixture
+def page(browser: Browser, server: Served) -> Iterator[Any]:
+    page = browser.page()
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    # A form with problems is answered 400, which Chromium logs; anything else is a problem.
+    refused_form = "the server responded with a status of 400"
+    page.goto(server.url)
+    page.wait_for_selector("#debate-form")
+    yield page
+    page.close()
+    problems = [p for p in problems if refused_form not in p]
+    assert problems == [], problems  # no script error, no request the policy refused
+    assert browser.outside(server.base) == []
+
+
+def start(page: Any, motion: str, *, rounds: str = "3") -> None:
+    page.fill("textarea[name=motion]", motion)
+    page.fill("input[name='params.max_rounds']", rounds)
+    page.click("#debate-form button[type=submit]")
+    page.wait_for_selector(".debate .turn")
+
+
+def spoken(page: Any) -> int:
+    return int(page.locator(".turn.spoken").count())
+
+
+def test_an_oxford_debate_from_the_form_to_the_history_and_back(
+    page: Any, server: Served, tmp_path: Path
+) -> None:
+    start(page, "cities should ban cars")
+    assert page.locator(".debate .motion").inner_text().startswith("This House Believes That")
+    # The speeches come in one after another while it runs, not all at the end.
+    page.wait_for_selector(".turn.speaking")
+    early = spoken(page)
+    page.wait_for_function(
+        "n => document.querySelectorAll('.turn.spoken').length > n", arg=early + 3
+    )
+    assert page.locator(".debate").get_attribute("data-state") == "running"
+    page.wait_for_selector(".debate[data-state=finished] .document")
+    assert page.locator(".round").first.inner_text() == "Round 1"
+    assert page.locator(".score .caption").first.inner_text().startswith("Completeness 1.7 / 10")
+    assert page.locator(".score .threshold").count() == 2
+    assert "Debate Brief" in page.locator(".document h1").inner_text()
+    assert page.locator(".turn[data-step=poi_question] .poi").count() > 0
+    turns = spoken(page)
+
+    page.click("a.open-saved")
+    page.wait_for_selector(".debate.saved .document")
+    assert spoken(page) == turns
+    assert page.locator(".debate.saved .state").inner_text() == "finished"
+
+    with page.expect_download() as download:
+        page.click("a.download[download='transcript.json']")
+    saved = tmp_path / "transcript.json"
+    download.value.save_as(saved)
+    transcript = json.loads(saved.read_text())
+    assert transcript["motion"] == "This House Believes That cities should ban cars"
+    assert len(transcript["turns"]) == turns
+
+    folder = page.evaluate("decodeURIComponent(location.hash.split('/')[2])")
+    page.goto(server.base + "/#/history")
+    page.wait_for_selector(f".history-table tr[data-id='{folder}']")
+    page.click(f".history-table tr[data-id='{folder}'] a")
+    page.wait_for_selector(".debate.saved button.delete")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("button.delete")
+    page.wait_for_url("**/#/history")
+    page.wait_for_selector(".history h1")
+    assert page.locator(f"tr[data-id='{folder}']").count() == 0
+    assert not (server.home / "debates" / folder).exists()
+
+
+def test_a_chinese_motion_is_shown_with_chinese_labels(page: Any, server: Served) -> None:
+    start(page, "城市应该禁止汽车进入市中心")
+    page.wait_for_selector(".debate[data-state=finished] .document")
+    assert page.locator("html").get_attribute("lang") == "zh"
+    assert page.locator(".round").first.inner_text() == "第1轮"
+    assert page.locator(".debate .state").inner_text() == "已完成"
+    assert page.locator(".score .caption").first.inner_text().startswith("完整性")
+    assert "辩论简报" in page.locator(".document h1").inner_text()
+    assert page.locator("a.open-saved").inner_text() == "打开已保存的辩论"
+    assert page.locator("nav a[data-page=history]").inner_text() == "历史"
+    assert "字" in page.locator(".turn footer .length").first.inner_text()
+
+    page.click("a.open-saved")
+    page.wait_for_selector(".debate.saved .document")
+    assert page.locator("button.delete").inner_text() == "删除"
+    assert page.locator("a.download").first.inner_text().startswith("下载")
+    assert page.locator(".turn h3").first.inner_text() == "正方 · 发言"
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("button.delete")
+    page.wait_for_url("**/#/history")
+
+
+def test_the_forms_problems_are_shown_beside_their_fields(page: Any, server: Served) -> None:
+    page.click("#debate-form button[type=submit]")  # no motion
+    page.wait_for_selector("[data-field=motion].invalid")
+    assert "the motion is empty" in page.locator("[data-field=motion] .field-error").inner_text()
+
+    page.fill("textarea[name=motion]", "cities should ban cars")
+    page.fill("input[name='params.max_rounds']", "99")
+    page.fill("input[name='temperatures.judge']", "0.2")
+    page.click("#debate-form button[type=submit]")
+    error = page.locator("[data-field='params.max_rounds'] .field-error")
+    error.wait_for()
+    assert "99 is not allowed" in error.inner_text() and "from 3 to 8" in error.inner_text()
+    assert page.locator("[data-field=motion] .field-error").inner_text() == ""
+
+    page.fill("input[name='params.max_rounds']", "3")
+    page.fill("input[name='temperatures.judge']", "9")
+    page.click("#debate-form button[type=submit]")
+    page.locator("[data-field='temperatures.judge'] .field-error").wait_for()
+    assert "not allowed" in page.locator("[data-field='temperatures.judge']").inner_text()
+    assert page.evaluate("location.hash") in ("", "#/")  # nothing was started
+
+    page.select_option("select[name=format]", "adversarial")
+    page.click("#debate-form button[type=submit]")
+    page.wait_for_selector(".invalid")
+    assert "at least two participants" in page.locator(".invalid").first.inner_text()
+
+
+def test_a_closed_tab_leaves_the_debate_running_and_a_new_one_finds_it(
+    browser: Browser, page: Any, server: Served
+) -> None:
+    start(page, "the four-day week should be the norm")
+    page.wait_for_function("() => document.querySelectorAll('.turn.spoken').length >= 2")
+    job = page.evaluate("location.hash")
+    page.close()
+
+    again = browser.page()
+    again.goto(server.url)
+    again.wait_for_selector("#jobs-list li")
+    again.goto(server.base + "/" + job)
+    again.wait_for_selector(".debate .turn")
+    again.wait_for_selector(".debate[data-state=finished] .document", timeout=60_000)
+    assert again.locator(".turn.spoken").first.get_attribute("data-index") == "0"
+    again.close()
+
+
+def test_a_tournament_fills_its_table_then_shows_the_ratings(
+    page: Any, server: Served, tmp_path: Path
+) -> None:
+    template = "{% for m in messages %}{{ m.content }}{% endfor %}"
+    models = [str(write_gguf(tmp_path / f"{n}.gguf", name=n, chat_template=template)) for n in "ab"]
+    page.click("nav a[data-page=tournament]")
+    page.wait_for_selector("#tournament-form")
+    page.fill("textarea[name=motions]", "cities should ban cars\ntea is better than coffee")
+    page.fill("input[name='models.0']", models[0])
+    page.fill("input[name='models.1']", models[1])
+    page.fill("input[name='params.max_rounds']", "3")
+    page.click("#tournament-form button[type=submit]")
+    page.wait_for_selector(".tournament-table tbody tr")
+    assert page.locator(".tournament-table tbody tr").count() == 4  # a pair a motion, swapped
+    page.wait_for_selector(".ratings img.chart", timeout=60_000)
+    assert page.locator(".tournament-table tr[data-status=done]").count() == 4
+    page.wait_for_function("() => document.querySelector('.ratings img.chart').naturalWidth > 0")
+    assert page.locator(".ratings table:not(.judges) tbody tr").count() == 2
+    # Two motions: control debates measure each judge (here both models, judging each
+    # other), and the figures are shown beside the ratings with their intervals.
+    judges = page.locator(".ratings table.judges tbody tr")
+    assert judges.count() == 2
+    assert {judges.nth(i).get_attribute("data-judge") for i in range(2)} == set(models)
+    assert "%" in judges.first.inner_text() and "–" in judges.first.inner_text()
+    validated = page.get_attribute(".ratings", "data-validated")
+    heading = page.inner_text(".ratings h2")
+    assert ("not validated" in heading) == (validated == "no")
+    assert page.locator(".ratings .not-validated").count() == (validated == "no")
+
+
+def test_a_person_takes_the_opposition_seat_submits_speeches_and_declines_a_poi(
+    page: Any, server: Served
+) -> None:
+    page.fill("textarea[name=motion]", "cities should ban cars")
+    page.fill("input[name='params.max_rounds']", "3")
+    page.click(".seat[data-role=opposition] .take-seat")
+    assert page.input_value("input[name='roles.opposition']") == "human"
+    page.click("#debate-form button[type=submit]")
+    page.wait_for_selector(".seat-box[data-ask='1']")
+    # The Opposition's point of information first: what the seat sees, its limit, a live count.
+    assert page.locator(".seat-box .seat-limit").inner_text() == "at most 15 words"
+    assert (
+        "This House Believes That cities should ban cars"
+        in page.locator(".seat-box .seat-sees pre").last.text_content()
+    )
+    count = page.locator(".seat-box .seat-count")
+    assert count.inner_text() == "0 of 15 words"
+    page.fill(".seat-box textarea", "Who pays")
+    assert count.inner_text() == "2 of 15 words"
+    question = "Who pays for the buses and the drivers and the depots and the new lanes too?"
+    page.fill(".seat-box textarea", question)
+    assert count.inner_text().startswith("16 of 15 words · over the limit")
+    assert "over" in (count.get_attribute("class") or "")
+    page.click(".seat-box .submit-seat")
+    speeches, declined, ask = [question], 0, 2
+    while True:
+        page.wait_for_selector(
+            f".seat-box[data-ask='{ask}'], .debate[data-state=finished] .document", timeout=60_000
+        )
+        if page.locator(".debate[data-state=finished]").count():
+            break
+        if page.locator(".seat-box").get_attribute("data-kind") == "decision":
+            assert page.locator(".seat-box .seat-question").inner_text()
+            page.click(".seat-box .decline-poi")
+            declined += 1
+        else:
+            speeches.append(f"Speech {ask}: fund the buses first, then ban the cars.")
+            page.fill(".seat-box textarea", speeches[-1])
+            page.click(".seat-box .submit-seat")
+        ask += 1
+    assert declined == 3 and page.locator(".seat-box").count() == 0
+    typed = page.locator(".turn.spoken[data-role=opposition] .text").all_inner_texts()
+    assert typed == speeches  # every turn the person gave, as they gave it
+    flag = page.locator(".turn[data-role=opposition][data-step=poi_question] .flag").first
+    assert flag.inner_text() == "over the limit: 16 of 15 words, kept as the speaker's"
+    notices = page.locator(".notice").all_inner_texts()
+    assert notices.count("Point of Information 🔵 Proposition → 🔴 Opposition: declined") == 3
+    assert "Debate Brief" in page.locator(".document h1").inner_text()
