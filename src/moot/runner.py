@@ -137,6 +137,8 @@ class DebateRun:
             n_gpu_layers=run.gpu_layers,
             n_ctx=self.n_ctx,
             one_at_a_time=run.one_model_at_a_time,
+            # A debate decoded side by side with others (a replay of one, too): its threads.
+            n_threads=run.decoding.threads if run.decoding else None,
         )
         return {r: pool.get(ref) for r, ref in refs.items()}, infos
 
@@ -182,6 +184,8 @@ class DebateRun:
                 "think_budget": s.run.think_budget,
                 "call_timeout_s": s.run.call_timeout_s,
                 "one_model_at_a_time": s.run.one_model_at_a_time,
+                # Only where the debate was not decoded alone: a sequential record is as before.
+                **({"decoding": s.run.decoding.model_dump()} if s.run.decoding else {}),
             },
         )
 
@@ -303,6 +307,7 @@ class _SavedRun(BaseModel):
     think_budget: int | None = None  # older records: the default
     call_timeout_s: float | int | None = None  # older records: none
     one_model_at_a_time: bool = False
+    decoding: dict[str, int] | None = None  # config.Decoding, when not decoded alone
 
 
 class _Header(BaseModel):
@@ -352,6 +357,7 @@ def setup_from_record(
             "think_budget": THINK_BUDGET if ran.think_budget is None else ran.think_budget,
             "one_model_at_a_time": ran.one_model_at_a_time,
             "dry_run": ran.dry_run,
+            "decoding": ran.decoding,
         },
         name=source,
         hint=hint,
