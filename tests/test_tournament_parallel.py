@@ -4,9 +4,11 @@ decoded. On scripted models, in threads and in worker processes."""
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -166,3 +168,91 @@ def test_the_library_checks_parallel_as_the_command_does() -> None:
         moot.tournament(["a", "b"], ["x y z"], parallel=2, schedule="adaptive")
     assert isinstance(make_executor("local", None, 1), LocalExecutor)
     assert isinstance(make_executor("local", None, 4), ParallelExecutor)
+
+
+@pytest.mark.real
+def test_two_real_debates_at_once_each_in_a_worker_of_its_own(tmp_path: Path) -> None:
+    from test_offline import run_audited
+
+    motions = tmp_path / "motions.txt"
+    motions.write_text("remote work is better than office work\n", encoding="utf-8")
+    out = tmp_path / "t"
+    args = ["tournament", "--model", "smollm2-135m", "--model", "gemma3-270m", "--motions",
+            str(motions), "--out", str(out), "--max-rounds", "3", "--max-tokens", "16",
+            "--seed", "7", "--controls", "0", "--bootstrap", "0", "--parallel", "2"]  # fmt: skip
+    proc, connections = run_audited(args, tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert connections == []  # the tournament's own process opened none
+    plan = json.loads((out / "tournament.json").read_text())
+    assert len(plan["debates"]) == 2 and "decoding" not in plan["options"]
+    threads = max(1, config.physical_cores() // 2)
+    for debate in plan["debates"]:
+        folder = out / "debates" / debate["id"]
+        transcript = json.loads((folder / "transcript.json").read_text())
+        assert transcript["params"]["decoding"] == {"parallel": 2, "threads": threads}
+        assert all(t["text"] for t in transcript["turns"] if t["step"] == "speech")
+        verdict = json.loads((folder / "verdict.json").read_text())
+        assert verdict["winner"] in ("proposition", "opposition", "draw")
+    assert "Tournament (oxford, 2 debates)" in proc.stdout
+
+
+# -- replaying a debate that was decoded beside others --------------------------------------
+
+
+@pytest.fixture(scope="module")
+def decoded_beside_others(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A saved dry-run debate whose record says it was decoded two at a time, one thread."""
+    root = tmp_path_factory.mktemp("replay")
+    done = Cli()("run", "cats are better than dogs", "--dry-run", "--seed", "5", "--quiet",
+                 "--max-rounds", "3", "--out", str(root / "d"), home=root / "home")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    data = json.loads((root / "d" / "transcript.json").read_text())
+    data["params"]["decoding"] = {"parallel": 2, "threads": 1}
+    return data
+
+
+def replayed(data: dict[str, Any], tmp_path: Path, cli: Cli) -> Any:
+    path = tmp_path / "transcript.json"
+    path.write_text(json.dumps(data))
+    return cli("replay", str(path), home=tmp_path / "home")
+
+
+def test_a_replay_of_a_debate_decoded_beside_others_matches_it(
+    decoded_beside_others: dict[str, Any], tmp_path: Path, cli: Cli
+) -> None:
+    done = replayed(decoded_beside_others, tmp_path, cli)
+    assert done.returncode == 0, done.stderr
+    assert "turns match" in done.stdout and "note:" not in done.stdout
+
+
+def test_where_its_words_differ_the_replay_explains_instead_of_failing(
+    decoded_beside_others: dict[str, Any], tmp_path: Path, cli: Cli
+) -> None:
+    data = copy.deepcopy(decoded_beside_others)
+    data["turns"][2]["text"] = "words another decoding chose"
+    done = replayed(data, tmp_path, cli)
+    assert done.returncode == 0, done.stderr
+    assert "turn 2 differs" in done.stdout
+    note = " ".join(done.stdout.split())
+    assert "decoded beside 1 other(s)" in note and "on 1 thread(s)" in note
+    # The same difference in a debate decoded alone is a failed replay, as before.
+    del data["params"]["decoding"]
+    alone = replayed(data, tmp_path, cli)
+    assert alone.returncode == 1 and "turn 2 differs" in alone.stdout
+    assert "note:" not in alone.stdout
+
+
+@pytest.mark.parametrize(
+    ("decoding", "says"),
+    [({"parallel": 1, "threads": 1}, "params.decoding"), ("2", "params.decoding"),
+     ({"parallel": 2, "threads": "1"}, "params.decoding")],
+)  # fmt: skip
+def test_a_replay_refuses_a_decoding_record_that_is_not_one(
+    decoded_beside_others: dict[str, Any], tmp_path: Path, cli: Cli, decoding: Any, says: str
+) -> None:
+    data = copy.deepcopy(decoded_beside_others)
+    data["params"]["decoding"] = decoding
+    done = replayed(data, tmp_path, cli)
+    assert done.returncode == 2, done.stdout
+    lines = done.stderr.strip().splitlines()
+    assert lines[0].startswith("error:") and says in lines[0] and "Traceback" not in done.stderr

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from moot.config import SESSION_CACHE_MB, THINK_BUDGET, RunSettings, Seed
+from moot.config import SESSION_CACHE_MB, THINK_BUDGET, Decoding, RunSettings, Seed
 from moot.engine import Engine, Listener, Role
 from moot.errors import MootError, UsageError
 from moot.formats.base import Cast
@@ -386,6 +386,9 @@ class ReplayReport:
     saved: str = ""
     replayed: str = ""
     where: str = ""  # "round N, role/step" of the first difference
+    # How the saved debate was decoded, where not alone (config.Decoding): the replay
+    # decodes on as many threads, but beside no other debate.
+    decoding: Decoding | None = None
 
 
 class _Diverged(Exception):
@@ -417,14 +420,16 @@ def replay(path: Path, *, listeners: list[Listener] | None = None) -> ReplayRepo
                 ReplayReport(turn.index + 1, turn.index, old.text if old else "", turn.text, where)
             )
 
+    decoding = setup.run.decoding
     try:
         result = DebateRun(setup, listeners=[*(listeners or []), compare]).run()
     except _Diverged as diverged:
-        return diverged.report
+        return replace(diverged.report, decoding=decoding)
     if len(result.transcript.turns) != len(saved):
         n = len(result.transcript.turns)
-        return ReplayReport(n, n, where="the re-run ended after a different number of turns")
-    return ReplayReport(len(saved))
+        where = "the re-run ended after a different number of turns"
+        return ReplayReport(n, n, where=where, decoding=decoding)
+    return ReplayReport(len(saved), decoding=decoding)
 
 
 class _Recorded:
