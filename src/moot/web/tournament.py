@@ -133,8 +133,9 @@ def _field_of(message: str) -> str:
     return "form"
 
 
-def tournament_job(choice: Choice) -> Job:
-    """The job that runs CHOICE with `moot.tournament`, its table filling in as it goes."""
+def tournament_job(choice: Choice, *, parallel: int = 1) -> Job:
+    """The job that runs CHOICE with `moot.tournament`, PARALLEL debates at once, its table
+    filling in as it goes."""
 
     def work(job: Job) -> None:
         job.publish({"type": "t_plan", "debates": choice.debates})
@@ -155,6 +156,7 @@ def tournament_job(choice: Choice) -> Job:
             seed=choice.seed,
             swaps=choice.swaps,
             run={"dry_run": choice.dry_run},
+            parallel=parallel,
             on_event=on_event,
             **choice.params,
         )
