@@ -123,6 +123,27 @@ def test_worker_processes_play_a_dry_run_and_record_their_decoding(tmp_path: Pat
     assert "decoding" not in transcript["params"]
 
 
+def test_ctrl_c_ends_the_worker_processes_and_a_resume_finishes(tmp_path: Path) -> None:
+    import multiprocessing
+
+    plan = oxford_plan(["a", "b", "c"])  # 6 debates
+    plan = plan.model_copy(update={"options": {**plan.options, "dry_run": True}})
+    t = Tournament.create(plan, tmp_path / "t")
+
+    def interrupt(event: TournamentEvent) -> None:
+        if isinstance(event, DebateDone):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        ParallelExecutor(2)._in_processes(t, list(plan.debates), interrupt, 2)
+    assert multiprocessing.active_children() == []  # no worker left running
+    left = Tournament.open(t.folder).pending()
+    assert 0 < len(left) < 6
+    events: list[TournamentEvent] = []
+    assert Tournament.open(t.folder).run(LocalExecutor(), events.append) == []
+    assert {e.pairing.id for e in events if isinstance(e, DebateDone)} == {p.id for p in left}
+
+
 def test_the_plan_never_records_how_many_ran_at_once(tmp_path: Path, cli: Cli) -> None:
     (tmp_path / "m.txt").write_text("cats are better than dogs\n")
     out = tmp_path / "t"
