@@ -383,16 +383,26 @@ class _Shower:
         self.progress = progress
         self.bar = bar
         self.current = ""
+        self.running: dict[str, str] = {}  # debate id → "A vs B", as they began
+
+    def _describe(self) -> None:
+        """The debate running, or how many run at once (--parallel)."""
+        names = list(self.running.values())
+        self.current = names[0] if len(names) == 1 else f"{len(names)} debates at once"
+        self.progress.update(self.bar, description=self.current if names else "debates")
 
     def __call__(self, event: TournamentEvent) -> None:
         p = self.progress
         # Every name and message comes from outside (a model, a file): shown as text.
         if isinstance(event, DebateBegun):
             pair = event.pairing
-            self.current = f"{safe(pair.proposition)} vs {safe(pair.opposition)}"
-            p.update(self.bar, description=self.current)
-        elif isinstance(event, InDebate):
-            if isinstance(event.event, TurnStarted):
+            self.running[pair.id] = f"{safe(pair.proposition)} vs {safe(pair.opposition)}"
+            self._describe()
+        elif isinstance(event, DebateDone | DebateFailed):
+            self.running.pop(event.pairing.id, None)
+            self._describe()
+        if isinstance(event, InDebate):
+            if isinstance(event.event, TurnStarted) and len(self.running) == 1:
                 where = f"{self.current} · {safe(event.event.label)}"
                 p.update(self.bar, description=where)
             elif isinstance(event.event, Notice) and event.event.level != "info":
