@@ -21,6 +21,7 @@ import bench_roofline  # noqa: E402
 import bench_schedule  # noqa: E402
 import bench_stores  # noqa: E402
 import bench_terse  # noqa: E402
+import bench_tournament_parallel  # noqa: E402
 
 
 def main() -> None:
@@ -38,11 +39,13 @@ def main() -> None:
     bench_terse.run(results)
     bench_memory.run(results)
     bench_schedule.run(results)  # a simulation: no model runs
+    bench_tournament_parallel.run(results)  # a tournament's debates one by one and at once
     results["speed_summary"] = (
         bench_roofline.summary(results)
         + bench_parallel.summary(results)
         + bench_attention.summary(results)
         + bench_terse.summary(results)
+        + bench_tournament_parallel.summary(results)
     )
     print(json.dumps(results, indent=2, ensure_ascii=False))
 

@@ -81,6 +81,21 @@ MAX_SEED = 2**32 - 1
 Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
 
 
+# The most debates a tournament plays at once (`moot tournament --parallel`).
+MAX_PARALLEL = 16
+
+
+class Decoding(BaseModel):
+    """How a debate's tokens were decoded, recorded where that differs from a debate alone in
+    its process on every core: PARALLEL debates at once, each in a process of its own that
+    decodes on THREADS threads. A replay decodes on those threads too."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    parallel: int = Field(ge=2, le=MAX_PARALLEL)
+    threads: int = Field(ge=1, le=4096)
+
+
 class RunSettings(BaseModel):
     """How a debate runs, whatever its format: the one place these defaults live."""
 
@@ -99,6 +114,9 @@ class RunSettings(BaseModel):
     # Load each model for its seat's turns and unload it after: a debate of models that do
     # not fit in memory together still runs, slower (each load takes seconds).
     one_model_at_a_time: bool = False
+    # Set by a tournament that plays debates side by side (never planned: a resume may choose
+    # another number); None: alone, on every core.
+    decoding: Decoding | None = None
 
 
 # -- per-format parameters --------------------------------------------------------------

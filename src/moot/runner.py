@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from moot.config import SESSION_CACHE_MB, THINK_BUDGET, RunSettings, Seed
+from moot.config import SESSION_CACHE_MB, THINK_BUDGET, Decoding, RunSettings, Seed
 from moot.engine import Engine, Listener, Role
 from moot.errors import MootError, UsageError
 from moot.formats.base import Cast
@@ -139,6 +139,8 @@ class DebateRun:
             n_gpu_layers=run.gpu_layers,
             n_ctx=self.n_ctx,
             one_at_a_time=run.one_model_at_a_time,
+            # A debate decoded side by side with others (a replay of one, too): its threads.
+            n_threads=run.decoding.threads if run.decoding else None,
         )
         return {r: pool.get(ref) for r, ref in refs.items()}, infos
 
@@ -184,6 +186,8 @@ class DebateRun:
                 "think_budget": s.run.think_budget,
                 "call_timeout_s": s.run.call_timeout_s,
                 "one_model_at_a_time": s.run.one_model_at_a_time,
+                # Only where the debate was not decoded alone: a sequential record is as before.
+                **({"decoding": s.run.decoding.model_dump()} if s.run.decoding else {}),
             },
         )
 
@@ -306,6 +310,7 @@ class _SavedRun(BaseModel):
     think_budget: int | None = None  # older records: the default
     call_timeout_s: float | int | None = None  # older records: none
     one_model_at_a_time: bool = False
+    decoding: dict[str, int] | None = None  # config.Decoding, when not decoded alone
 
 
 class _Header(BaseModel):
@@ -355,6 +360,7 @@ def setup_from_record(
             "think_budget": THINK_BUDGET if ran.think_budget is None else ran.think_budget,
             "one_model_at_a_time": ran.one_model_at_a_time,
             "dry_run": ran.dry_run,
+            "decoding": ran.decoding,
         },
         name=source,
         hint=hint,
@@ -383,6 +389,9 @@ class ReplayReport:
     saved: str = ""
     replayed: str = ""
     where: str = ""  # "round N, role/step" of the first difference
+    # How the saved debate was decoded, where not alone (config.Decoding): the replay
+    # decodes on as many threads, but beside no other debate.
+    decoding: Decoding | None = None
 
 
 class _Diverged(Exception):
@@ -414,14 +423,16 @@ def replay(path: Path, *, listeners: list[Listener] | None = None) -> ReplayRepo
                 ReplayReport(turn.index + 1, turn.index, old.text if old else "", turn.text, where)
             )
 
+    decoding = setup.run.decoding
     try:
         result = DebateRun(setup, listeners=[*(listeners or []), compare]).run()
     except _Diverged as diverged:
-        return diverged.report
+        return replace(diverged.report, decoding=decoding)
     if len(result.transcript.turns) != len(saved):
         n = len(result.transcript.turns)
-        return ReplayReport(n, n, where="the re-run ended after a different number of turns")
-    return ReplayReport(len(saved))
+        where = "the re-run ended after a different number of turns"
+        return ReplayReport(n, n, where=where, decoding=decoding)
+    return ReplayReport(len(saved), decoding=decoding)
 
 
 class _Recorded:

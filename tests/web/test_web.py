@@ -268,6 +268,35 @@ def test_a_tournament_form_is_planned_before_it_is_queued(moot_home: Path, tmp_p
         assert field in caught.value.fields, (form, caught.value.fields)
 
 
+def test_a_tournament_from_the_page_plays_as_many_debates_at_once_as_serve_was_told(
+    moot_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    template = "{% for m in messages %}{{ m.content }}{% endfor %}"
+    a, b = (str(write_gguf(tmp_path / f"{n}.gguf", chat_template=template)) for n in "ab")
+    choice = tournaments.choose({"models": [a, b], "motions": "cats beat dogs"}, dry_run=True)
+    given: dict[str, Any] = {}
+
+    def tournament(*args: Any, **kw: Any) -> None:
+        given.update(kw)
+        raise MootError("stopped here", hint="")
+
+    monkeypatch.setattr(tournaments, "tournament", tournament)
+    hub = Hub()
+    ran = hub.submit(tournaments.tournament_job(choice, parallel=3))
+    wait(lambda: ran.over)
+    assert given["parallel"] == 3
+    hub.close()
+
+
+def test_serve_refuses_a_parallel_out_of_range(cli: Cli, tmp_path: Path) -> None:
+    done = cli("serve", "--no-browser", "--parallel", "0", home=tmp_path)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 2, done.stderr
+    assert lines[0].startswith("error: --parallel 0 is not allowed") and lines[1].startswith(
+        "hint:"
+    )
+
+
 # -- the command line and the package --------------------------------------------------------
 
 

@@ -277,7 +277,19 @@ def replay(
     console.print(f"turn {report.first_difference} differs ({safe(report.where)})", highlight=False)
     console.print(f"  saved:    {report.saved[:200]!r}", highlight=False, markup=False)
     console.print(f"  replayed: {report.replayed[:200]!r}", highlight=False, markup=False)
-    raise typer.Exit(1)
+    if report.decoding is None:
+        raise typer.Exit(1)
+    # Not a failure: the record says it was decoded otherwise than a debate alone.
+    d = report.decoding
+    console.print(
+        f"note: this debate was decoded beside {d.parallel - 1} other(s) in a tournament "
+        f"(--parallel {d.parallel}), in a process of its own on {d.threads} thread(s), as its "
+        "transcript records (params.decoding). The replay decoded it alone on as many "
+        "threads; llama.cpp's sums can round otherwise when the work is split otherwise "
+        "(another CPU, another build), and a seeded debate's words part from there. Its "
+        "journal still resumes it word for word.",
+        highlight=False,
+    )
 
 
 def _run(debate: Debate, console: Console, *, quiet: bool, hide_reasoning: bool = False) -> None:

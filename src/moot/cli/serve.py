@@ -11,6 +11,7 @@ import typer
 
 from moot.cli.options import DryRun
 from moot.cli.root import app, err
+from moot.config import MAX_PARALLEL
 from moot.render import safe
 
 
@@ -39,16 +40,31 @@ def serve(
             help="With --dry-run: seconds between the scripted speakers' words (0.01).",
         ),
     ] = None,
+    parallel: Annotated[
+        int,
+        typer.Option(
+            help=f"Debates a tournament started from the page plays at once (1-{MAX_PARALLEL}),"
+            " as `moot tournament --parallel`. A debate started on its own still waits for "
+            "its models.",
+            metavar="N",
+        ),
+    ] = 1,
 ) -> None:
     """Start, watch and browse debates in a browser, served from this machine."""
     from moot.errors import UsageError
+    from moot.tournaments.parallel import check_parallel
     from moot.web.runs import PACE
     from moot.web.server import Server, is_loopback
 
+    check_parallel(parallel)
     if pace is not None and not dry_run:
         raise UsageError("--pace applies only to --dry-run", hint="add --dry-run, or drop --pace")
     server = Server.bind(
-        host=host, port=port or 0, dry_run=dry_run, pace=PACE if pace is None else pace
+        host=host,
+        port=port or 0,
+        dry_run=dry_run,
+        pace=PACE if pace is None else pace,
+        parallel=parallel,
     )
     if not is_loopback(host):
         err.print(

@@ -37,6 +37,7 @@ from moot.cli.options import (
     run_settings,
 )
 from moot.cli.root import app
+from moot.config import MAX_PARALLEL
 from moot.engine import Notice, TurnStarted
 from moot.errors import MootError, UsageError
 from moot.formats import get_format
@@ -46,6 +47,7 @@ from moot.tournaments.adaptive import check_executor, check_schedule
 from moot.tournaments.calibration import MAX_CONTROLS, Interval
 from moot.tournaments.controls import ControlEvent, ControlFailed, ControlJudged
 from moot.tournaments.executors import judge_controls, make_executor
+from moot.tournaments.parallel import check_parallel
 from moot.tournaments.plan import (
     MAX_BOOTSTRAP,
     MAX_DEBATES,
@@ -177,12 +179,21 @@ def tournament(
             "$RAY_ADDRESS, else a local Ray)."
         ),
     ] = None,
+    parallel: Annotated[
+        int,
+        typer.Option(
+            help=f"Debates played at once (1-{MAX_PARALLEL}; 1: one after another). Local "
+            "models load once in each of N worker processes, each decoding on its share of "
+            "the cores; on servers, N requests in flight.",
+            metavar="N",
+        ),
+    ] = 1,
     resume: Annotated[
         Path | None,
         typer.Option(
             help="Finish the tournament in this folder; finished debates are kept. Its plan "
             "fixes the models, motions, judges, format and every debate's settings: only "
-            "--executor, --ray-address, --bootstrap and --quiet go with it."
+            "--executor, --ray-address, --parallel, --bootstrap and --quiet go with it."
         ),
     ] = None,
     min_score: MinScore = None,
@@ -214,19 +225,25 @@ def tournament(
             hint="add --executor ray, or drop --ray-address",
         )
     check_counts(swaps=swaps, bootstrap=bootstrap, seed=seed, controls=controls)
+    check_parallel(parallel)
+    if parallel > 1 and executor != "local":
+        raise UsageError(
+            "--parallel applies only to --executor local",
+            hint="Ray runs as many debates at once as its cluster has cores: drop --parallel",
+        )
     check_schedule(schedule, None, 0)
-    check_executor(schedule, executor)
+    check_executor(schedule, executor, parallel)
     if resume is not None:
         fixed = _given(ctx, PLANNED)
         if fixed:
             raise UsageError(
                 f"--resume continues a tournament as it was planned: its plan fixes {fixed[0]}",
-                hint="give --resume DIR with only --executor, --ray-address, --bootstrap or "
-                "--quiet",
+                hint="give --resume DIR with only --executor, --ray-address, --parallel, "
+                "--bootstrap or --quiet",
             )
         t = Tournament.open(resume)
-        check_executor(t.plan.schedule, executor)
-        runner = make_executor(executor, ray_address)
+        check_executor(t.plan.schedule, executor, parallel)
+        runner = make_executor(executor, ray_address, parallel)
     else:
         if motions is None:
             raise UsageError("no --motions file", hint="--motions FILE: one motion a line")
@@ -251,7 +268,7 @@ def tournament(
             effort=effort,
         )
         remote_cluster = executor == "ray" and bool(ray_address or os.environ.get("RAY_ADDRESS"))
-        runner = make_executor(executor, ray_address)
+        runner = make_executor(executor, ray_address, parallel)
         t = new_tournament(
             debate_format,
             list(model or ()),
@@ -366,16 +383,26 @@ class _Shower:
         self.progress = progress
         self.bar = bar
         self.current = ""
+        self.running: dict[str, str] = {}  # debate id → "A vs B", as they began
+
+    def _describe(self) -> None:
+        """The debate running, or how many run at once (--parallel)."""
+        names = list(self.running.values())
+        self.current = names[0] if len(names) == 1 else f"{len(names)} debates at once"
+        self.progress.update(self.bar, description=self.current if names else "debates")
 
     def __call__(self, event: TournamentEvent) -> None:
         p = self.progress
         # Every name and message comes from outside (a model, a file): shown as text.
         if isinstance(event, DebateBegun):
             pair = event.pairing
-            self.current = f"{safe(pair.proposition)} vs {safe(pair.opposition)}"
-            p.update(self.bar, description=self.current)
-        elif isinstance(event, InDebate):
-            if isinstance(event.event, TurnStarted):
+            self.running[pair.id] = f"{safe(pair.proposition)} vs {safe(pair.opposition)}"
+            self._describe()
+        elif isinstance(event, DebateDone | DebateFailed):
+            self.running.pop(event.pairing.id, None)
+            self._describe()
+        if isinstance(event, InDebate):
+            if isinstance(event.event, TurnStarted) and len(self.running) == 1:
                 where = f"{self.current} · {safe(event.event.label)}"
                 p.update(self.bar, description=where)
             elif isinstance(event.event, Notice) and event.event.level != "info":

@@ -162,13 +162,19 @@ def check_schedule(schedule: str, budget: int | None, models: int) -> None:
         )
 
 
-def check_executor(schedule: str, executor: str) -> None:
+def check_executor(schedule: str, executor: str, parallel: int = 1) -> None:
     """An adaptive schedule plays one debate after another: each is chosen from those
-    finished before it, so it runs on the local executor only."""
+    finished before it, so it runs on the local executor only, one debate at a time."""
     if schedule == "adaptive" and executor != "local":
         raise UsageError(
             f"--schedule adaptive runs on --executor local, not {executor}",
             hint="each debate is chosen from those finished before it: drop --executor, "
+            "or use --schedule round-robin",
+        )
+    if schedule == "adaptive" and parallel > 1:
+        raise UsageError(
+            f"--schedule adaptive plays one debate at a time, not {parallel}",
+            hint="each debate is chosen from those finished before it: drop --parallel, "
             "or use --schedule round-robin",
         )
 

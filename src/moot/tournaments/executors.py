@@ -1,52 +1,23 @@
-"""How a tournament's debates are played: one after another in this process, or each a Ray
-task. Apart from the tournament itself (`run`), so that it never imports Ray's executor,
-which imports it."""
+"""How a tournament's debates are played: one after another in this process, several at
+once (`parallel`), or each a Ray task. Apart from the tournament itself (`run`), so that it
+never imports Ray's executor, which imports it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from moot.tournaments import controls
 from moot.tournaments.controls import ControlEvent, ControlFailed
+from moot.tournaments.parallel import ParallelExecutor, check_parallel
 from moot.tournaments.plan import Pairing
 from moot.tournaments.run import (
     Emit,
     Executor,
     ModelFactory,
     Tournament,
-    echo_models,
-    plan_n_ctx,
+    local_models,
     run_one,
-    run_settings,
 )
-
-if TYPE_CHECKING:
-    from moot.inference.pool import ModelPool
-
-
-@contextmanager
-def local_models(
-    tournament: Tournament, model_for: ModelFactory | None = None
-) -> Iterator[tuple[ModelFactory, ModelPool | None]]:
-    """The models here: MODEL_FOR if given, the dry run's stand-ins, else a pool that
-    loads each model once, closed at the end."""
-    model_for = model_for or echo_models(tournament.plan)
-    if model_for is not None:
-        yield model_for, None
-        return
-    from moot.inference.pool import ModelPool
-    from moot.models import store
-
-    run = run_settings(tournament.plan)
-    pool = ModelPool(
-        resolve=store.resolve, n_gpu_layers=run.gpu_layers, n_ctx=plan_n_ctx(tournament.plan)
-    )
-    try:
-        yield pool.get, pool
-    finally:
-        pool.close()
 
 
 class LocalExecutor:
@@ -78,13 +49,16 @@ def judge_controls(
         return controls.play(tournament, record, factory, on_event=on_event)
 
 
-def make_executor(name: str, address: str | None) -> Executor:
+def make_executor(name: str, address: str | None, parallel: int = 1) -> Executor:
     """The executor NAME ("local" or "ray"), checked: for Ray, that it is installed and the
-    cluster at ADDRESS answers."""
+    cluster at ADDRESS answers; locally, PARALLEL debates at once (1: one after another)."""
+    check_parallel(parallel)
     if name == "ray":
         from moot.tournaments.ray import RayExecutor
 
         ray = RayExecutor(address=address)
         ray.check()
         return ray
+    if parallel > 1:
+        return ParallelExecutor(parallel)
     return LocalExecutor()

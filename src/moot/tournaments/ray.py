@@ -19,6 +19,7 @@ from typing import Any
 from moot import config, files
 from moot.errors import MootError, UsageError
 from moot.tournaments.judge import Verdict
+from moot.tournaments.parallel import worker_models
 from moot.tournaments.run import (
     VERDICT,
     DebateBegun,
@@ -29,8 +30,6 @@ from moot.tournaments.run import (
     Pairing,
     Tournament,
     TournamentPlan,
-    echo_models,
-    plan_n_ctx,
     play,
     run_settings,
 )
@@ -38,8 +37,6 @@ from moot.transcript import make_private_dir, write_atomic
 
 # The files of a debate folder a worker gets (to resume) and gives back.
 FILES = ("journal.jsonl", "transcript.json", "debate.md", VERDICT)
-
-_POOL: Any = None  # per worker process: the ModelPool its debates share
 
 # Seconds to wait for a cluster's address to answer. Ray itself retries an address where
 # nothing listens for many minutes, so moot knocks first.
@@ -213,25 +210,5 @@ def _play_task(
 
 
 def _models(plan: TournamentPlan, cpus: float) -> ModelFactory:
-    global _POOL
-    echo = echo_models(plan)
-    if echo is not None:
-        return echo
     threads = max(1, min(int(cpus), config.physical_cores()))  # more threads than cores: slower
-    if _POOL is not None and _POOL.n_threads != threads:  # a task given another share
-        _POOL.close()
-        _POOL = None
-    if _POOL is None:
-        from moot.inference.pool import ModelPool
-        from moot.models import store
-
-        run = run_settings(plan)
-        _POOL = ModelPool(
-            resolve=store.resolve,
-            n_gpu_layers=run.gpu_layers,
-            n_ctx=plan_n_ctx(plan),
-            n_threads=threads,
-        )
-    _POOL.forget()  # each debate as on fresh models, whichever worker played one before
-    factory: ModelFactory = _POOL.get
-    return factory
+    return worker_models(plan, threads)

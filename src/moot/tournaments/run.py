@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -45,6 +46,9 @@ from moot.tournaments.plan import (
     with_controls,
 )
 from moot.transcript import Transcript, make_private_dir, read_records, write_atomic
+
+if TYPE_CHECKING:
+    from moot.inference.pool import ModelPool
 
 PLAN = "tournament.json"
 VERDICT = "verdict.json"
@@ -305,15 +309,18 @@ class Tournament:
         queue = self.pending()
         grows = self.plan.schedule == "adaptive"
 
+        ended = 0
+
         def record(event: TournamentEvent) -> None:
+            nonlocal ended
             if isinstance(event, DebateFailed):
                 failed.append(event)
+            ended += isinstance(event, DebateDone | DebateFailed)
             emit(event)
-            # The executor plays `queue` in order: a debate added as the last one ends is
-            # played next, on the models it has loaded.
-            if grows and not failed and isinstance(event, DebateDone):
-                if event.pairing == queue[-1]:
-                    queue.extend(self.grow())
+            # The executor plays `queue` in order: a debate added as the last of them ends
+            # (in whatever order they end) is played next, on the models it has loaded.
+            if grows and not failed and isinstance(event, DebateDone) and ended == len(queue):
+                queue.extend(self.grow())
 
         if grows and not queue:
             queue.extend(self.grow())
@@ -363,7 +370,7 @@ def new_tournament(
         params=format_params(fmt, given),
         seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
         judges=list(judges),
-        options=run.model_dump(),
+        options=run.model_dump(exclude={"decoding"}),  # how it decodes is a run's, not planned
         identify=(checked_identity if run.dry_run else identity) if resolve else str,
         swaps=swaps,
     )
@@ -381,6 +388,29 @@ def echo_models(plan: TournamentPlan) -> ModelFactory | None:
     from moot.inference.scripted import EchoModel
 
     return lambda ref: EchoModel(model_id=f"echo:{ref}")
+
+
+@contextmanager
+def local_models(
+    tournament: Tournament, model_for: ModelFactory | None = None
+) -> Iterator[tuple[ModelFactory, ModelPool | None]]:
+    """The models here: MODEL_FOR if given, the dry run's stand-ins, else a pool that
+    loads each model once, closed at the end."""
+    model_for = model_for or echo_models(tournament.plan)
+    if model_for is not None:
+        yield model_for, None
+        return
+    from moot.inference.pool import ModelPool
+    from moot.models import store
+
+    run = run_settings(tournament.plan)
+    pool = ModelPool(
+        resolve=store.resolve, n_gpu_layers=run.gpu_layers, n_ctx=plan_n_ctx(tournament.plan)
+    )
+    try:
+        yield pool.get, pool
+    finally:
+        pool.close()
 
 
 def run_one(

@@ -52,11 +52,18 @@ class NotFound(MootError):
 
 
 def build(
-    *, token: str, host: str, port: int, dry_run: bool, pace: float = runs.PACE
+    *,
+    token: str,
+    host: str,
+    port: int,
+    dry_run: bool,
+    pace: float = runs.PACE,
+    parallel: int = 1,
 ) -> tuple[Guard, Hub]:
-    """The app behind its guard, and the hub of its jobs."""
+    """The app behind its guard, and the hub of its jobs (a tournament's debates PARALLEL
+    at once)."""
     hub = Hub()
-    api = _Api(hub, dry_run=dry_run, pace=pace)
+    api = _Api(hub, dry_run=dry_run, pace=pace, parallel=parallel)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -68,8 +75,8 @@ def build(
 
 
 class _Api:
-    def __init__(self, hub: Hub, *, dry_run: bool, pace: float) -> None:
-        self.hub, self.dry_run, self.pace = hub, dry_run, pace
+    def __init__(self, hub: Hub, *, dry_run: bool, pace: float, parallel: int = 1) -> None:
+        self.hub, self.dry_run, self.pace, self.parallel = hub, dry_run, pace, parallel
         self.static = {p.name for p in STATIC.iterdir() if p.is_file() and p.suffix in TYPES}
 
     def routes(self) -> list[Route]:
@@ -156,7 +163,7 @@ class _Api:
 
         def start() -> Job:
             choice = tournaments.choose(form, dry_run=self.dry_run)
-            return self.hub.submit(tournaments.tournament_job(choice))
+            return self.hub.submit(tournaments.tournament_job(choice, parallel=self.parallel))
 
         return await self._start(start)
 

@@ -34,10 +34,17 @@ class Server:
     token: str
     dry_run: bool
     pace: float
+    parallel: int = 1  # debates a tournament started from the page plays at once
 
     @classmethod
     def bind(
-        cls, *, host: str = "127.0.0.1", port: int = 0, dry_run: bool = False, pace: float = 0.01
+        cls,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        dry_run: bool = False,
+        pace: float = 0.01,
+        parallel: int = 1,
     ) -> Server:
         """Bind HOST:PORT (0: a free port); a port in use or an address not of this machine
         is a UsageError naming it."""
@@ -70,7 +77,7 @@ class Server:
                 hint="leave --host and --port out to serve on 127.0.0.1 on a free port",
             ) from None
         bound_port = sock.getsockname()[1]
-        return cls(sock, host, bound_port, new_token(), dry_run, pace)
+        return cls(sock, host, bound_port, new_token(), dry_run, pace, parallel)
 
     @property
     def url(self) -> str:
@@ -87,7 +94,12 @@ class Server:
         from moot.web.app import build
 
         app, _ = build(
-            token=self.token, host=self.host, port=self.port, dry_run=self.dry_run, pace=self.pace
+            token=self.token,
+            host=self.host,
+            port=self.port,
+            dry_run=self.dry_run,
+            pace=self.pace,
+            parallel=self.parallel,
         )
         config = uvicorn.Config(
             app,

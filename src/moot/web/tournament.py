@@ -124,8 +124,9 @@ def _field_of(exc: MootError) -> str:
     return head if head in _FIELDS else "form"
 
 
-def tournament_job(choice: Choice) -> Job:
-    """The job that runs CHOICE with `moot.tournament`, its table filling in as it goes."""
+def tournament_job(choice: Choice, *, parallel: int = 1) -> Job:
+    """The job that runs CHOICE with `moot.tournament`, PARALLEL debates at once, its table
+    filling in as it goes."""
 
     def work(job: Job) -> None:
         job.publish({"type": "t_plan", "debates": choice.debates})
@@ -146,6 +147,7 @@ def tournament_job(choice: Choice) -> Job:
             seed=choice.seed,
             swaps=choice.swaps,
             run={"dry_run": choice.dry_run},
+            parallel=parallel,
             on_event=on_event,
             **choice.params,
         )
