@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_voice import BySeat, run_oxford, shown_by_turn
 
 from conftest import Cli
 from moot.checks import (
@@ -28,6 +27,7 @@ from moot.checks import (
     voice_for,
 )
 from moot.engine import Notice
+from test_voice import BySeat, run_oxford, shown_by_turn
 
 PROP = (
     "Remote work lets parents collect their children from school every single afternoon "

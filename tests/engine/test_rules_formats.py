@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_voice import shown_by_turn
 
 from moot.checks import check_debate, length_units, voice_for
 from moot.inference.protocol import ChatRequest, Completion, OnText
@@ -19,6 +18,7 @@ from moot.inference.scripted import ScriptedModel, _minimal
 from moot.runner import DebateRun
 from moot.settings import prepare, settings
 from moot.transcript import load
+from test_voice import shown_by_turn
 
 EN = [
     f"Remote work saved worker {n} about {n + 40} minutes of travel on day {n}." for n in range(60)

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 from pytest_httpserver import HTTPServer
-from test_store_hub import MockHub
 from werkzeug import Response
 
 from conftest import REPO
@@ -20,6 +19,7 @@ from moot.config import resource_path
 from moot.errors import ModelIntegrityError, ModelNotFoundError, MootError
 from moot.models import catalog, store
 from moot.models.catalog import HfSource, ModelCard, PypiSource
+from test_store_hub import MockHub
 
 SMOLLM2_SHA = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 GEMMA_SHA = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"

@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pytest
-from test_usage_errors import refused
 
 from conftest import Cli
 from moot.errors import UsageError
@@ -24,6 +23,7 @@ from moot.tournaments.calibration import (
 )
 from moot.tournaments.judge import speeches
 from moot.transcript import ModelInfo, Transcript, Turn
+from test_usage_errors import refused
 
 MOTIONS = {
     "cars": "This House Believes That cities should ban cars",

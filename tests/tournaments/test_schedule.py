@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_tournament import MOTIONS, Models, oxford_plan
 
 from conftest import REPO, Cli
 from moot.engine import TurnStarted
@@ -22,6 +21,7 @@ from moot.errors import UsageError
 from moot.tournaments import adaptive, ratings
 from moot.tournaments.executors import LocalExecutor
 from moot.tournaments.run import InDebate, Tournament, TournamentEvent
+from test_tournament import MOTIONS, Models, oxford_plan
 
 pytestmark = pytest.mark.usefixtures("any_model_name")
 

@@ -13,8 +13,6 @@ from typing import Any
 
 import pytest
 from rich.console import Console
-from test_tournament import Debater, oxford_plan, run
-from test_usage_errors import refused
 
 from conftest import Cli
 from moot.cli.tournament import show_report
@@ -25,6 +23,8 @@ from moot.tournaments.judge import Ballot
 from moot.tournaments.plan import Motion
 from moot.tournaments.report import Report, report_of
 from moot.tournaments.run import Tournament
+from test_tournament import Debater, oxford_plan, run
+from test_usage_errors import refused
 
 pytestmark = pytest.mark.usefixtures("any_model_name")
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from test_offline import run_audited
 
 pytestmark = pytest.mark.real

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_tournament import Debater, Models, oxford_plan, run
 
 import moot
 from conftest import Cli
@@ -24,6 +23,7 @@ from moot.tournaments.report import build
 from moot.tournaments.rules import RuleKeeping, debate_turns, rule_keeping
 from moot.tournaments.run import Tournament
 from moot.transcript import Transcript, Turn
+from test_tournament import Debater, Models, oxford_plan, run
 
 pytestmark = pytest.mark.usefixtures("any_model_name")
 

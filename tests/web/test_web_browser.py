@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_serve import Browser, Served, launch, serve
 
 from gguf_samples import write_gguf
+from web_serve import Browser, Served, launch, serve
 
 
 @pytest.fixture(scope="module")

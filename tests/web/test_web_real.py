@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_serve import Browser, Served, launch, serve
 
 from conftest import Cli, real_model_path
+from web_serve import Browser, Served, launch, serve
 
 pytestmark = pytest.mark.real
 

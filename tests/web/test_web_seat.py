@@ -11,12 +11,12 @@ from typing import Any
 
 import httpx
 import pytest
-from web_serve import Served, serve
 
 from moot.inference.human import Ask
 from moot.inference.protocol import Message
 from moot.web.jobs import Job
 from moot.web.seat import WebSeat
+from web_serve import Served, serve
 
 MOTION = "cities should ban cars"
 

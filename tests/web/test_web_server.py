@@ -12,9 +12,9 @@ from typing import Any
 
 import httpx
 import pytest
-from web_serve import Served, serve
 
 from conftest import Cli
+from web_serve import Served, serve
 
 MOTION = "cities should ban cars"
 OTHER_MODEL = "http://127.0.0.1:9/v1"  # a server URL: checked as text, never called on a dry run
