@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 from rich.progress import Progress
+from rich.text import Text
 
 import moot
 from conftest import Cli, Result
@@ -513,12 +514,15 @@ def test_progress_lines_show_untrusted_text_as_text() -> None:
             index=0, round=1, role="proposition", step="speech", label=HOSTILE[2], streams=True
         )
         show(InDebate(pairing(), started))
+        described = progress.tasks[0].description  # the bar's, while the debate runs
         show(InDebate(pairing(), Notice(level="warn", message=f"odd {HOSTILE[2]}")))
         show(DebateFailed(pairing(), f"failed {HOSTILE[0]} {HOSTILE[2]}", "a hint"))
     out = buffer.getvalue()
     no_control(out)
     assert f"odd {HOSTILE[2]}" in out and f"failed \\x1b[2J {HOSTILE[2]}" in out
-    assert f"{HOSTILE[2]} vs \\x1b]0;t\\x07 · {HOSTILE[2]}" in out  # the bar's description
+    no_control(described)  # and its markup escaped: it reads as the names were given
+    assert Text.from_markup(described).plain == f"{HOSTILE[2]} vs \\x1b]0;t\\x07 · {HOSTILE[2]}"
+    assert progress.tasks[0].description == "debates"  # none running once it failed
 
 
 def test_a_dollar_in_a_model_name_is_drawn_as_itself(tmp_path: Path, cli: Cli) -> None:
