@@ -295,9 +295,13 @@ class Engine:
         think_budget: int = THINK_BUDGET,
         ask: Callable[[str], str] | None = None,
         replay: list[Record] | None = None,
+        rehearsal: bool = False,
     ) -> None:
         self.pack = pack
         self.roles = roles
+        # A dry run: no model spoke, so a format leaves what lives outside the debate's own
+        # folder (the challenge state file other tools read) as the last real debate left it.
+        self.rehearsal = rehearsal
         self.transcript = transcript
         self.journal = journal
         self.listeners = listeners or []

@@ -234,6 +234,7 @@ class DebateRun:
             think_budget=s.run.think_budget,
             ask=self.ask,
             replay=self.replay,
+            rehearsal=s.run.dry_run,
         )
         try:
             transcript.result = s.format.run(engine, s.motion, s.params)

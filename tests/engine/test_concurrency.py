@@ -48,7 +48,7 @@ def test_debates_started_together_each_get_their_own_files(moot_home: Path, cli:
         3,
     }
 
-    state = moot_home / "state" / "debate"
+    state = moot_home / "state" / "debate" / "dry-run"  # dry runs: their own state files
     states = {p.name: json.loads(p.read_text()) for p in state.glob("debate-*.json")}
     assert len(states) == 4 and all(s["status"] == "completed" for s in states.values())
     last = json.loads((state / "last-debate.json").read_text())

@@ -24,7 +24,7 @@ from moot.inference.scripted import ScriptedModel
 from moot.runner import DebateRun, DebateSetup, resume_setup
 from moot.transcript import read_journal
 
-ARGS = ["--max-rounds", "3", "--min-score", "10", "--max-tokens", "24", "--seed", "11", "--quiet"]
+ARGS = ["--max-rounds", "3", "--min-score", "10", "--max-tokens", "16", "--seed", "11", "--quiet"]
 REAL = {"MOOT_HOME": str(REAL_HOME)}  # where the real models are installed
 
 

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.real
 MODELS = ("smollm2-135m", "gemma3-270m")
 # One swap pair (each model on each side once), the fewest Oxford rounds, short speeches.
 DEBATES = 2
-SHORT = ["--swaps", "1", "--max-rounds", "3", "--max-tokens", "24", "--seed", "7"]
+SHORT = ["--swaps", "1", "--max-rounds", "3", "--max-tokens", "16", "--seed", "7"]
 
 
 def audited(tmp_path: Path, args: list[str]) -> str:

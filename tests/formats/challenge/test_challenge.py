@@ -145,9 +145,11 @@ def debate(
     return result, events
 
 
-def state(home: Path) -> dict[str, Any]:
-    """The rulebook's `{AI_STATE_DIR}/debate/last-debate.json`, in moot's state directory."""
-    data: dict[str, Any] = json.loads((home / "state" / "debate" / "last-debate.json").read_text())
+def state(home: Path, *, dry_run: bool = False) -> dict[str, Any]:
+    """The rulebook's `{AI_STATE_DIR}/debate/last-debate.json`, in moot's state directory
+    (a dry run's in its own `dry-run/`)."""
+    folder = home / "state" / "debate" / ("dry-run" if dry_run else "")
+    data: dict[str, Any] = json.loads((folder / "last-debate.json").read_text())
     return data
 
 
@@ -699,15 +701,25 @@ def test_bad_options_exit_2_with_one_line(
     assert lines[0].startswith("error:") and needle in lines[0] and lines[1].startswith("hint:")
 
 
-def test_a_dry_run_writes_the_state_file(tmp_path: Path, cli: Cli) -> None:
+def test_a_dry_run_writes_its_state_file_apart_from_the_real_debates(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """A dry run writes the rulebook's state file as a debate would, in `debate/dry-run/`:
+    the last real debate's `last-debate.json`, which other tools read, is left as it was."""
+    real = tmp_path / "state" / "debate" / "last-debate.json"
+    real.parent.mkdir(parents=True)
+    real.write_text('{"id": "the last real debate"}', encoding="utf-8")
     out = tmp_path / "out"
     proc = cli("run", TOPIC, "--format", "challenge", "--dry-run", "--out", str(out), home=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "Debate Summary" in proc.stdout
-    data = state(tmp_path)
+    assert real.read_text(encoding="utf-8") == '{"id": "the last real debate"}'
+    assert [p.name for p in real.parent.glob("*.json")] == ["last-debate.json"]
+    data = state(tmp_path, dry_run=True)
     assert data["status"] == "completed" and data["rounds_completed"] == 2
     assert data["proposer"] == {"tool": "smollm2-135m", "model": "echo:smollm2-135m"}
     assert data["verdict"]["winner"] in ("smollm2-135m",)
+    assert (tmp_path / "state" / "debate" / "dry-run" / f"{data['id']}.json").is_file()
 
 
 def test_nothing_saved_writes_no_state_file(tmp_path: Path, cli: Cli) -> None:

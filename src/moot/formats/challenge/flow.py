@@ -280,6 +280,8 @@ def run(engine: Engine, topic: str, params: ChallengeParams) -> dict[str, Any]:
             backends={r: backend_of(engine.roles[r].model) for r in SIDES},
         ),
     )
+    if engine.rehearsal:  # a dry run's echoes never replace the last real debate's file
+        state.rehearse()
     debate = _Debate(engine, topic, params, state, BUDGETS[effort])
     completed = _rounds(debate)
     if not debate.exchanges:

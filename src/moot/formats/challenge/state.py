@@ -82,9 +82,12 @@ def new_id() -> str:
     return f"debate-{_now().strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(2)}"
 
 
-def state_dir() -> Path:
-    """The rulebook's `{AI_STATE_DIR}/debate/`: moot's state directory's `debate/`."""
-    return data_dir() / "state" / "debate"
+def state_dir(rehearsal: bool = False) -> Path:
+    """The rulebook's `{AI_STATE_DIR}/debate/`: moot's state directory's `debate/`; a dry
+    run's (REHEARSAL) its `dry-run/`, so that the tools reading `last-debate.json` keep
+    seeing the last real debate."""
+    folder = data_dir() / "state" / "debate"
+    return folder / "dry-run" if rehearsal else folder
 
 
 class DebateState(BaseModel):
@@ -105,10 +108,15 @@ class DebateState(BaseModel):
     timestamp: str = ""
     moot: MootRecord = Field(default_factory=MootRecord)
     _claimed: bool = PrivateAttr(default=False)
+    _rehearsal: bool = PrivateAttr(default=False)
 
     @property
     def path(self) -> Path:
-        return state_dir() / f"{self.id}.json"
+        return state_dir(self._rehearsal) / f"{self.id}.json"
+
+    def rehearse(self) -> None:
+        """Write this dry run's state files apart (`state_dir(rehearsal=True)`)."""
+        self._rehearsal = True
 
     @property
     def claimed(self) -> bool:
@@ -125,7 +133,7 @@ class DebateState(BaseModel):
     def save(self) -> Path:
         """Write `<id>.json` and `last-debate.json` atomically; a reader never sees half."""
         self.timestamp = _now().isoformat(timespec="seconds")
-        folder = make_private_dir(state_dir())
+        folder = make_private_dir(state_dir(self._rehearsal))
         text = self.model_dump_json(indent=2)
         if self._claimed:
             write_atomic(self.path, text)
