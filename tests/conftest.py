@@ -127,6 +127,20 @@ class Cli:
             text=True,
         )
 
+    def at_a_terminal(self, home: Path, typed: str, *args: str) -> tuple[int, str, str]:
+        """`moot run ARGS` as its own process with a terminal for stdin, TYPED typed into it."""
+        import pty
+
+        main, tty = pty.openpty()
+        try:
+            proc = self.popen("run", *args, home=home, stdin=tty)
+            os.write(main, typed.encode())
+            out, err = proc.communicate(timeout=120)
+        finally:
+            os.close(tty)
+            os.close(main)
+        return proc.returncode, out, err
+
 
 def _env(home: Path | None, env: Env | None) -> dict[str, str | None]:
     changes: dict[str, str | None] = {}

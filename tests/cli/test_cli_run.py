@@ -88,22 +88,6 @@ def test_template_syntax_in_a_motion_is_only_text(tmp_path: Path, cli: Cli) -> N
 # -- the rulebook's first step at a terminal ----------------------------------------------
 
 
-def at_a_terminal(cli: Cli, home: Path, typed: str, *args: str) -> tuple[int, str, str]:
-    """`moot run ARGS` as its own process with a terminal for stdin, TYPED typed into it."""
-    import os
-    import pty
-
-    main, tty = pty.openpty()
-    try:
-        proc = cli.popen("run", *args, home=home, stdin=tty)
-        os.write(main, typed.encode())
-        out, err = proc.communicate(timeout=120)
-    finally:
-        os.close(tty)
-        os.close(main)
-    return proc.returncode, out, err
-
-
 def saved(out: Path) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((out / "transcript.json").read_text())
     # The format's parameters, beside the run settings the transcript also keeps.
@@ -117,7 +101,7 @@ def test_at_a_terminal_the_motion_is_confirmed_and_the_parameters_offered(
     out = tmp_path / "out"
     args = ("Should cities ban cars?", "--dry-run", "--seed", "1", "--out", str(out))
     # Enter keeps the motion and the score; 3 rounds at most; Enter keeps the rubric.
-    code, stdout, err = at_a_terminal(cli, tmp_path, "\n\n3\n\n", *args)
+    code, stdout, err = cli.at_a_terminal(tmp_path, "\n\n3\n\n", *args)
     assert code == 0, err
     assert "Motion: This House Believes That cities should ban cars" in stdout
     assert "Completeness score that ends the rounds (5–10) [7.5]" in stdout
@@ -131,9 +115,7 @@ def test_at_a_terminal_the_motion_is_confirmed_and_the_parameters_offered(
 def test_at_a_terminal_another_motion_and_values_can_be_typed(tmp_path: Path, cli: Cli) -> None:
     out = tmp_path / "out"
     args = ("Should cities ban cars?", "--dry-run", "--max-rounds", "3", "--out", str(out))
-    code, stdout, err = at_a_terminal(
-        cli, tmp_path, "Ban cars from city centres\n9\nscore\n", *args
-    )
+    code, stdout, err = cli.at_a_terminal(tmp_path, "Ban cars from city centres\n9\nscore\n", *args)
     assert code == 0, err
     assert "Most rounds" not in stdout  # given on the command line: not asked again
     data = saved(out)
@@ -142,14 +124,14 @@ def test_at_a_terminal_another_motion_and_values_can_be_typed(tmp_path: Path, cl
 
 
 def test_a_value_typed_out_of_range_is_refused_naming_its_option(tmp_path: Path, cli: Cli) -> None:
-    code, _, err = at_a_terminal(cli, tmp_path, "\n11\n\n\n", "cats are better", "--dry-run")
+    code, _, err = cli.at_a_terminal(tmp_path, "\n11\n\n\n", "cats are better", "--dry-run")
     assert code == 2 and err.startswith("error: --min-score 11.0 is not allowed")
 
 
 def test_yes_asks_nothing_at_a_terminal(tmp_path: Path, cli: Cli) -> None:
     out = tmp_path / "out"
     args = ("Should cities ban cars?", "--dry-run", "--yes", "--max-rounds", "3", "--out", str(out))
-    code, stdout, err = at_a_terminal(cli, tmp_path, "", *args)
+    code, stdout, err = cli.at_a_terminal(tmp_path, "", *args)
     assert code == 0, err
     assert "Press Enter" not in stdout and "Completeness score" not in stdout
     assert saved(out)["motion"] == "This House Believes That cities should ban cars"
@@ -187,7 +169,7 @@ def test_the_closing_is_shown_under_the_rulebooks_label(
 def test_a_chinese_motion_is_confirmed_in_chinese(tmp_path: Path, cli: Cli) -> None:
     out = tmp_path / "out"
     args = ("城市应该禁止汽车吗？", "--dry-run", "--max-rounds", "3", "--out", str(out))
-    code, stdout, err = at_a_terminal(cli, tmp_path, "\n\n\n", *args)
+    code, stdout, err = cli.at_a_terminal(tmp_path, "\n\n\n", *args)
     assert code == 0, err
     assert "辩题：本院认为城市应该禁止汽车" in stdout
     assert "按回车保留" in stdout and "结束各轮的完整性分数 (5–10) [7.5]" in stdout

@@ -674,37 +674,22 @@ def test_cli_dry_run_is_ephemeral(tmp_path: Path, cli: Cli) -> None:
     assert "saved:" not in proc.stdout
 
 
-def at_a_terminal(cli: Cli, home: Path, typed: str, *args: str) -> tuple[int, str, str]:
-    """`moot run ARGS` as its own process with a terminal for stdin, TYPED typed into it."""
-    import pty
-
-    main, tty = pty.openpty()
-    try:
-        proc = cli.popen("run", *args, home=home, stdin=tty)
-        os.write(main, typed.encode())
-        out, err = proc.communicate(timeout=120)
-    finally:
-        os.close(tty)
-        os.close(main)
-    return proc.returncode, out, err
-
-
 def test_an_empty_topic_at_a_terminal_asks_for_a_decision(tmp_path: Path, cli: Cli) -> None:
     from moot.formats.decision.document import ASK_TOPIC, EXAMPLE_TOPICS
 
     run = ("--format", "decision", "--dry-run")
     # An example's number picks it; Enter then accepts the proposal.
-    code, out, err = at_a_terminal(cli, tmp_path, "2\n\n", *run)
+    code, out, err = cli.at_a_terminal(tmp_path, "2\n\n", *run)
     assert code == 0, err
     assert ASK_TOPIC["en"] in out and "This House" not in out
     assert f"  2. {EXAMPLE_TOPICS['en'][1]}" in out
     assert f"topic: {EXAMPLE_TOPICS['en'][1]}" in out  # the document's front matter
     # Enter alone chooses nothing for the user: the topic is empty, with a hint.
-    code, out, err = at_a_terminal(cli, tmp_path, "\n", *run)
+    code, out, err = cli.at_a_terminal(tmp_path, "\n", *run)
     assert code == 2 and "error: the topic is empty" in err
     assert '--format decision "Postgres vs MySQL vs SQLite' in err
     # In Chinese the question and the examples are Chinese.
-    code, out, err = at_a_terminal(cli, tmp_path, "\n", *run, "--lang", "zh")
+    code, out, err = cli.at_a_terminal(tmp_path, "\n", *run, "--lang", "zh")
     assert code == 2 and ASK_TOPIC["zh"] in out and EXAMPLE_TOPICS["zh"][0] in out
 
 
