@@ -88,15 +88,15 @@ def test_a_bad_opening_is_drawn_again_and_never_shown(tmp_path: Path, opening: s
 
 
 def test_a_reply_of_label_lines_is_refused_at_its_first_line() -> None:
-    from moot.engine import _Stream
+    from moot.stream import Stream
 
     shown: list[str] = []
-    stream = _Stream(shown.append, 250, vet=True)
+    stream = Stream(shown.append, 250, vet=True)
     lines = ['Question: "Should our city ban cars"\n', 'Question: "Should our city ban buses"\n']
     assert stream(lines[0]) is True  # no sentence has ended: the first line is enough
     assert stream.rejected_kind == "voice" and "labels" in (stream.rejected or "")
     assert not shown
-    fine = _Stream(shown.append, 250, vet=True)
+    fine = Stream(shown.append, 250, vet=True)
     assert fine("Cars choke our streets\n") is False and fine.rejected is None
 
 
