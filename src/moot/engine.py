@@ -455,7 +455,7 @@ class Engine:
         reason = find_degeneracy(completion.text)
         return completion, (f"degenerate reply: {reason}" if reason else None)
 
-    def judge(
+    def structured(
         self,
         role_name: str,
         step: str,
@@ -496,7 +496,7 @@ class Engine:
             self.notice(said, "warn")
         return parsed, self._record(turn, label)
 
-    def judge_or_fail(
+    def structured_or_fail(
         self,
         role_name: str,
         step: str,
@@ -507,7 +507,7 @@ class Engine:
         max_tokens: int,
         **variables: Any,
     ) -> tuple[T | None, Turn]:
-        """`judge`, where a reply that stays invalid after its re-ask is that seat's failure,
+        """`structured`, where a reply that stays invalid after its re-ask is that seat's failure,
         not the debate's: it is journaled as a turn with no reply (`data` empty) and a
         `failed: …` note that every document built on it names, and a resumed debate reads
         it back as the same failure."""
@@ -516,7 +516,7 @@ class Engine:
         if prior is not None and is_failed(prior):
             return None, self._reuse_failed(prior, index, round, label)
         try:
-            return self.judge(
+            return self.structured(
                 role_name, step, schema, round=round, label=label, max_tokens=max_tokens,
                 **variables,
             )  # fmt: skip

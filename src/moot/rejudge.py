@@ -186,7 +186,7 @@ class RejudgeEngine(Engine):
             raise _Lost(f"{role_name}/{step} failed in the saved debate")
         return super().speak(role_name, step, round=round, label=label, max_tokens=max_tokens, **kw)
 
-    def judge_or_fail(
+    def structured_or_fail(
         self,
         role_name: str,
         step: str,
@@ -200,7 +200,7 @@ class RejudgeEngine(Engine):
         index = len(self.transcript.turns)
         prior = self._replay[index] if index < len(self._replay) else None
         if prior is None or (prior.role, prior.step) != (role_name, step) or not is_failed(prior):
-            return self.judge(
+            return self.structured(
                 role_name, step, schema, round=round, label=label, max_tokens=max_tokens,
                 **variables,
             )  # fmt: skip
@@ -209,7 +209,7 @@ class RejudgeEngine(Engine):
             self._ask_judge(role_name, step, schema, None, round, max_tokens, variables)
         return None, self._reuse_failed(prior, index, round, label)
 
-    def judge(
+    def structured(
         self,
         role_name: str,
         step: str,
@@ -226,7 +226,7 @@ class RejudgeEngine(Engine):
             self._ask_judge(role_name, step, schema, original, round, max_tokens, variables)
         if prior is None:
             raise _Lost(f"{role_name}/{step} failed in the saved debate")
-        return super().judge(
+        return super().structured(
             role_name, step, schema, round=round, label=label, max_tokens=max_tokens, **variables
         )
 

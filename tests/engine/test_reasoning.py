@@ -312,7 +312,7 @@ def test_the_think_budget_goes_beside_the_speechs_own_and_judges_never_think(
     eng = engine(tmp_path, model, think_budget=300)
     eng.speak("a", "say", round=1, label="A", max_tokens=99, motion="cars")
     eng.speak("a", "say", round=1, label="A", max_tokens=99, limit=40, motion="cars")
-    eng.judge("a", "say", Brief, round=None, label="J", max_tokens=50, motion="cars")
+    eng.structured("a", "say", Brief, round=None, label="J", max_tokens=50, motion="cars")
     free, limited, judged = model.requests
     assert (free.think_budget, free.sampling.max_tokens) == (300, 99)
     assert limited.think_budget == 300 and limited.sampling.max_tokens < 300

@@ -124,7 +124,7 @@ def judge_debate(
     said = speeches(transcript)
     ballots = []
     for name, ref in zip(roles, judges, strict=True):
-        ballot, _ = engine.judge(
+        ballot, _ = engine.structured(
             name,
             STEP,
             Ballot,

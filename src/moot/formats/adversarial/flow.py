@@ -185,7 +185,7 @@ class _Review:
         turn = self.attempt(
             rnd,
             "judge",
-            lambda: self.engine.judge(
+            lambda: self.engine.structured(
                 "judge",
                 "judge",
                 self.schema,

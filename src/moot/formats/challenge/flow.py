@@ -248,7 +248,7 @@ class _Debate:
         turn = self._call(
             None,
             "judge",
-            lambda: self.engine.judge(
+            lambda: self.engine.structured(
                 "judge",
                 "verdict",
                 schema,

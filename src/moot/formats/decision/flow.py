@@ -218,7 +218,7 @@ class _Run:
             "clip": self._clip(),
         }
         schema = verdict_schema(plan.positions, lang)
-        verdict, _ = self.engine.judge(
+        verdict, _ = self.engine.structured(
             "judge",
             "judge_decision",
             schema,
@@ -236,7 +236,7 @@ class _Run:
         # The dissent comes from a losing side; in a tie, from any side.
         dissenters = tuple(p for p in plan.positions if p != rec)
         schema = sections_schema(dissenters, lang)
-        sections, _ = self.engine.judge(
+        sections, _ = self.engine.structured(
             "judge",
             "judge_document",
             schema,

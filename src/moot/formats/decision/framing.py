@@ -335,7 +335,7 @@ def frame(engine: Engine, topic: str, params: DecisionParams) -> Plan:
     positions = params.positions or parse_positions(topic, lang)
     scope, doubt = params.out_of_scope, None
     if not positions:
-        framing, _ = engine.judge(
+        framing, _ = engine.structured(
             "judge",
             "framing",
             Framing,

@@ -331,7 +331,7 @@ def _judge(
     schema: type[CompletenessReply | CompletenessRubric] = (
         CompletenessReply if rubric == "score" else CompletenessRubric
     )
-    reply, _ = engine.judge_or_fail(
+    reply, _ = engine.structured_or_fail(
         "judge",
         "judge",
         schema,
@@ -423,7 +423,7 @@ def _brief(
     (Going on the closing's conversation, SmolLM2 wrote a Chinese brief of gibberish where
     on its own record it wrote one that says something: the saving, one record a debate,
     is not worth a worse brief.)"""
-    brief, _ = engine.judge(
+    brief, _ = engine.structured(
         "judge",
         "brief",
         Brief,
