@@ -30,7 +30,7 @@ LANGUAGES = {"oxford": ("en", "zh"), "challenge": ("en",), "decision": ("en",),
 
 def one(fmt: str, model: str, lang: str, *, seed: int = 7) -> dict[str, Any]:
     import moot
-    from moot.checks import check_debate
+    from moot.debate_check import check_debate
     from moot.transcript import load
 
     options = dict(RUNS[fmt])

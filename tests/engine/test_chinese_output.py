@@ -185,7 +185,8 @@ def test_the_rules_broken_are_flagged_in_english_and_shown_in_chinese(
 
 def _recorded() -> Iterator[str]:
     """Flags, notes and problems as the engine and the checks write them."""
-    from moot.checks import fit, fit_question, opening_problem, speech_problems, voice_for
+    from moot.checks import fit, fit_question, opening_problem, voice_for
+    from moot.debate_check import speech_problems
     from moot.inference.protocol import degeneracy
 
     long = "城" * 40 + "。"

@@ -150,7 +150,7 @@ def test_a_persons_turn_is_kept_as_typed_flagged_when_over_never_cut_or_cleaned(
     kept = next(t for t in other.transcript.turns if t.role == "opposition" and t.step == "speech")
     assert kept.length is not None and kept.length <= 150 and kept.text != typed.strip()
     # moot check reads the person's turn as theirs: over, said so, no voice rules; not broken.
-    from moot.checks import check_debate
+    from moot.debate_check import check_debate
 
     report = check_debate(result.transcript)
     mine = next(t for t in report.turns if t.index == speech.index)

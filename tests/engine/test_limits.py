@@ -282,7 +282,7 @@ def test_a_point_of_information_that_asks_nothing_is_drawn_again(tmp_path: Path)
 
 
 def test_a_saved_reply_whose_choice_is_one_word_is_not_hollow() -> None:
-    from moot.checks import hollow_fields
+    from moot.debate_check import hollow_fields
 
     # A decision's recommendation is one of its positions, whatever their length.
     assert hollow_fields({"recommendation": "Postgres", "confidence_reason": "the data say"}) == []

@@ -16,7 +16,6 @@ from conftest import Cli
 from moot.checks import (
     QUOTED_AT_LENGTH,
     Voice,
-    check_debate,
     clean_voice,
     copy_spans,
     length_units,
@@ -26,6 +25,7 @@ from moot.checks import (
     sentences,
     voice_for,
 )
+from moot.debate_check import check_debate
 from moot.engine import Notice
 from test_voice import BySeat, run_oxford, shown_by_turn
 

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from moot.checks import check_debate, length_units, voice_for
+from moot.checks import length_units, voice_for
+from moot.debate_check import check_debate
 from moot.inference.protocol import ChatRequest, Completion, OnText
 from moot.inference.scripted import ScriptedModel, _minimal
 from moot.runner import DebateRun

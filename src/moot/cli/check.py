@@ -12,8 +12,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from moot.checks import DebateCheck, check_debate
 from moot.cli.root import app
+from moot.debate_check import DebateCheck, check_debate
 from moot.render import safe
 from moot.transcript import load
 from moot.words import words

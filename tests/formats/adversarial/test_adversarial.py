@@ -512,7 +512,7 @@ def test_a_chinese_review_names_its_failed_synthesis_in_chinese(tmp_path: Path) 
 
 # -- shared evidence ------------------------------------------------------------------------
 
-from moot.checks import check_debate  # noqa: E402
+from moot.debate_check import check_debate  # noqa: E402
 from moot.formats.adversarial.schemas import Evidence, read_request  # noqa: E402
 from moot.formats.adversarial.text import evidence_prompt  # noqa: E402
 

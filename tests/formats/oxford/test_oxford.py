@@ -551,7 +551,7 @@ class FailingJudge(Chamber):
 def test_a_judge_that_gives_no_valid_reply_is_a_failed_seat_and_the_debate_goes_on(
     tmp_path: Path,
 ) -> None:
-    from moot.checks import check_debate
+    from moot.debate_check import check_debate
 
     result, events = run_debate(tmp_path, FailingJudge(), max_rounds=4)
     judged = [t for t in result.transcript.turns if t.step == "judge"]
