@@ -1,10 +1,11 @@
-"""Prompt packs: jinja2 templates per language, format and step; the only importer of jinja2."""
+"""Prompt packs: jinja2 templates per language, format and step, rendered in a bounded sandbox
+(`BoundedSandbox`, `render_bounded`) that a model's chat template renders in too
+(`moot.inference.chat_template`)."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import os
 import re
 import stat
@@ -12,7 +13,6 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -27,8 +27,6 @@ from jinja2 import (
     nodes,
     pass_context,
 )
-from jinja2.ext import Extension, loopcontrols
-from jinja2.parser import Parser
 from jinja2.runtime import Macro
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from jinja2.utils import _PassArg
@@ -36,7 +34,7 @@ from jinja2.visitor import NodeTransformer
 
 from moot import files
 from moot.config import resource_path
-from moot.errors import ModelIntegrityError, MootError, PromptPackError, UsageError
+from moot.errors import MootError, PromptPackError, UsageError
 
 Language = Literal["en", "zh"]
 LANGUAGES: tuple[Language, ...] = ("en", "zh")
@@ -75,9 +73,10 @@ def _limit(text: str, n: int) -> str:
 
 # -- bounded rendering ---------------------------------------------------------------------
 # A template is code: a pack's from a folder a user names, a chat template from a model file
-# off the internet. Both run in a sandbox that bounds what they may build and how long they
-# may take: every loop step, call, filter and piece of output is charged to a budget, checked
-# against a wall-clock deadline, and the rendered text is capped as it is produced.
+# off the internet (moot.inference.chat_template). Both run in a sandbox that bounds what
+# they may build and how long they may take: every loop step, call, filter and piece of
+# output is charged to a budget, checked against a wall-clock deadline, and the rendered
+# text is capped as it is produced.
 
 RENDER_SECONDS = 5.0  # a template that takes longer is looping, not writing a prompt
 MAX_RENDERED = 4 << 20  # characters one render may produce: far above any context window
@@ -251,7 +250,7 @@ class _Guard(NodeTransformer):
         return self._filter("moot.concat", items, node.lineno)
 
 
-class _BoundedSandbox(ImmutableSandboxedEnvironment):
+class BoundedSandbox(ImmutableSandboxedEnvironment):
     """jinja2's immutable sandbox, with every template's work bounded (see the guards above)."""
 
     intercepted_binops = frozenset({"*", "**", "+", "%"})
@@ -426,7 +425,7 @@ class PromptPack:
                 f"prompt pack has no folder {self.dir}",
                 hint=f"a pack holds <lang>/<format>/<step>.j2; expected {language}/{fmt}/",
             )
-        self._env = _BoundedSandbox(
+        self._env = BoundedSandbox(
             loader=_PackLoader(self.dir),
             undefined=StrictUndefined,
             autoescape=False,
@@ -524,172 +523,3 @@ def check_engine_pack(pack: PromptPack) -> None:
     pack.validate((REDRAW,), {})
     for kind in REDRAW_KINDS:
         pack.render(REDRAW, kind=kind, limit=25)
-
-
-# -- chat templates embedded in model files ------------------------------------------------
-# A GGUF's chat template is code from the internet. llama-cpp-python compiles every template
-# a file carries when it loads it, and renders the chosen one in a jinja2 sandbox for every
-# call; moot checks them first, in an environment built like that one, so that a hostile
-# template is refused by name before llama.cpp sees the file.
-
-SAMPLE_CONVERSATIONS = (  # the shapes of conversation moot sends: a user turn, with a persona
-    [{"role": "user", "content": "Say hello."}],
-    [
-        {"role": "system", "content": "You are a debater."},
-        {"role": "user", "content": "Say hello."},
-    ],
-)
-
-
-@dataclass(frozen=True)
-class TemplateProblem:
-    """Why a chat template must not be used: `kind` is "broken", "unsafe" or "fails"."""
-
-    kind: str
-    detail: str
-
-
-class _GenerationTag(Extension):
-    """Hugging Face's `{% generation %}` marker: its body is kept, the tag ignored."""
-
-    tags = {"generation"}
-
-    def parse(self, parser: Parser) -> list[nodes.Node]:
-        parser.stream.skip(1)
-        return parser.parse_statements(("name:endgeneration",), drop_needle=True)
-
-
-def _chat_environment() -> ImmutableSandboxedEnvironment:
-    """The sandbox llama-cpp-python renders chat templates in, with moot's bounds."""
-    return _BoundedSandbox(
-        loader=BaseLoader(),
-        trim_blocks=True,
-        lstrip_blocks=True,
-        extensions=[_GenerationTag, loopcontrols],
-        filters={
-            "tojson": lambda x, indent=None, **_: json.dumps(x, ensure_ascii=False, indent=indent)
-        },
-    )
-
-
-class _TemplateRefusal(Exception):
-    """The template called raise_exception(): it refuses a conversation, on purpose."""
-
-
-def _refuse(message: str) -> None:
-    raise _TemplateRefusal(message)
-
-
-def _strftime_now(fmt: object) -> str:
-    if re.search(r"%[-_0^#]*\d{3,}", str(fmt)):
-        raise RenderLimitError("it asks strftime_now() for a field 100 or more characters wide")
-    return datetime(2025, 1, 1).strftime(str(fmt))
-
-
-def _compile_chat(template: str) -> tuple[Template | None, TemplateProblem | None]:
-    env = _chat_environment()
-    try:
-        tree = env.parse(template)
-    except TemplateError as exc:
-        line = getattr(exc, "lineno", None)
-        return None, TemplateProblem("broken", f"{exc}" + (f" (line {line})" if line else ""))
-    except RecursionError:
-        return None, TemplateProblem("broken", "it is nested too deeply to parse")
-    private = next(_private_names(tree), None)
-    if private is not None:
-        return None, TemplateProblem("unsafe", f"it reaches for {private}")
-    try:
-        return env.from_string(tree), None
-    except TemplateError as exc:
-        return None, TemplateProblem("broken", str(exc))
-    except (RecursionError, SyntaxError, MemoryError) as exc:  # Python's compiler gave up on it
-        return None, TemplateProblem("broken", f"it cannot be compiled: {exc}")
-
-
-def _chat_variables(messages: list[dict[str, str]], **variables: Any) -> dict[str, Any]:
-    return {
-        "messages": messages,
-        "bos_token": "<s>",
-        "eos_token": "</s>",
-        "add_generation_prompt": True,
-        "raise_exception": _refuse,
-        "strftime_now": _strftime_now,
-        "functions": None,
-        "function_call": None,
-        "tools": None,
-        "tool_choice": None,
-        **variables,
-    }
-
-
-def chat_template_problem(template: str, *, rendered: bool = True) -> TemplateProblem | None:
-    """Why a model's chat template must not be used, or None when it is safe to hand on.
-
-    "broken": it does not parse. "unsafe": it names a private or dunder attribute anywhere
-    (reached or not), the sandbox stopped it, or it ran past the bounds of a render (time,
-    work, size). "fails": it cannot format the conversations moot sends (only when `rendered`;
-    a template's own raise_exception() is not a failure).
-    """
-    compiled, problem = _compile_chat(template)
-    if compiled is None:
-        return problem
-    for messages in SAMPLE_CONVERSATIONS:
-        try:
-            render_bounded(compiled, _chat_variables(messages))
-        except SecurityError as exc:
-            return TemplateProblem("unsafe", f"the sandbox stopped it: {exc}")
-        except RenderLimitError as exc:
-            return TemplateProblem("unsafe", f"moot stopped it: {exc}")
-        except _TemplateRefusal:
-            continue
-        except Exception as exc:  # anything a template can raise: TypeError, UndefinedError …
-            if rendered:
-                return TemplateProblem("fails", f"{type(exc).__name__}: {exc}")
-    return None
-
-
-def render_chat_template(template: str, messages: list[dict[str, str]], **variables: Any) -> str:
-    """A model's chat TEMPLATE applied to MESSAGES in moot's bounded sandbox (the variables
-    llama-cpp-python passes, overridden by VARIABLES: bos_token, eos_token, …).
-
-    A template that runs past the bounds of a render is a ModelIntegrityError naming the
-    bound; one that does not compile or fails on the conversation, a MootError.
-    """
-    compiled, problem = _compile_chat(template)
-    if compiled is None:
-        detail = problem.detail if problem else "it does not compile"
-        raise ModelIntegrityError(
-            f"the chat template cannot be used: {detail}",
-            hint="use an intact copy of the model, or name a chat format for it",
-        )
-    try:
-        return render_bounded(compiled, _chat_variables(messages, **variables))
-    except (RenderLimitError, SecurityError) as exc:
-        raise ModelIntegrityError(
-            f"the chat template was stopped: {exc}",
-            hint="name a chat format for the model so its own template is not used",
-        ) from None
-    except Exception as exc:
-        raise MootError(
-            f"the chat template could not format this conversation: {exc}",
-            hint="check the model's chat format in the catalog",
-        ) from exc
-
-
-def _private_names(tree: nodes.Node) -> Iterator[str]:
-    """What the template reaches for that the sandbox would refuse: attributes whose names
-    start with "_" (`x.__class__`, `x['__class__']`, `x|attr('__class__')`), and `attr` with a
-    computed name, which hides what it reaches for. A chat needs none of them."""
-    for node in tree.find_all((nodes.Getattr, nodes.Getitem, nodes.Filter)):
-        name: Any = None
-        if isinstance(node, nodes.Getattr):
-            name = node.attr
-        elif isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const):
-            name = node.arg.value
-        elif isinstance(node, nodes.Filter) and node.name == "attr" and node.args:
-            if not isinstance(node.args[0], nodes.Const):
-                yield "an attribute whose name it computes"
-                continue
-            name = node.args[0].value
-        if isinstance(name, str) and name.startswith("_"):
-            yield f"the private attribute {name!r}"

@@ -1,6 +1,7 @@
-"""A prompt pack is a folder a user names, and a chat template is code from a model file:
-moot reads only the pack's own regular files, and every render is bounded in time, work and
-size, so a hostile template is refused by name instead of hanging or filling memory."""
+"""A prompt pack is a folder a user names: moot reads only the pack's own regular files, and
+every render is bounded in time, work and size, so a hostile template is refused by name
+instead of hanging or filling memory (a model's chat template, rendered in the same bounds:
+tests/inference/test_chat_templates.py)."""
 
 from __future__ import annotations
 
@@ -13,14 +14,9 @@ import pytest
 
 from conftest import Cli
 from moot import prompts
-from moot.errors import ModelIntegrityError, PromptPackError
+from moot.errors import PromptPackError
 from moot.formats.oxford import flow as oxford
-from moot.prompts import builtin_root, chat_template_problem, load_pack
-
-CHATML = (
-    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
-    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
+from moot.prompts import builtin_root, load_pack
 
 
 def _pack(tmp_path: Path) -> Path:
@@ -227,51 +223,3 @@ def test_the_builtin_packs_still_render_within_the_bounds() -> None:
     pack = load_pack("en", "oxford")
     pack.validate(oxford.STEPS, oxford.sample_variables())
     assert "motion" in pack.render("judge", **oxford.sample_variables()["judge"]).lower()
-
-
-# -- bounded rendering of a model's chat template ----------------------------------------
-
-
-def test_a_chat_template_with_nested_loops_is_stopped_without_ballooning() -> None:
-    bomb = (
-        "{% for i in range(100000) %}{% for j in range(100000) %}xxxxxxxxxxxxxxxxxxxx"
-        "{% endfor %}{% endfor %}" + CHATML
-    )
-    problem = chat_template_problem(bomb)
-    assert problem is not None and problem.kind == "unsafe"
-    assert "rendered more than" in problem.detail
-
-
-def test_a_chat_template_that_spins_is_stopped_in_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(prompts, "RENDER_SECONDS", 0.05)
-    spin = "{% set s = 'x' * 100000 %}{% for a in s %}{% for b in s %}{% endfor %}{% endfor %}"
-    problem = chat_template_problem(spin + CHATML)
-    assert problem is not None and "ran past moot's limit of 0.05 s" in problem.detail
-
-
-@pytest.mark.parametrize(
-    "template",
-    [
-        "{{" + "(" * 5000 + "1" + ")" * 5000 + "}}",
-        "{% for x in [1] %}" * 30 + "{% endfor %}" * 30,
-    ],
-    ids=["deep-expression", "deep-blocks"],
-)
-def test_a_chat_template_too_deep_to_compile_is_broken(template: str) -> None:
-    problem = chat_template_problem(template)
-    assert problem is not None and problem.kind == "broken"
-
-
-def test_strftime_now_cannot_be_asked_for_a_huge_field() -> None:
-    problem = chat_template_problem("{{ strftime_now('%1000000000Y') }}" + CHATML)
-    assert problem is not None and "strftime_now" in problem.detail
-
-
-def test_render_chat_template_renders_and_bounds() -> None:
-    text = prompts.render_chat_template(CHATML, [{"role": "user", "content": "hi"}])
-    assert text == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
-    with pytest.raises(ModelIntegrityError, match="rendered more than"):
-        prompts.render_chat_template(
-            "{% for i in range(100000) %}{{ messages[0].content * 1000 }}{% endfor %}",
-            [{"role": "user", "content": "hi"}],
-        )

@@ -11,9 +11,10 @@ import pytest
 
 from conftest import Cli, Result, real_model_path
 from gguf_samples import ARRAY, STRING, UINT32, gguf_string, kv, make_gguf, write_gguf
+from moot import prompts
 from moot.errors import ModelIntegrityError
+from moot.inference.chat_template import chat_template_problem, render_chat_template
 from moot.models import gguf_check, store
-from moot.prompts import chat_template_problem
 
 CHATML = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
@@ -89,6 +90,54 @@ def test_a_template_that_cannot_format_a_chat_fails() -> None:
     problem = chat_template_problem("{{ nothing.here }}")
     assert problem is not None and problem.kind == "fails"
     assert chat_template_problem("{{ nothing.here }}", rendered=False) is None
+
+
+# -- bounded rendering of a model's chat template ----------------------------------------
+
+
+def test_a_chat_template_with_nested_loops_is_stopped_without_ballooning() -> None:
+    bomb = (
+        "{% for i in range(100000) %}{% for j in range(100000) %}xxxxxxxxxxxxxxxxxxxx"
+        "{% endfor %}{% endfor %}" + CHATML
+    )
+    problem = chat_template_problem(bomb)
+    assert problem is not None and problem.kind == "unsafe"
+    assert "rendered more than" in problem.detail
+
+
+def test_a_chat_template_that_spins_is_stopped_in_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(prompts, "RENDER_SECONDS", 0.05)
+    spin = "{% set s = 'x' * 100000 %}{% for a in s %}{% for b in s %}{% endfor %}{% endfor %}"
+    problem = chat_template_problem(spin + CHATML)
+    assert problem is not None and "ran past moot's limit of 0.05 s" in problem.detail
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{{" + "(" * 5000 + "1" + ")" * 5000 + "}}",
+        "{% for x in [1] %}" * 30 + "{% endfor %}" * 30,
+    ],
+    ids=["deep-expression", "deep-blocks"],
+)
+def test_a_chat_template_too_deep_to_compile_is_broken(template: str) -> None:
+    problem = chat_template_problem(template)
+    assert problem is not None and problem.kind == "broken"
+
+
+def test_strftime_now_cannot_be_asked_for_a_huge_field() -> None:
+    problem = chat_template_problem("{{ strftime_now('%1000000000Y') }}" + CHATML)
+    assert problem is not None and "strftime_now" in problem.detail
+
+
+def test_render_chat_template_renders_and_bounds() -> None:
+    text = render_chat_template(CHATML, [{"role": "user", "content": "hi"}])
+    assert text == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+    with pytest.raises(ModelIntegrityError, match="rendered more than"):
+        render_chat_template(
+            "{% for i in range(100000) %}{{ messages[0].content * 1000 }}{% endfor %}",
+            [{"role": "user", "content": "hi"}],
+        )
 
 
 # -- the header keeps every template ---------------------------------------------------

@@ -13,11 +13,11 @@ from typing import Any
 
 from moot.config import models_dir
 from moot.errors import ModelIntegrityError, ModelNotFoundError, MootError, UsageError
+from moot.inference.chat_template import chat_template_problem
 from moot.inference.remote import is_remote_ref
 from moot.models import gguf_check, hub_cache, registry, stores
 from moot.models.catalog import CHAT_FORMATS, HfSource, ModelCard, PypiSource, load_catalog
 from moot.models.hub_cache import HubFile
-from moot.prompts import chat_template_problem
 
 HF_PREFIX = "hf:"
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")  # a scheme: a URL, never a file name

@@ -14,6 +14,7 @@ from typing import Any
 from moot import config
 from moot.errors import ContextOverflowError, ModelIntegrityError, MootError
 from moot.inference.attention import flash_attention
+from moot.inference.chat_template import render_chat_template
 from moot.inference.decoding import (
     SessionCache,
     fit_thinking,
@@ -33,7 +34,6 @@ from moot.inference.protocol import (
     check_not_degenerate,
 )
 from moot.inference.reasoning import close_in_prompt, opens_thinking, split, with_soft_switch
-from moot.prompts import render_chat_template
 
 log = logging.getLogger("moot.inference.llama")
 
@@ -334,7 +334,7 @@ class _Formatted:
 
 @dataclass(frozen=True)
 class _TemplateFormatter:
-    """A GGUF file's chat template, applied by `prompts.render_chat_template`."""
+    """A GGUF file's chat template, applied by `chat_template.render_chat_template`."""
 
     template: str
     eos_token: str
