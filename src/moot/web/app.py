@@ -22,7 +22,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from moot import __version__, files, history
+from moot import files, history
+from moot._version import __version__
 from moot.config import tournaments_dir
 from moot.errors import MootError, UsageError
 from moot.inference.human import HUMAN
