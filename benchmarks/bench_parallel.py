@@ -202,7 +202,7 @@ def measure_parallel(model_id: str) -> list[dict[str, Any]]:
 
 
 def rates(points: Sequence[dict[str, Any]], mode: str) -> Rates:
-    """MODE's decode rates as bench_roofline's Rates (the context at each run's middle)."""
+    """MODE's decode rates as bench_rates' Rates (the context at each run's middle)."""
     decode = tuple((p["context"] + DECODE / 2, p[f"{mode}_tps"]) for p in points)
     return Rates(eval=((0.0, 1.0),), decode=decode)
 
