@@ -248,3 +248,80 @@ def test_a_person_takes_the_opposition_seat_submits_speeches_and_declines_a_poi(
     notices = page.locator(".notice").all_inner_texts()
     assert notices.count("Point of Information 🔵 Proposition → 🔴 Opposition: declined") == 3
     assert "Debate Brief" in page.locator(".document h1").inner_text()
+
+
+def test_a_review_asks_for_evidence_and_the_page_supplies_a_file_read_in_the_browser(
+    page: Any, server: Served
+) -> None:
+    """A person answers as participant 2 and asks for evidence; before round 2 the page shows
+    the request, refuses what the review would refuse beside its field, reads a file of this
+    machine into its box, and every seat sees it from round 2 on."""
+    facts = "Table 3, 2021 update: deaths per TWh, nuclear 0.03, wind 0.04, coal 24.6."
+    page.select_option("select[name=format]", "adversarial")
+    page.fill("textarea[name=motion]", "Is nuclear power safer per TWh than wind?")
+    page.fill("input[name='models.0']", "http://127.0.0.1:9/v1")
+    page.fill("input[name='models.1']", "human")
+    page.fill("input[name='params.rounds']", "2")
+    page.click("#debate-form button[type=submit]")
+    page.wait_for_selector(".seat-box[data-ask='1']")
+    page.fill(
+        ".seat-box textarea",
+        "Nuclear and wind are close per TWh.\nEVIDENCE REQUEST: the 2021 table of deaths per TWh",
+    )
+    page.click(".seat-box .submit-seat")
+
+    box = page.wait_for_selector(".evidence-box[data-round='2']")
+    assert box.query_selector("h3").inner_text() == "Evidence requested before round 2"
+    requests = page.locator(".evidence-requests li").all_inner_texts()
+    assert requests == ["human: the 2021 table of deaths per TWh"]
+    notices = page.locator(".notice").all_inner_texts()
+    assert "Participant 2 · human asks for evidence: the 2021 table of deaths per TWh" in notices
+    count = page.locator(".evidence-box .evidence-count")
+    assert count.inner_text() == "0 of 800 words"
+    # Nothing given: the server says why, beside the field, and the request stays.
+    page.click(".evidence-box .supply-evidence")
+    error = page.locator(".evidence-field .field-error")
+    error.wait_for()
+    assert error.inner_text().startswith("evidence file pasted.txt holds no words")
+    # A file that is not UTF-8 is refused by the page itself; a text file is read into the box.
+    page.set_input_files(
+        ".evidence-file",
+        files=[{"name": "table.md", "mimeType": "text/markdown", "buffer": b"\xff\xfe table"}],
+    )
+    page.wait_for_function(
+        "() => document.querySelector('.evidence-field .field-error').innerText.includes('UTF-8')"
+    )
+    assert error.inner_text() == "table.md is not UTF-8 text"
+    page.set_input_files(
+        ".evidence-file",
+        files=[{"name": "appendix.md", "mimeType": "text/markdown", "buffer": facts.encode()}],
+    )
+    page.wait_for_function(
+        "() => document.querySelector('.evidence-box textarea').value.startsWith('Table 3')"
+    )
+    assert page.locator(".evidence-box .evidence-source").inner_text() == "from appendix.md"
+    assert count.inner_text() == "16 of 800 words" and error.inner_text() == ""
+    page.click(".evidence-box .supply-evidence")
+
+    # Round 2: the person's seat is shown the evidence in its prompt; the request is gone.
+    page.wait_for_selector(".seat-box[data-ask='2']")
+    assert page.locator(".evidence-box").count() == 0
+    seen = page.locator(".seat-box .seat-sees pre").last.text_content()
+    assert f'From appendix.md (supplied before round 2):\n"""\n{facts}\n"""' in seen
+    notices = page.locator(".notice").all_inner_texts()
+    assert "Evidence from appendix.md is shown to every seat from round 2 on" in notices
+    page.fill(
+        ".seat-box textarea", "Close, as the table shows.\nVOTE: ACCEPT - the table settles it"
+    )
+    page.click(".seat-box .submit-seat")
+    page.wait_for_selector(".debate[data-state=finished] .document")
+    assert "appendix.md (supplied before round 2)" in page.locator(".document").inner_text()
+
+    page.click("a.open-saved")
+    page.wait_for_selector(".debate.saved .document")
+    folder = page.evaluate("decodeURIComponent(location.hash.split('/')[2])")
+    transcript = json.loads((server.home / "debates" / folder / "transcript.json").read_text())
+    assert transcript["result"]["supplied"] == [{"round": 2, "name": "appendix.md", "text": facts}]
+    assert transcript["result"]["rounds"][0]["requests"] == {
+        "human": "the 2021 table of deaths per TWh"
+    }

@@ -29,6 +29,7 @@ from moot.errors import MootError, UsageError
 from moot.inference.human import HUMAN
 from moot.web import forms, runs, wire
 from moot.web import tournament as tournaments
+from moot.web.evidence import NotAsked
 from moot.web.guard import Guard
 from moot.web.jobs import END, Hub, Job
 
@@ -94,6 +95,7 @@ class _Api:
             Route("/api/jobs/{job}/events", self.events),
             Route("/api/jobs/{job}/stop", self.stop, methods=["POST"]),
             Route("/api/jobs/{job}/seat", self.seat, methods=["POST"]),
+            Route("/api/jobs/{job}/evidence", self.evidence, methods=["POST"]),
             Route("/api/history", self.saved_list),
             Route("/api/history/{id}", self.saved, methods=["GET", "DELETE"]),
             Route("/api/history/{id}/resume", self.resume, methods=["POST"]),
@@ -224,6 +226,26 @@ class _Api:
         problem = job.seat.answer(form)
         if problem is not None:
             return _conflict(problem, "reload the page: it shows what the seat is asked now")
+        return JSONResponse({"answered": form.get("ask")})
+
+    async def evidence(self, request: Request) -> Response:
+        """The page's answer to an adversarial review's request for evidence: the text, or
+        none; a problem with the text is named beside its field."""
+        job = self.hub.get(request.path_params["job"])
+        if job is None:
+            return _missing("no such debate")
+        form = await _form(request)
+        if isinstance(form, Response):
+            return form
+        if job.evidence is None:
+            return _conflict("the debate asks for no evidence", "reload the page")
+        try:
+            job.evidence.answer(form)
+        except NotAsked as exc:
+            return _conflict(exc.message, exc.hint)
+        except UsageError as exc:
+            errors = {"evidence": {"message": exc.message, "hint": exc.hint}}
+            return JSONResponse({"errors": errors}, status_code=400)
         return JSONResponse({"answered": form.get("ask")})
 
     def stop(self, request: Request) -> Response:

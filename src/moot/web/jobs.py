@@ -13,6 +13,7 @@ from typing import Any
 
 from moot.errors import MootError
 from moot.inference.human import SeatLeft
+from moot.web.evidence import WebEvidence
 from moot.web.seat import WebSeat
 
 Wire = dict[str, Any]
@@ -57,6 +58,7 @@ class Job:
         self._turn_at: int | None = None  # where the turn now speaking starts in the backlog
         self._on_stop: list[Callable[[], None]] = []
         self.seat: WebSeat | None = None  # a person's seat, answered from the page
+        self.evidence: WebEvidence | None = None  # evidence asked for, supplied from the page
 
     @property
     def over(self) -> bool:
@@ -91,10 +93,10 @@ class Job:
                 start = self._turn_at + 1
                 self._backlog[start:] = [e for e in self._backlog[start:] if e["type"] != "token"]
                 self._turn_at = None
-            if kind == "seat_done":  # the ask is answered: a later page is not shown it
-                asked = item.get("ask")
+            if kind in ("seat_done", "evidence_done"):  # answered: a later page is not shown it
+                asked, of = item.get("ask"), kind.removesuffix("_done")
                 self._backlog = [
-                    e for e in self._backlog if not (e["type"] == "seat" and e["ask"] == asked)
+                    e for e in self._backlog if not (e["type"] == of and e["ask"] == asked)
                 ]
             else:
                 self._backlog.append(item)

@@ -16,6 +16,7 @@ from moot.inference.scripted import EchoModel
 from moot.runner import DebateRun as Runner
 from moot.settings import DebateSetup
 from moot.web import wire
+from moot.web.evidence import WebEvidence
 from moot.web.jobs import Job
 from moot.web.seat import WebSeat
 
@@ -73,7 +74,7 @@ def debate_job(setup: DebateSetup, *, pace: float = PACE) -> Job:
         claim = history.claim(None, motion=setup.motion)
         setup.out_dir = claim.path
         job.update(folder=claim.path.name)
-        debate = Debate.from_setup(setup, save=True, pool=pool)
+        debate = Debate.from_setup(setup, save=True, pool=pool, ask=_asker(job))
         try:
             _run(job, debate)
         except BaseException:
@@ -91,6 +92,7 @@ def resume_job(saved: history.SavedDebate, *, pace: float = PACE) -> Job:
     debate.pool = models_for(debate.setup, pace)
     job = _job(debate.setup, lambda job: _run(job, debate))
     job.folder = saved.id
+    debate.ask = _asker(job)  # what was supplied before it stopped is in its journal
     return job
 
 
@@ -109,7 +111,17 @@ def _job(setup: DebateSetup, work: Callable[[Job], None]) -> Job:
         seat.attach(job.publish)
         job.seat = setup.human = seat
         job.on_stop(seat.close)
+    evidence = WebEvidence()
+    evidence.attach(job.publish)
+    job.evidence = evidence
+    job.on_stop(evidence.close)
     return job
+
+
+def _asker(job: Job) -> Callable[[str], str] | None:
+    """Who answers the debate's proposals: the page, where an adversarial review's requests
+    for evidence are put (any other proposal is taken as it is, as when no one is asked)."""
+    return job.evidence.ask if job.evidence is not None else None
 
 
 def _run(job: Job, debate: Debate) -> None:

@@ -514,7 +514,7 @@ def test_a_chinese_review_names_its_failed_synthesis_in_chinese(tmp_path: Path) 
 
 from moot.debate_check import check_debate  # noqa: E402
 from moot.formats.adversarial.schemas import Evidence, read_request  # noqa: E402
-from moot.formats.adversarial.text import evidence_prompt  # noqa: E402
+from moot.formats.adversarial.text import evidence_asked, evidence_prompt  # noqa: E402
 
 FACTS = "Table 3: deaths per TWh, 2021 update: nuclear 0.03, wind 0.04, coal 24.6."
 FACTS_ZH = "表3：每太瓦时死亡人数（2021年更新）：核电0.03，风电0.04，煤电24.6。"
@@ -933,6 +933,54 @@ def test_the_terminal_asks_for_an_evidence_file_not_for_corrections(
 def test_other_proposals_keep_their_prompt() -> None:
     assert evidence_prompt("## Proposal\n\nTopic: …") is None
     assert evidence_prompt("## 第2轮的回答") is None
+
+
+def test_a_front_end_may_give_the_evidence_itself_held_to_what_a_file_is_held_to(
+    tmp_path: Path,
+) -> None:
+    """What the page does: the ask carries the round, the requests and the room left, and
+    the answer is the text itself under a file's name (no folder), checked as a file's text
+    would be; a text the review refuses is warned about and asked for again."""
+    from moot.checks import length_units
+    from moot.events import Notice
+    from moot.formats.adversarial.evidence import EvidenceAsked, EvidenceGiven
+
+    asked: list[EvidenceAsked] = []
+    replies = iter(
+        [
+            EvidenceGiven("", "one two three " * 300),  # 900 words: over the room
+            EvidenceGiven("C:\\fakepath\\appendix.md", "\ufeff" + MORE),
+            EvidenceGiven("", "A second note, pasted."),
+        ]
+    )
+
+    def ask(proposal: str) -> str:
+        assert isinstance(proposal, EvidenceAsked)
+        asked.append(proposal)
+        return next(replies)
+
+    events: list[Any] = []
+    again = "the coal series for the same years"
+    revised = f"PARTICIPANT_1-R2: {SAID['participant_1']}\nEVIDENCE REQUEST: {again}\n{OBJECT}"
+    script = {**asks_for_evidence("participant_2", 1), ("participant_1", 2): revised}
+    setup = setup_for(tmp_path / "out", rounds=3)
+    result = DebateRun(
+        setup, model_factory=Panel(script).model, ask=ask, listeners=[events.append]
+    ).run()
+    wanted = "the wind series' method note on construction deaths"
+    assert [(a.round, a.requests, a.room, a.language) for a in asked] == [
+        (2, {"beta": wanted}, 800, "en"),
+        (2, {"beta": wanted}, 800, "en"),
+        (3, {"alpha": again}, 800 - length_units(MORE), "en"),
+    ]
+    assert asked[0] == evidence_asked("en", 2, {"beta": wanted})  # what a terminal shows
+    warned = [e.message for e in events if isinstance(e, Notice) and e.level == "warn"]
+    assert any("is 900 words (字), over 800" in w for w in warned)
+    r = result.transcript.result
+    assert r is not None and r["supplied"] == [
+        {"round": 2, "name": "appendix.md", "text": MORE},
+        {"round": 3, "name": "pasted.txt", "text": "A second note, pasted."},
+    ]
 
 
 # -- the synthesis merges what held up across the rounds -----------------------------------

@@ -12,7 +12,14 @@ from moot.checks import length_units
 from moot.engine import Engine
 from moot.errors import UsageError
 from moot.formats.adversarial import text
-from moot.formats.adversarial.schemas import SUPPLEMENT_UNITS, Evidence, read_evidence
+from moot.formats.adversarial.schemas import (
+    EVIDENCE_BYTES,
+    EVIDENCE_HINT,
+    SUPPLEMENT_UNITS,
+    Evidence,
+    evidence_text,
+    read_evidence,
+)
 from moot.formats.base import SAVED_HINT
 from moot.transcript import Transcript, validate
 
@@ -29,6 +36,63 @@ def shown(given: list[Evidence], supplied: list[dict[str, Any]]) -> list[dict[st
     return files + more
 
 
+class EvidenceAsked(str):
+    """What the user is asked before a round: the text a terminal shows (a str, so a front
+    end shows it as any proposal), and what a front end with a form of its own needs (the
+    page of `moot serve`): the round, each participant's request by name, the room left for
+    what is supplied (words, 字), the review's language."""
+
+    round: int
+    requests: dict[str, str]
+    room: int
+    language: str
+
+    def __new__(
+        cls, shown: str, *, round: int, requests: dict[str, str], room: int, language: str
+    ) -> EvidenceAsked:
+        asked = super().__new__(cls, shown)
+        asked.round, asked.requests, asked.room = round, dict(requests), room
+        asked.language = language
+        return asked
+
+
+class EvidenceGiven(str):
+    """An answer that is the evidence itself, not a path to read: what the page sends, text
+    pasted into it or a file of this machine the browser read. The str is its name."""
+
+    text: str
+
+    def __new__(cls, name: str, text: str) -> EvidenceGiven:
+        given = super().__new__(cls, name)
+        given.text = text
+        return given
+
+
+PASTED = "pasted.txt"  # the name of evidence given with none (text pasted into the page)
+NAME_CHARS = 200  # a given name longer than this is no file name
+
+
+def check_given(given: EvidenceGiven, *, room: int, language: str) -> Evidence:
+    """GIVEN as evidence, held to what an evidence file is held to (`read_evidence`): at
+    most EVIDENCE_BYTES as UTF-8 (a byte-order mark dropped), not empty, no binary bytes,
+    within ROOM words (字); by its name without any folder (PASTED when it has none)."""
+    what = text.label(language, "evidence_file")
+    hint = EVIDENCE_HINT.format(n=room)
+    name = Path(str(given).replace("\\", "/")).name.strip() or PASTED
+    odd = any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 or 0xD800 <= ord(c) < 0xE000 for c in name)
+    if len(name) > NAME_CHARS or odd:
+        raise UsageError(f"{what} {name[:NAME_CHARS]!r} is not a file name", hint=hint)
+    try:
+        size = len(given.text.encode("utf-8"))
+    except UnicodeEncodeError:  # a lone surrogate: JSON can carry one, UTF-8 cannot
+        raise UsageError(f"{what} {name} is not UTF-8 text", hint="save it as UTF-8") from None
+    if size > EVIDENCE_BYTES:
+        raise UsageError(
+            f"{what} {name} is {size:,} bytes, over moot's limit of {EVIDENCE_BYTES:,}", hint=hint
+        )
+    return evidence_text(given.text.removeprefix("\ufeff"), name=name, what=what, room=room)
+
+
 def supplement(
     engine: Engine,
     rnd: int,
@@ -37,8 +101,9 @@ def supplement(
 ) -> dict[str, Any] | None:
     """Before round RND: the requests of the round before are shown to the user, who may
     name a file to show every seat from this round on, or go on without (Enter; always
-    without when no one can be asked). Nothing is fetched: only a file already here is
-    read. Kept in the journal, so a resumed review goes on with the same evidence."""
+    without when no one can be asked); the page may give the evidence itself (an
+    EvidenceGiven). Nothing is fetched: only a file already here is read. Kept in the
+    journal, so a resumed review goes on with the same evidence."""
     room = SUPPLEMENT_UNITS - sum(length_units(s["text"]) for s in supplied)
     lang = engine.language
     what = text.label(lang, "evidence_file")
@@ -47,15 +112,20 @@ def supplement(
         if room <= 0:
             engine.notice(text.label(lang, "evidence_full"), "warn")
             return None
+        shown = text.evidence_asked(lang, rnd, requests)
+        asked = EvidenceAsked(shown, round=rnd, requests=requests, room=room, language=lang)
         for _ in range(MAX_ASKS):
-            reply = engine.ask(text.evidence_asked(lang, rnd, requests)).strip()
-            if not reply:
-                return None
+            reply = engine.ask(asked)
             try:
-                found = read_evidence(Path(reply).expanduser(), what=what, room=room)
+                if isinstance(reply, EvidenceGiven):
+                    found = check_given(reply, room=room, language=lang)
+                elif not reply.strip():
+                    return None
+                else:
+                    found = read_evidence(Path(reply.strip()).expanduser(), what=what, room=room)
             except UsageError as exc:
-                shown = text.evidence_unread(lang, reply, room, exc.message, exc.hint)
-                engine.notice(shown, "warn")
+                said = text.evidence_unread(lang, reply.strip(), room, exc.message, exc.hint)
+                engine.notice(said, "warn")
                 continue
             return {"round": rnd, "name": found.name, "text": found.text}
         return None

@@ -88,17 +88,23 @@ EVIDENCE_HINT = "give a text or Markdown file of at most {n:,} words (字)"
 def read_evidence(path: Path, *, what: str, room: int) -> Evidence:
     """One evidence file: a regular UTF-8 text file, not empty, no binary bytes, within
     ROOM words (字)."""
-    hint = EVIDENCE_HINT.format(n=room)
     text = read_text(path, what=what, limit=EVIDENCE_BYTES)
+    return evidence_text(text, name=str(path), what=what, room=room)
+
+
+def evidence_text(text: str, *, name: str, what: str, room: int) -> Evidence:
+    """TEXT, read from the file NAME (or given on the page under that name), as evidence:
+    not empty, no binary bytes, within ROOM words (字)."""
+    hint = EVIDENCE_HINT.format(n=room)
     binary = next((c for c in text if ord(c) < 32 and c not in "\t\n\r\f"), None)
     if binary is not None:
-        raise UsageError(f"{what} {path} is not text (it holds byte {ord(binary):#04x})", hint=hint)
+        raise UsageError(f"{what} {name} is not text (it holds byte {ord(binary):#04x})", hint=hint)
     units = length_units(text)
     if units == 0:
-        raise UsageError(f"{what} {path} holds no words", hint=hint)
+        raise UsageError(f"{what} {name} holds no words", hint=hint)
     if units > room:
-        raise UsageError(f"{what} {path} is {units:,} words (字), over {room:,}", hint=hint)
-    return Evidence(name=str(path), text=text.strip())
+        raise UsageError(f"{what} {name} is {units:,} words (字), over {room:,}", hint=hint)
+    return Evidence(name=name, text=text.strip())
 
 
 def given_evidence(paths: tuple[Path, ...]) -> list[Evidence]:

@@ -1,6 +1,7 @@
 // One debate on the page, live from its event stream or read back from its saved files.
 
 import { api, el, problem } from "./dom.js";
+import { evidenceBox } from "./evidence.js";
 import { t } from "./i18n.js";
 import { seatBox } from "./seat.js";
 
@@ -24,6 +25,7 @@ export class DebateView {
     this.round = undefined;
     this.current = null;
     this.seat = null; // the box of what a person's seat is asked now
+    this.evidence = null; // the box of the evidence a review asks for now
     this.state = el("span", { class: "state" });
     this.waiting = el("span", { class: "waiting" });
     this.actions = el("div", { class: "actions" });
@@ -49,6 +51,8 @@ export class DebateView {
       done: () => this.done(ev),
       seat: () => this.asked(ev),
       seat_done: () => this.answered(ev),
+      evidence: () => this.evidenceAsked(ev),
+      evidence_done: () => this.evidenceAnswered(ev),
     }[ev.type];
     if (handler) handler();
   }
@@ -89,6 +93,22 @@ export class DebateView {
     if (this.seat && this.seat.dataset.ask === String(ev.ask)) {
       this.seat.remove();
       this.seat = null;
+    }
+  }
+
+  // -- evidence an adversarial review asks for -------------------------------------------
+
+  evidenceAsked(ev) {
+    this.evidence?.remove();
+    this.evidence = evidenceBox(ev, this.jobId, (key, values) => this.t(key, values));
+    this.turns.append(this.evidence);
+    this.evidence.scrollIntoView({ block: "nearest" });
+  }
+
+  evidenceAnswered(ev) {
+    if (this.evidence && this.evidence.dataset.ask === String(ev.ask)) {
+      this.evidence.remove();
+      this.evidence = null;
     }
   }
 
