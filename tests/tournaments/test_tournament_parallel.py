@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Cli
+from conftest import REAL_HOME, Cli
 from moot import config
 from moot.errors import UsageError
 from moot.inference.protocol import ChatRequest, Completion, OnText
@@ -192,15 +192,18 @@ def test_the_library_checks_parallel_as_the_command_does() -> None:
 
 
 @pytest.mark.real
-def test_two_real_debates_at_once_each_in_a_worker_of_its_own(tmp_path: Path) -> None:
+def test_two_real_debates_at_once_each_in_a_worker_of_its_own(tmp_path: Path, cli: Cli) -> None:
+    """Two challenge debates, each in a worker of its own: each transcript says how it was
+    decoded, and `moot replay` of one, on those threads, says the same words."""
     from test_offline import run_audited
 
     motions = tmp_path / "motions.txt"
     motions.write_text("remote work is better than office work\n", encoding="utf-8")
     out = tmp_path / "t"
     args = ["tournament", "--model", "smollm2-135m", "--model", "gemma3-270m", "--motions",
-            str(motions), "--out", str(out), "--max-rounds", "3", "--max-tokens", "16",
-            "--seed", "7", "--controls", "0", "--bootstrap", "0", "--parallel", "2"]  # fmt: skip
+            str(motions), "--out", str(out), "--format", "challenge", "--rounds", "2",
+            "--max-tokens", "16", "--seed", "7", "--controls", "0", "--bootstrap", "0",
+            "--parallel", "2"]  # fmt: skip
     proc, connections = run_audited(args, tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert connections == []  # the tournament's own process opened none
@@ -211,10 +214,20 @@ def test_two_real_debates_at_once_each_in_a_worker_of_its_own(tmp_path: Path) ->
         folder = out / "debates" / debate["id"]
         transcript = json.loads((folder / "transcript.json").read_text())
         assert transcript["params"]["decoding"] == {"parallel": 2, "threads": threads}
-        assert all(t["text"] for t in transcript["turns"] if t["step"] == "speech")
+        responses = [t["text"] for t in transcript["turns"] if t["step"] == "response"]
+        assert len(responses) == 2 and all(responses)
         verdict = json.loads((folder / "verdict.json").read_text())
         assert verdict["winner"] in ("proposition", "opposition", "draw")
-    assert "Tournament (oxford, 2 debates)" in proc.stdout
+    assert "Tournament (challenge, 2 debates)" in proc.stdout
+
+    first = out / "debates" / plan["debates"][0]["id"] / "transcript.json"
+    replay = cli.subprocess("replay", str(first), env={"MOOT_HOME": str(REAL_HOME)}, timeout=600)
+    assert replay.returncode == 0, replay.stderr[-3000:]
+    said = " ".join(replay.stdout.split())
+    turns = len(json.loads(first.read_text())["turns"])
+    # On the threads it was decoded on, in a process of its own, as in its worker: the same
+    # words (a sequential run decodes on every core, and so may choose others).
+    assert f"all {turns} turns match" in said, said
 
 
 # -- replaying a debate that was decoded beside others --------------------------------------
