@@ -90,8 +90,8 @@ class ModelInfo(BaseModel):
 class _Debate(BaseModel):
     """What a debate is: the fields its journal's header and its transcript share."""
 
-    # `schema` in the file; a field of that name would hide BaseModel.schema.
-    model_config = ConfigDict(populate_by_name=True)
+    # `schema` in the file, whoever dumps it; a field of that name would hide BaseModel.schema.
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
 
     schema_version: int = Field(default=SCHEMA_VERSION, alias="schema")
     moot_version: str = __version__

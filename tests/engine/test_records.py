@@ -40,6 +40,15 @@ def test_the_journal_and_the_transcript_carry_the_schema(saved: Path) -> None:
     assert transcript["schema"] == SCHEMA_VERSION and "schema_version" not in transcript
 
 
+def test_a_transcript_dumped_from_python_names_its_schema_as_the_file_does(saved: Path) -> None:
+    from moot.transcript import Transcript
+
+    text = (saved / "transcript.json").read_text(encoding="utf-8")
+    transcript = Transcript.model_validate_json(text)
+    for dumped in (json.loads(transcript.model_dump_json()), transcript.model_dump()):
+        assert dumped["schema"] == SCHEMA_VERSION and "schema_version" not in dumped
+
+
 def test_the_journal_reads_back_as_typed_records(saved: Path) -> None:
     records = read_records(saved / "journal.jsonl")
     assert isinstance(records[0], DebateRecord) and records[0].format == "oxford"
