@@ -124,12 +124,18 @@ class RunSettings(BaseModel):
 P = TypeVar("P", bound=BaseModel)
 
 
-# CLI option names for the fields, so errors name what the user typed.
-OPTION_NAMES = {
-    "min_score": "--min-score",
-    "max_rounds": "--max-rounds",
-    "call_timeout_s": "--call-timeout",
-}
+# CLI option names of the fields that are not `--field-name`, so errors name what the user
+# typed. A format's parameter declares its own (`formats.base.param(option=…)`).
+OPTION_NAMES = {"call_timeout_s": "--call-timeout"}
+
+
+def option_of(cls: type[BaseModel], name: str) -> str:
+    """The command-line option of CLS's field NAME: the one it declares, else OPTION_NAMES',
+    else `--field-name`."""
+    field = cls.model_fields.get(name)
+    extra = field.json_schema_extra if field is not None else None
+    declared = extra.get("option") if isinstance(extra, dict) else None
+    return str(declared or OPTION_NAMES.get(name, "--" + name.replace("_", "-")))
 
 
 def validate_params(cls: type[P], **values: Any) -> P:
@@ -140,7 +146,7 @@ def validate_params(cls: type[P], **values: Any) -> P:
     except ValidationError as exc:
         first = exc.errors()[0]
         name = str(first["loc"][0]) if first["loc"] else "?"
-        option = OPTION_NAMES.get(name, "--" + name.replace("_", "-"))
+        option = option_of(cls, name)
         field = cls.model_fields.get(name)
         bounds = _bounds(field.metadata) if field else ""
         raise UsageError(

@@ -10,32 +10,17 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from moot.config import OPTION_NAMES, RunSettings, Seed
+from moot.config import RunSettings, Seed, option_of
 from moot.errors import UsageError
-from moot.formats import get_format
+from moot.formats import get_format, option_name, parameters
 from moot.formats.base import Format, RunOptions
 from moot.inference.human import HUMAN, Console, is_human_ref
 from moot.prompts import Language, resolve_language
 
 Temperature = Annotated[float, Field(ge=0.0, le=2.0)]
-Short = Annotated[str, Field(max_length=500)]  # a position, a topic to stay out of
-
-
-class FormatParams(BaseModel):
-    """The format parameters a caller may set; which ones a format reads is in its description."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    min_score: float | None = None  # oxford (None: the format's default)
-    max_rounds: int | None = None  # oxford
-    judge_rubric: str | None = None  # oxford: "checklist" or "score"
-    rounds: int | None = None  # decision, challenge, adversarial
-    preset: str | None = None  # decision
-    positions: tuple[Short, ...] = Field(default=(), max_length=16)  # decision (takes 2–4)
-    out_of_scope: tuple[Short, ...] = Field(default=(), max_length=32)  # decision
-    effort: str | None = None  # challenge
-    continue_from: Path | None = None  # adversarial
-    evidence: tuple[Path, ...] = Field(default=(), max_length=8)  # adversarial
+# The format parameters a caller gave, by name: only those given (None is not given). Each
+# format checks its own against its declarations (`Format.options`), in `prepare`.
+FormatParams = dict[str, Any]
 
 
 class DebateSettings(BaseModel):
@@ -51,7 +36,7 @@ class DebateSettings(BaseModel):
     lang: Literal["auto", "en", "zh"] = "auto"
     seed: Seed | None = None  # None: a fresh random seed, recorded in the transcript
     prompts: Path | None = None  # a prompt pack of one's own: <dir>/<lang>/<format>/<step>.j2
-    params: FormatParams = Field(default_factory=FormatParams)
+    params: FormatParams = Field(default_factory=dict)
     run: RunSettings = Field(default_factory=RunSettings)
 
 
@@ -101,8 +86,10 @@ def _option(loc: list[str]) -> str:
         return "the motion"
     if head == "temperatures" and len(loc) > 1:
         return f"--temperature {loc[1]}="
-    if head in ("params", "run") and len(loc) > 1:
-        return OPTION_NAMES.get(loc[1], option_name(loc[1]))
+    if head == "params" and len(loc) > 1:
+        return option_name(loc[1])
+    if head == "run" and len(loc) > 1:
+        return option_of(RunSettings, loc[1])
     return _OPTIONS.get(head, "--" + head.replace("_", "-"))
 
 
@@ -134,25 +121,28 @@ def installed_models() -> tuple[tuple[str, int], ...]:
     return tuple((m.id, m.size or 0) for m in store.list_models() if m.installed and m.usable)
 
 
-def option_name(param: str) -> str:
-    """The command-line option of a format parameter."""
-    return "--continue" if param == "continue_from" else "--" + param.replace("_", "-")
-
-
 def format_params(fmt: Format, given: FormatParams, models: tuple[str, ...] = ()) -> BaseModel:
     """The format's own params from what the caller gave, validated by the format. A parameter
-    the format does not read is refused, not ignored."""
-    for name, value in given:
-        if value not in (None, ()) and name not in fmt.reads:
-            reads = ", ".join(sorted(option_name(r) for r in fmt.reads))
+    the format does not read is refused, not ignored; None (or nothing, for one given several
+    times) is a parameter not given."""
+    given = {name: value for name, value in given.items() if value not in (None, (), [])}
+    known = parameters()
+    for name in given:
+        if name not in known:
+            raise UsageError(
+                f"unknown parameter {name!r}",
+                hint=f"parameters are: {', '.join(known)}",
+                field=f"params.{name}",
+            )
+        if name not in fmt.reads:
+            reads = ", ".join(sorted(p.option for p in fmt.parameters))
             raise UsageError(
                 f"{option_name(name)} does not apply to the {fmt.name} format",
                 hint=f"its options are: {reads}" if reads else "drop it",
                 field=f"params.{name}",
             )
-    # Only challenge picks a model itself (--effort); listing the store costs a little.
-    installed = installed_models() if "effort" in fmt.reads else ()
-    return fmt.params(RunOptions(**given.model_dump(), models=models, installed=installed))
+    # The store is listed only if the format asks (challenge's --effort picks a model).
+    return fmt.params(RunOptions(models=models, installed=installed_models, **given))
 
 
 MAX_MOTION = 4000  # characters: a motion, or a decision's topic with its context

@@ -258,16 +258,6 @@ def test_the_python_page_runs_as_written(home: Path, block: int) -> None:
         assert Path(folder, "transcript.json").is_file()
 
 
-def test_the_parameters_a_caller_may_set_are_those_every_format_reads() -> None:
-    from moot.formats import NAMES, get_format
-    from moot.formats.base import PARAMETERS
-    from moot.settings import FormatParams
-
-    assert set(FormatParams.model_fields) == set(PARAMETERS)
-    read = set().union(*(get_format(name).reads for name in NAMES))
-    assert read == set(PARAMETERS)  # each parameter is some format's, none is unknown
-
-
 def test_a_person_takes_a_seat_from_python(home: Path, tmp_path: Path) -> None:
     from moot.inference.human import ScriptedConsole
 

@@ -8,6 +8,7 @@ ends; a `ModelPool` holds them across debates instead.
 from __future__ import annotations
 
 import queue
+import textwrap
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,8 +19,7 @@ from moot import history
 from moot.config import RunSettings
 from moot.errors import MootError, UsageError
 from moot.events import Event, Listener
-from moot.formats import get_format
-from moot.formats.base import PARAMETERS
+from moot.formats import get_format, parameters
 from moot.inference import pool as _pool
 from moot.inference.human import Console
 from moot.inference.protocol import ChatModel
@@ -290,11 +290,12 @@ def debate_settings(
 ) -> DebateSettings:
     """The validated settings of a debate; a MootError names the first bad one."""
     fmt = get_format(format)
+    known = parameters()
     for name in params:
-        if name not in PARAMETERS:
+        if name not in known:
             raise UsageError(
                 f"unknown parameter {name!r}",
-                hint=f"parameters are: {', '.join(PARAMETERS)}",
+                hint=f"parameters are: {', '.join(known)}",
                 field=name,
             )
         if name not in fmt.reads:
@@ -303,8 +304,6 @@ def debate_settings(
                 hint=f"its parameters are: {', '.join(sorted(fmt.reads))}",
                 field=f"params.{name}",
             )
-    if isinstance(params.get("evidence"), str | Path):  # one file, named alone
-        params["evidence"] = (params["evidence"],)
     return settings(
         motion=motion,
         format=format,
@@ -343,13 +342,13 @@ def debate(
     of the motion, a fresh seed, saved in a folder of moot's data directory (`out` names
     another; `save=False` writes nothing). `model` is one reference or several (the
     formats with one seat per model); `roles` binds a role to a model; `temperatures`
-    overrides a role's. Format parameters are keywords: `min_score`, `max_rounds`,
-    `judge_rubric` (oxford), `rounds`, `preset`, `positions`, `out_of_scope` (decision),
-    `effort` (challenge), `continue_from`, `evidence` (adversarial: a text file's path, or several,
-    every seat is shown). `run` holds the context size, GPU layers, token cap, call time
+    overrides a role's. `run` holds the context size, GPU layers, token cap, call time
     limit and `dry_run` (scripted models, nothing loads).
     `human` answers for a seat a person holds (`roles={"opposition": "human"}`): a console
     of `moot.inference.human`, e.g. `ScriptedConsole([...])`.
+
+    The format's parameters are keywords, each taken by the formats named (several values
+    as a list or tuple); a parameter the format does not take is refused:
     """
     return Debate(
         motion,
@@ -367,3 +366,22 @@ def debate(
         human=human,
         **params,
     ).run(on_event)
+
+
+def parameters_doc(width: int = 88) -> str:
+    """The format parameters as `moot.debate`'s docstring lists them, from their declarations:
+    one item each, with the formats that take it and what it does."""
+    items = []
+    for name, shared in parameters().items():
+        groups = shared.groups()
+        several = ", a list" if shared.first.repeatable else ""
+        if len(groups) == 1:
+            formats, text = groups[0]
+            item = f"- `{name}` ({', '.join(formats)}{several}): {text}."
+        else:
+            item = f"- `{name}`{several}: {shared.help()}."
+        items.append(textwrap.fill(item, width, subsequent_indent="  "))
+    return "\n".join(items)
+
+
+debate.__doc__ = f"{debate.__doc__}\n{textwrap.indent(parameters_doc(), '    ')}\n"

@@ -19,10 +19,10 @@ from moot.cli.options import (
     GpuLayers,
     Lang,
     Many,
-    MaxRounds,
     MaxTokens,
     NCtx,
     Seed,
+    format_options,
     run_settings,
 )
 from moot.cli.root import app
@@ -35,9 +35,11 @@ from moot.tournaments.calibration import (
     MAX_CONTROLS,
     Interval,
 )
+from moot.tournaments.judge import SIDES
 
 
 @app.command("calibrate")
+@format_options(lambda: tuple(SIDES), after="out")  # the two-sided formats' parameters
 def calibrate_judges(
     judge: Annotated[
         Many, typer.Option(help="A judge model to calibrate (repeatable).", metavar="REF")
@@ -67,13 +69,13 @@ def calibrate_judges(
         Path | None,
         typer.Option(help="The folder for the debates and calibration.json (default: a new one)."),
     ] = None,
-    max_rounds: MaxRounds = None,
     max_tokens: MaxTokens = None,
     n_ctx: NCtx = None,
     gpu_layers: GpuLayers = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
     quiet: Annotated[bool, typer.Option(help="No progress bar; only the figures.")] = False,
     dry_run: DryRun = False,
+    **params: Any,
 ) -> None:
     """Measure judges on control debates: one side's speeches from another motion, a silent
     side, the sides swapped, a padded loser, the same debate twice. Each judge's accuracy
@@ -83,7 +85,6 @@ def calibrate_judges(
             "no --motions file", hint="--motions FILE: two motions or more, one a line"
         )
     run = run_settings(max_tokens=max_tokens, n_ctx=n_ctx, gpu_layers=gpu_layers, dry_run=dry_run)
-    params: dict[str, Any] = {"max_rounds": max_rounds} if max_rounds is not None else {}
     plan = plan_calibration(
         list(judge or ()),
         motions,

@@ -3,13 +3,12 @@ for the user to keep or replace, and the optional parameters offered with their 
 
 from __future__ import annotations
 
-import typing
 from typing import Any
 
 import typer
 from rich.console import Console
 
-from moot.formats.base import Format
+from moot.formats.base import Format, Parameter, bare
 from moot.render import safe
 
 # What the user is asked, in the debate's language.
@@ -17,19 +16,12 @@ WORDS = {
     "en": {
         "motion": "Motion: ",
         "keep": "Press Enter to keep it, or type another motion",
-        "min_score": "Completeness score that ends the rounds",
-        "max_rounds": "Most rounds",
-        "judge_rubric": "How the Completeness Judge answers",
     },
     "zh": {
         "motion": "辩题：",
         "keep": "按回车保留，或输入另一个辩题",
-        "min_score": "结束各轮的完整性分数",
-        "max_rounds": "最多轮数",
-        "judge_rubric": "完整性裁判的作答方式",
     },
 }
-OFFERED = ("min_score", "max_rounds", "judge_rubric")  # the rulebook's optional parameters
 
 
 def confirm(
@@ -43,8 +35,9 @@ def confirm(
 ) -> tuple[str, dict[str, Any]]:
     """TEXT as the user keeps or replaces it (only a motion from the command line is shown
     again: a picked example was just read), and GIVEN with each parameter the user did not
-    give on the command line asked for, its default kept on Enter. A typed value is left
-    as typed: the format validates it and names the option if it is out of range."""
+    give on the command line asked for (each that takes one value of a range or a few
+    choices, under its label), its default kept on Enter. A typed value is left as typed:
+    the format validates it and names the option if it is out of range."""
     words = WORDS.get(language, WORDS["en"])
     if from_command_line:
         worded = fmt.motion(text, language)
@@ -52,22 +45,31 @@ def confirm(
         typed = str(typer.prompt(words["keep"], default="", show_default=False)).strip()
         text = typed or text
     chosen = dict(given)
-    fields = fmt.params_type.model_fields
-    for name in OFFERED:
-        if name not in fmt.reads or given.get(name) is not None or name not in fields:
+    for p in fmt.parameters:
+        allowed = _allowed(p)
+        if not allowed or p.default is None or given.get(p.name) is not None:
             continue
-        default = fields[name].default
-        offer = f"{words[name]} ({_allowed(fields[name].annotation, fields[name].metadata)})"
-        typed = str(typer.prompt(offer, default=str(default))).strip()
-        chosen[name] = None if typed in ("", str(default)) else typed
+        offer = f"{p.label(language)} ({allowed})"
+        typed = str(typer.prompt(offer, default=str(p.default))).strip()
+        chosen[p.name] = None if typed in ("", str(p.default)) else _as_option(p, typed)
     return text, chosen
 
 
-def _allowed(annotation: Any, metadata: list[Any]) -> str:
-    """The values a parameter takes, as its prompt shows them: "5–10", "checklist, score"."""
-    choices = typing.get_args(annotation) if typing.get_origin(annotation) is typing.Literal else ()
-    if choices:
-        return ", ".join(str(c) for c in choices)
-    lo = next((m.ge for m in metadata if hasattr(m, "ge")), None)
-    hi = next((m.le for m in metadata if hasattr(m, "le")), None)
-    return f"{lo}–{hi}"
+def _as_option(p: Parameter, typed: str) -> object:
+    """A typed value as its option would take it: a number as a number, where it is one."""
+    kind = bare(p.annotation)
+    if kind in (int, float):
+        try:
+            return kind(typed)
+        except ValueError:
+            pass
+    return typed
+
+
+def _allowed(p: Parameter) -> str:
+    """The values a parameter takes, as its prompt shows them: "5–10", "checklist, score";
+    "" for one that is asked for no other way than its option (a file, several values)."""
+    if p.choices:
+        return ", ".join(str(c) for c in p.choices)
+    lo, hi = p.bounds
+    return f"{lo}–{hi}" if lo is not None and hi is not None else ""

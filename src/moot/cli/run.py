@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -16,18 +16,14 @@ from moot.cli.confirm import confirm
 from moot.cli.options import (
     CallTimeout,
     DryRun,
-    Effort,
     FormatName,
     GpuLayers,
-    JudgeRubric,
     Lang,
     Many,
-    MaxRounds,
     MaxTokens,
-    MinScore,
     NCtx,
-    Rounds,
     Seed,
+    format_options,
     run_settings,
 )
 from moot.cli.root import app, err
@@ -56,6 +52,7 @@ TimeLimit = Annotated[
 
 
 @app.command()
+@format_options(after="temperature")  # every format's parameters, as each declares them
 def run(
     motion: Annotated[str | None, typer.Argument(help="The motion, or a bare topic.")] = None,
     fmt: FormatName = "oxford",
@@ -73,9 +70,6 @@ def run(
     temperature: Annotated[
         Many, typer.Option(help="Override a role's temperature (repeatable).", metavar="ROLE=T")
     ] = None,
-    min_score: MinScore = None,
-    max_rounds: MaxRounds = None,
-    judge_rubric: JudgeRubric = None,
     seed: Seed = None,
     out: Annotated[
         Path | None,
@@ -91,28 +85,6 @@ def run(
     gpu_layers: GpuLayers = 0,
     n_ctx: NCtx = None,
     max_tokens: MaxTokens = None,
-    rounds: Rounds = None,
-    preset: Annotated[str | None, typer.Option(help="decision: quick, standard or deep.")] = None,
-    positions: Annotated[
-        Many, typer.Option("--positions", help="decision: a position to debate (repeatable).")
-    ] = None,
-    out_of_scope: Annotated[
-        Many, typer.Option("--out-of-scope", help="decision: a topic not to drift into.")
-    ] = None,
-    effort: Effort = None,
-    continue_from: Annotated[
-        Path | None,
-        typer.Option("--continue", help="adversarial: follow up on a saved transcript."),
-    ] = None,
-    evidence: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--evidence",
-            metavar="FILE",
-            help="adversarial: a text or Markdown file every participant and the judge are "
-            "shown as shared evidence (repeatable).",
-        ),
-    ] = None,
     call_timeout: CallTimeout = 240.0,
     think_budget: Annotated[
         int,
@@ -145,6 +117,7 @@ def run(
         ),
     ] = False,
     dry_run: DryRun = False,
+    **params: Any,
 ) -> None:
     """Run a debate on MOTION and print its result. `--role ROLE=human` takes a seat
     yourself: you are shown what the seat may see and type its turns."""
@@ -153,14 +126,13 @@ def run(
     if no_save and out is not None:
         raise UsageError("--no-save and --out contradict each other", hint="choose one")
     text = _motion(motion, lang, yes=yes, fmt=fmt)
-    oxford = {"min_score": min_score, "max_rounds": max_rounds, "judge_rubric": judge_rubric}
     if fmt == "oxford" and sys.stdin.isatty() and not yes:  # the rulebook's first step
-        text, oxford = confirm(
+        text, params = confirm(
             console,
             get_format(fmt),
             text,
             resolve_language(lang, text),
-            oxford,
+            params,
             from_command_line=motion is not None,
         )
     chosen = settings(
@@ -176,16 +148,7 @@ def run(
         lang=lang,
         seed=seed,
         prompts=prompts,
-        params=dict(
-            **oxford,
-            rounds=rounds,
-            preset=preset,
-            positions=tuple(positions or ()),
-            out_of_scope=tuple(out_of_scope or ()),
-            effort=effort,
-            continue_from=continue_from,
-            evidence=tuple(evidence or ()),
-        ),
+        params=params,
         run=run_settings(
             n_ctx=n_ctx,
             gpu_layers=gpu_layers,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
@@ -23,17 +23,13 @@ from rich.table import Table
 from moot.cli.options import (
     CallTimeout,
     DryRun,
-    Effort,
     GpuLayers,
-    JudgeRubric,
     Lang,
     Many,
-    MaxRounds,
     MaxTokens,
-    MinScore,
     NCtx,
-    Rounds,
     Seed,
+    format_options,
     run_settings,
 )
 from moot.cli.root import app
@@ -42,7 +38,6 @@ from moot.engine import Notice, TurnStarted
 from moot.errors import MootError, UsageError
 from moot.formats import get_format
 from moot.render import safe
-from moot.settings import FormatParams
 from moot.tournaments.adaptive import check_executor, check_schedule
 from moot.tournaments.calibration import MAX_CONTROLS, Interval
 from moot.tournaments.controls import ControlEvent, ControlFailed, ControlJudged
@@ -55,6 +50,7 @@ from moot.tournaments.plan import (
     MAX_MOTION_CHARS,
     MAX_MOTIONS,
     MAX_SWAPS,
+    SIDES,
     check_counts,
     check_size,
     read_motions,
@@ -76,7 +72,8 @@ if TYPE_CHECKING:
     from moot.tournaments.rules import RuleKeeping
 
 
-# What a resumed tournament's plan fixes: given with --resume, each is refused.
+# What a resumed tournament's plan fixes: given with --resume, each is refused (and every
+# format parameter).
 PLANNED = (
     "model",
     "motions",
@@ -89,11 +86,6 @@ PLANNED = (
     "controls",
     "seed",
     "out",
-    "min_score",
-    "judge_rubric",
-    "max_rounds",
-    "rounds",
-    "effort",
     "max_tokens",
     "n_ctx",
     "gpu_layers",
@@ -103,6 +95,7 @@ PLANNED = (
 
 
 @app.command()
+@format_options(lambda: tuple(SIDES), after="resume")  # the two-sided formats' parameters
 def tournament(
     ctx: typer.Context,
     model: Annotated[
@@ -196,11 +189,6 @@ def tournament(
             "--executor, --ray-address, --parallel, --bootstrap and --quiet go with it."
         ),
     ] = None,
-    min_score: MinScore = None,
-    max_rounds: MaxRounds = None,
-    judge_rubric: JudgeRubric = None,
-    rounds: Rounds = None,
-    effort: Effort = None,
     max_tokens: MaxTokens = None,
     n_ctx: NCtx = None,
     gpu_layers: GpuLayers = 0,
@@ -213,6 +201,7 @@ def tournament(
     ] = 1000,
     quiet: Annotated[bool, typer.Option(help="No progress bar; only the report.")] = False,
     dry_run: DryRun = False,
+    **params: Any,
 ) -> None:
     """Every pair of models debates every motion twice, sides swapped; judges decide each
     debate; the models are ranked by Bradley-Terry strength."""
@@ -234,7 +223,7 @@ def tournament(
     check_schedule(schedule, None, 0)
     check_executor(schedule, executor, parallel)
     if resume is not None:
-        fixed = _given(ctx, PLANNED)
+        fixed = _given(ctx, (*PLANNED, *params))
         if fixed:
             raise UsageError(
                 f"--resume continues a tournament as it was planned: its plan fixes {fixed[0]}",
@@ -259,21 +248,13 @@ def tournament(
         check_size(list(model or ()), list(judge or ()), 0, swaps)
         check_schedule(schedule, budget, len(model or ()))
         worded = read_motions(motions, debate_format, lang)
-        # Only what was given: format_params refuses a parameter the format does not read.
-        given = FormatParams(
-            min_score=min_score,
-            max_rounds=max_rounds,
-            judge_rubric=judge_rubric,
-            rounds=rounds,
-            effort=effort,
-        )
         remote_cluster = executor == "ray" and bool(ray_address or os.environ.get("RAY_ADDRESS"))
         runner = make_executor(executor, ray_address, parallel)
         t = new_tournament(
             debate_format,
             list(model or ()),
             worded,
-            given=given,
+            given=params,  # only what was given: a parameter the format does not read is refused
             run=run,
             seed=seed,
             judges=list(judge or ()),

@@ -2,37 +2,150 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import UnionType
+from typing import Any, Literal, Union, cast, get_args, get_origin
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from moot.config import validate_params
 from moot.engine import Engine
 from moot.transcript import Transcript
 
+# -- parameters -------------------------------------------------------------------------
+#
+# A format's parameters are the fields of its options model (`Format.options`), each
+# declared once with `param(...)`: its type, default and range, and what the front ends show
+# of it. The options of `moot run` (and of `moot tournament` and `moot calibrate`) and their
+# `--help`, `moot.debate`'s keywords and docstring, the page's forms and the questions asked
+# at a terminal are all made from these declarations.
+
+Installed = tuple[tuple[str, int], ...]  # (model id, size in bytes) of each model installed here
+
+
+def param(
+    default: Any,
+    help: str,
+    *,
+    option: str | None = None,
+    metavar: str | None = None,
+    page: bool = True,
+    label: Mapping[str, str] | None = None,
+    **constraints: Any,
+) -> Any:
+    """A format parameter: a field of the format's options model, with its DEFAULT, its
+    pydantic CONSTRAINTS (`ge=`, `le=`, `max_length=`: out of range is refused, never
+    clamped) and what the front ends show of it. HELP follows the formats' names in
+    `moot run --help` and `help(moot.debate)`; OPTION is its command-line option when it is
+    not `--field-name`, METAVAR what `--help` shows for its value; PAGE: whether the page's
+    form offers it; LABEL: its name on the page (and where `moot run` asks for it), by
+    language."""
+    shown: dict[str, Any] = {"page": page}
+    if option is not None:
+        shown["option"] = option
+    if metavar is not None:
+        shown["metavar"] = metavar
+    if label:
+        shown["label"] = dict(label)
+    return Field(default, description=help, json_schema_extra=shown, **constraints)
+
 
 @dataclass(frozen=True)
+class Parameter:
+    """One parameter of a format, as its `param(...)` declares it."""
+
+    name: str
+    help: str
+    annotation: Any  # the field's type: float, tuple[Path, ...], Literal[...] | None, …
+    default: Any
+    option: str  # on the command line
+    metavar: str | None
+    page: bool  # offered on the page's form
+    labels: Mapping[str, str]  # language -> its name on the page
+    metadata: tuple[Any, ...] = ()  # pydantic's constraints (ge, le, max_length, …)
+
+    @property
+    def repeatable(self) -> bool:
+        """Given several times (a tuple of values)."""
+        return get_origin(bare(self.annotation)) in (tuple, list)
+
+    @property
+    def choices(self) -> tuple[Any, ...]:
+        """The values a Literal parameter takes; () for any other."""
+        kind = bare(self.annotation)
+        return get_args(kind) if get_origin(kind) is Literal else ()
+
+    @property
+    def bounds(self) -> tuple[Any, Any]:
+        """Its range (ge, le); None where it has no such bound."""
+        lo = next((m.ge for m in self.metadata if getattr(m, "ge", None) is not None), None)
+        hi = next((m.le for m in self.metadata if getattr(m, "le", None) is not None), None)
+        return lo, hi
+
+    def label(self, language: str) -> str:
+        """Its name on the page and at a terminal, in LANGUAGE (else English, else its own)."""
+        return self.labels.get(language) or self.labels.get("en") or self.name.replace("_", " ")
+
+
+def bare(annotation: Any) -> Any:
+    """ANNOTATION without `| None`."""
+    args = get_args(annotation)
+    if get_origin(annotation) in (Union, UnionType) and type(None) in args:
+        rest = tuple(a for a in args if a is not type(None))
+        return rest[0] if len(rest) == 1 else Union[rest]  # noqa: UP007
+    return annotation
+
+
+def parameters(options: type[BaseModel]) -> tuple[Parameter, ...]:
+    """The parameters an options model declares, in its order."""
+    found = []
+    for name, info in options.model_fields.items():
+        shown = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+        if not info.description:
+            raise TypeError(f"{options.__name__}.{name} has no help: declare it with param(...)")
+        found.append(
+            Parameter(
+                name=name,
+                help=info.description,
+                annotation=info.annotation,
+                default=info.get_default(call_default_factory=True),
+                option=str(shown.get("option") or "--" + name.replace("_", "-")),
+                metavar=str(shown["metavar"]) if shown.get("metavar") else None,
+                page=bool(shown.get("page", True)),
+                labels=dict(cast(Mapping[str, str], shown.get("label") or {})),
+                metadata=tuple(info.metadata),
+            )
+        )
+    return tuple(found)
+
+
 class RunOptions:
-    """The format parameters a front end collects; each format reads and validates its own."""
+    """What a front end hands a format: the parameters the caller gave, by name (only those
+    given), every --model given, in order, and the models installed here (listed only when
+    the format asks: a function, or the list itself)."""
 
-    min_score: float | None = None  # None: the format's default
-    max_rounds: int | None = None
-    judge_rubric: str | None = None  # how a judge answers: "checklist" or "score"
-    rounds: int | None = None
-    preset: str | None = None
-    positions: tuple[str, ...] = ()
-    out_of_scope: tuple[str, ...] = ()
-    effort: str | None = None
-    continue_from: Path | None = None  # a saved transcript to follow up on
-    evidence: tuple[Path, ...] = ()  # text files every seat is shown as shared evidence
-    models: tuple[str, ...] = ()  # every --model given, in order
-    installed: tuple[tuple[str, int], ...] = ()  # (model id, size in bytes) installed here
+    def __init__(
+        self,
+        *,
+        models: Sequence[str] = (),
+        installed: Installed | Callable[[], Installed] = (),
+        **given: Any,
+    ) -> None:
+        self.given = given
+        self.models = tuple(models)
+        self._installed = installed
+
+    @cached_property
+    def installed(self) -> Installed:
+        found = self._installed
+        return found() if callable(found) else found
 
 
-# The options a caller sets by name; `models` and `installed` are filled in by moot.
-PARAMETERS = tuple(f.name for f in fields(RunOptions) if f.name not in ("models", "installed"))
+def as_given(options: BaseModel, run: RunOptions) -> BaseModel:
+    """A format whose params are its options, as given (defaults filled in)."""
+    return options
 
 
 @dataclass(frozen=True)
@@ -93,8 +206,10 @@ class Format:
     name: str
     steps: tuple[str, ...]
     params_type: type[BaseModel]  # how a saved debate's params are rebuilt
-    reads: frozenset[str]  # the RunOptions parameters this format takes (see PARAMETERS)
-    params: Callable[[RunOptions], BaseModel]  # validated; a UsageError names the option
+    # The parameters a caller sets, one `param(...)` field each: the one place they are
+    # declared. A name other formats declare too (`rounds`) has its own range and default
+    # here, and the same type and option as theirs.
+    options: type[BaseModel]
     cast: Callable[[Any], Cast]  # the seats for these params
     run: Callable[[Engine, str, Any], dict[str, Any]]
     render: Callable[[Transcript], str]
@@ -106,6 +221,30 @@ class Format:
     # what sizes the context window when --n-ctx is not given (`context_need`).
     quoted_words: Callable[[Any], int] = lambda params: 2000
     judging: Judging | None = None  # what `moot judge` asks again; None: nothing to re-judge
+    # The params from the options as given (validated by `options`, defaults filled in) and
+    # the models named: what only the format can check or derive. Default: the options are
+    # the params.
+    make_params: Callable[[Any, RunOptions], BaseModel] = as_given
+
+    def __post_init__(self) -> None:
+        parameters(self.options)  # every parameter declared with its help, at import
+
+    @property
+    def parameters(self) -> tuple[Parameter, ...]:
+        """The parameters a caller may set, in the order they are declared."""
+        return parameters(self.options)
+
+    @property
+    def reads(self) -> frozenset[str]:
+        """The names of its parameters."""
+        return frozenset(self.options.model_fields)
+
+    def params(self, run: RunOptions) -> BaseModel:
+        """The params of a debate from what the caller gave: checked against the options'
+        declarations (a one-line UsageError names the option and its range, its field
+        `params.NAME`), then made by the format."""
+        given = {name: value for name, value in run.given.items() if value is not None}
+        return self.make_params(validate_params(self.options, **given), run)
 
 
 # Tokens a word (字) takes at most in the tiny models' tokenizers, with room to spare.

@@ -9,7 +9,8 @@ from typing import Any
 from moot.errors import MootError, UsageError
 from moot.formats import NAMES, get_format
 from moot.formats.base import Format, RunOptions
-from moot.settings import DebateSetup, check_model_ref, check_motion, option_name, prepare, settings
+from moot.prompts import LANGUAGES
+from moot.settings import DebateSetup, check_model_ref, check_motion, prepare, settings
 
 FieldErrors = dict[str, dict[str, str]]
 MAX_MODELS = 8  # model fields the page offers a format that seats one model each
@@ -35,38 +36,42 @@ def formats() -> list[dict[str, Any]]:
 
 def _describe(fmt: Format) -> dict[str, Any]:
     seats = _seats(fmt)
-    schema = fmt.params_type.model_json_schema()
-    props = schema.get("properties", {})
-    params = []
-    order = list(props)
-    for name in sorted(
-        fmt.reads - {"continue_from"},  # a saved transcript: named on the command line
-        key=lambda n: (n not in order, order.index(n) if n in order else 0, n),
-    ):
-        spec = props.get(name, {})
-        choices = spec.get("enum") or next(
-            (a["enum"] for a in spec.get("anyOf", []) if "enum" in a), None
-        )
-        kind = "choice" if choices else spec.get("type", "string")
-        params.append(
-            {
-                "name": name,
-                "kind": kind,  # number, integer, choice, array
-                "default": spec.get("default"),
-                "minimum": spec.get("minimum"),
-                "maximum": spec.get("maximum"),
-                "choices": choices,
-                "option": option_name(name),
-            }
-        )
     return {
         "name": fmt.name,
         "roles": [r for r in seats.roles if r not in seats.models],
         "temperatures": dict(seats.temperatures),
         "models": MAX_MODELS if seats.models else 1,
-        "params": params,
+        "params": params_of(fmt),
         "document": fmt.document,
     }
+
+
+def params_of(fmt: Format) -> list[dict[str, Any]]:
+    """The format's parameters the page offers, as their declarations say: how each is
+    typed in, its default and range, its choices, its label in each language."""
+    props = fmt.options.model_json_schema().get("properties", {})
+    offered = []
+    for p in fmt.parameters:
+        if not p.page:
+            continue
+        spec = props.get(p.name, {})
+        # A parameter that may be None is an anyOf of its own type and null.
+        typed = next((a for a in spec.get("anyOf", []) if a.get("type") != "null"), spec)
+        choices = list(p.choices) or None
+        kind = "choice" if choices else typed.get("type", "string")
+        offered.append(
+            {
+                "name": p.name,
+                "kind": kind,  # number, integer, choice, array, string
+                "default": spec.get("default"),
+                "minimum": typed.get("minimum"),
+                "maximum": typed.get("maximum"),
+                "choices": choices,
+                "option": p.option,
+                "label": {lang: p.label(lang) for lang in LANGUAGES},
+            }
+        )
+    return offered
 
 
 def _seats(fmt: Format) -> Any:
@@ -131,20 +136,7 @@ def _read(form: dict[str, Any], *, dry_run: bool) -> _Read:
         number = number_of(value, f"temperatures.{role}", errors, float)
         if number is not None:
             temperatures[str(role)] = number
-    params: dict[str, Any] = {}
-    for spec in _describe(fmt)["params"]:
-        value = dict_of(form.get("params")).get(spec["name"])
-        key = f"params.{spec['name']}"
-        if spec["kind"] == "array":
-            params[spec["name"]] = tuple(
-                line.strip() for line in text_of(value).splitlines() if line.strip()
-            )
-        elif spec["kind"] in ("number", "integer"):
-            params[spec["name"]] = number_of(
-                value, key, errors, int if spec["kind"] == "integer" else float
-            )
-        else:
-            params[spec["name"]] = text_of(value) or None
+    params = read_params(fmt, form.get("params"), errors)
     seed = number_of(form.get("seed"), "seed", errors, int)
     max_tokens = number_of(form.get("max_tokens"), "max_tokens", errors, int)
     lang = text_of(form.get("lang")) or "auto"
@@ -160,6 +152,24 @@ def _read(form: dict[str, Any], *, dry_run: bool) -> _Read:
         "run": {"max_tokens": max_tokens, "dry_run": dry_run},
     }
     return _Read(errors, values)
+
+
+def read_params(fmt: Format, form: object, errors: FieldErrors) -> dict[str, Any]:
+    """The format's parameters the form gave, typed as the page offers them (only those
+    given); problems reading them go to ERRORS."""
+    given: dict[str, Any] = {}
+    for spec in params_of(fmt):
+        name = spec["name"]
+        value = dict_of(form).get(name)
+        if spec["kind"] == "array":
+            lines = tuple(line.strip() for line in text_of(value).splitlines() if line.strip())
+            given[name] = lines or None
+        elif spec["kind"] in ("number", "integer"):
+            kind = int if spec["kind"] == "integer" else float
+            given[name] = number_of(value, f"params.{name}", errors, kind)
+        else:
+            given[name] = text_of(value).strip() or None
+    return {name: value for name, value in given.items() if value is not None}
 
 
 def _check_ref(ref: str, field: str, errors: FieldErrors) -> None:

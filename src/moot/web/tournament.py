@@ -23,10 +23,10 @@ from moot.tournaments.run import DebateBegun, DebateDone, DebateFailed, InDebate
 from moot.web.forms import (
     FieldErrors,
     FormErrors,
-    dict_of,
     list_of,
     number_of,
     problem,
+    read_params,
     text_of,
 )
 from moot.web.jobs import Job
@@ -62,26 +62,19 @@ def choose(form: object, *, dry_run: bool) -> Choice:
     motions = [line for line in text_of(form.get("motions")).splitlines() if line.strip()]
     seed = number_of(form.get("seed"), "seed", errors, int)
     swaps = number_of(form.get("swaps"), "swaps", errors, int)
-    params: dict[str, Any] = {}
-    for name, kind in (("min_score", float), ("max_rounds", int), ("rounds", int)):
-        value = number_of(dict_of(form.get("params")).get(name), f"params.{name}", errors, kind)
-        if value is not None:
-            params[name] = value
-    effort = text_of(dict_of(form.get("params")).get("effort")).strip()
-    if effort:
-        params["effort"] = effort
+    name = text_of(form.get("format")) or "oxford"
+    # The format's parameters as the page offers them; an unknown format is named below.
+    params = read_params(get_format(name), form.get("params"), errors) if name in SIDES else {}
     if not motions:
         errors["motions"] = problem("no motions", "write one motion a line")
     if errors:
         raise FormErrors(errors)
     swaps = swaps if swaps is not None else 1
-    name = text_of(form.get("format")) or "oxford"
     lang = text_of(form.get("lang")) or "auto"
     try:
         fmt = get_format(name)
         two_sided(fmt)
-        reads = {k: v for k, v in params.items() if k in fmt.reads}
-        chosen = debate_settings("-", format=name, lang=lang, run={"dry_run": dry_run}, **reads)
+        chosen = debate_settings("-", format=name, lang=lang, run={"dry_run": dry_run}, **params)
         seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
         with concerning("motions"):
             worded = word_motions(motions, fmt, chosen.lang)
@@ -107,7 +100,7 @@ def choose(form: object, *, dry_run: bool) -> Choice:
         }
         for p in plan.debates
     ]
-    return Choice(models, judges, motions, fmt.name, lang, seed, swaps, reads, dry_run, debates)
+    return Choice(models, judges, motions, fmt.name, lang, seed, swaps, params, dry_run, debates)
 
 
 # The fields of the tournament's form: an error naming another setting is the form's.

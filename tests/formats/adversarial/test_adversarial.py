@@ -683,12 +683,14 @@ def test_a_bad_evidence_option_exits_2_in_one_line(
 
 def test_evidence_from_python_takes_one_path_or_several(tmp_path: Path) -> None:
     from moot.api.debates import debate_settings
+    from moot.settings import format_params
 
     one = evidence_file(tmp_path)
-    alone = debate_settings(QUESTION, format="adversarial", model=["a", "b"], evidence=str(one))
-    assert alone.params.evidence == (one,)
-    both = debate_settings(QUESTION, format="adversarial", model=["a", "b"], evidence=[one, one])
-    assert both.params.evidence == (one, one)
+    for given, read in ((str(one), [str(one)]), ([one, one], [str(one), str(one)])):
+        chosen = debate_settings(QUESTION, format="adversarial", model=["a", "b"], evidence=given)
+        params = format_params(FORMAT, chosen.params, ("a", "b"))
+        assert isinstance(params, AdversarialParams)
+        assert [e.name for e in params.evidence] == read
     with pytest.raises(UsageError, match="no parameter 'evidence'"):
         debate_settings(QUESTION, format="challenge", evidence=str(one))
 

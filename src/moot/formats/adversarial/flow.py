@@ -19,6 +19,7 @@ from moot.formats.adversarial import evidence, text
 from moot.formats.adversarial.schemas import (
     JUDGE_TOKENS,
     SUPPLEMENT_UNITS,
+    AdversarialOptions,
     AdversarialParams,
     Ballot,
     judge_schema,
@@ -375,8 +376,8 @@ FORMAT = Format(
     name="adversarial",
     steps=STEPS,
     params_type=AdversarialParams,
-    reads=frozenset({"rounds", "continue_from", "evidence"}),
-    params=make_params,
+    options=AdversarialOptions,
+    make_params=make_params,
     cast=make_cast,
     run=run,
     render=text.render,

@@ -8,13 +8,13 @@ from functools import cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from moot.checks import length_units
 from moot.config import validate_params
 from moot.errors import UsageError, concerning
 from moot.files import KIB, RECORD_LIMIT, read_json, read_text
-from moot.formats.base import RunOptions
+from moot.formats.base import RunOptions, param
 from moot.transcript import check_version, validate
 
 # Earlier questions of a session that a follow-up carries; older ones fall away so the
@@ -37,19 +37,52 @@ class Evidence(BaseModel):
     text: str
 
 
-class AdversarialParams(BaseModel):
-    """The rulebook's parameters; out-of-range values are refused, never clamped."""
+Rounds = Annotated[int, Field(ge=1, le=6)]
+
+
+class AdversarialOptions(BaseModel):
+    """The parameters a caller sets; out-of-range values are refused, never clamped."""
 
     model_config = ConfigDict(extra="forbid")
 
-    rounds: int = Field(default=3, ge=1, le=6)
+    rounds: Rounds = param(3, "number of rounds", label={"en": "Rounds", "zh": "轮数"})
+    continue_from: Path | None = param(
+        None,
+        "follow up on a saved transcript",
+        option="--continue",
+        page=False,  # a saved transcript: named on the command line
+    )
+    # Bounded by given_evidence, before any file is read.
+    evidence: tuple[Path, ...] = param(
+        (),
+        "a text or Markdown file every participant and the judge are shown as shared evidence",
+        metavar="FILE",
+        label={
+            "en": "Evidence files on this machine, one path a line",
+            "zh": "证据文件（本机路径），每行一个",
+        },
+    )
+
+    @field_validator("evidence", mode="before")
+    @classmethod
+    def _one_file(cls, value: object) -> object:
+        """One file may be named alone: `evidence="notes.md"`."""
+        return (value,) if isinstance(value, str | Path) else value
+
+
+class AdversarialParams(BaseModel):
+    """The rulebook's parameters: the options, the participants, what they were read into."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rounds: Rounds = 3
     participants: tuple[str, ...] = Field(min_length=2)  # model references, in --model order
     earlier: list[Earlier] = Field(default_factory=list)  # from --continue
     continued_from: str | None = None
     evidence: list[Evidence] = Field(default_factory=list)  # from --evidence, read once
 
 
-def make_params(options: RunOptions) -> AdversarialParams:
+def make_params(given: AdversarialOptions, options: RunOptions) -> AdversarialParams:
     """Participants from repeated --model, the round cap from --rounds, --continue's context."""
     if len(options.models) < 2:
         raise UsageError(
@@ -57,14 +90,14 @@ def make_params(options: RunOptions) -> AdversarialParams:
             hint="name each with --model, e.g. --model smollm2-135m --model gemma3-270m",
             field=f"models.{len(options.models)}",
         )
-    path = options.continue_from
+    path = given.continue_from
     with concerning("params.continue_from"):
         earlier = load_session(path) if path else []
     with concerning("params.evidence"):
-        evidence = given_evidence(options.evidence)
+        evidence = given_evidence(given.evidence)
     return validate_params(
         AdversarialParams,
-        rounds=3 if options.rounds is None else options.rounds,
+        rounds=given.rounds,
         participants=options.models,
         earlier=earlier,
         continued_from=str(path) if path else None,

@@ -10,19 +10,31 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from moot.config import validate_params
 from moot.errors import UsageError
-from moot.formats.base import RunOptions
+from moot.formats.base import RunOptions, param
 
 Effort = Literal["low", "medium", "high", "max"]
+Rounds = Annotated[int, Field(ge=1, le=5)]
 Rating = Literal["high", "medium", "low"]
 Winner = Literal["proposer", "challenger"]
 
 
-class ChallengeParams(BaseModel):
-    """The rulebook's parameters; out-of-range values are refused, never clamped."""
+class ChallengeOptions(BaseModel):
+    """The parameters a caller sets; out-of-range values are refused, never clamped."""
 
     model_config = ConfigDict(extra="forbid")
 
-    rounds: int = Field(default=2, ge=1, le=5)
+    rounds: Rounds = param(2, "number of rounds", label={"en": "Rounds", "zh": "轮数"})
+    effort: Effort | None = param(
+        None, "low, medium, high or max", label={"en": "Effort", "zh": "力度"}
+    )
+
+
+class ChallengeParams(BaseModel):
+    """The rulebook's parameters: the options, and the models they seat."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rounds: Rounds = 2
     effort: Effort | None = None
     proposer_model: str | None = None  # a first --model
     challenger_model: str | None = None  # a second --model
@@ -62,8 +74,8 @@ def effort_model(installed: tuple[tuple[str, int], ...], effort: str | None) -> 
     return ordered[index][0]
 
 
-def make_params(options: RunOptions) -> ChallengeParams:
-    """Rounds and effort from the options; two --model name the two sides."""
+def make_params(given: ChallengeOptions, options: RunOptions) -> ChallengeParams:
+    """Rounds and effort as given; two --model name the two sides."""
     models = options.models
     if len(models) > 2:
         raise UsageError(
@@ -79,12 +91,12 @@ def make_params(options: RunOptions) -> ChallengeParams:
         )
     return validate_params(
         ChallengeParams,
-        rounds=2 if options.rounds is None else options.rounds,
-        effort=options.effort,
+        rounds=given.rounds,
+        effort=given.effort,
         proposer_model=models[0] if len(models) == 2 else None,
         challenger_model=models[1] if len(models) == 2 else None,
         # An explicit --model wins over the model that effort would choose.
-        effort_model=None if models else effort_model(options.installed, options.effort),
+        effort_model=None if models else effort_model(options.installed, given.effort),
     )
 
 

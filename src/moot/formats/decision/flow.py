@@ -36,6 +36,7 @@ from moot.formats.decision.schemas import (
     MAX_POSITIONS,
     SCOPE_CHARS,
     TIE,
+    DecisionOptions,
     DecisionParams,
     sections_schema,
     token_budget,
@@ -345,9 +346,12 @@ def sample_variables() -> dict[str, dict[str, Any]]:
     }
 
 
-def make_params(options: RunOptions) -> DecisionParams:
-    preset, rounds = plan_rounds(options.preset, options.rounds)
-    positions, scope = clean(options.positions), clean(options.out_of_scope)
+def make_params(given: DecisionOptions, options: RunOptions) -> DecisionParams:
+    chosen = given.model_fields_set  # --preset and --rounds given, or either, or neither
+    preset, rounds = plan_rounds(
+        given.preset if "preset" in chosen else None, given.rounds if "rounds" in chosen else None
+    )
+    positions, scope = clean(given.positions), clean(given.out_of_scope)
     problem = count_problem(positions) if positions else None
     if problem:
         with concerning("params.positions"):
@@ -415,8 +419,8 @@ FORMAT = Format(
     name="decision",
     steps=STEPS,
     params_type=DecisionParams,
-    reads=frozenset({"rounds", "preset", "positions", "out_of_scope"}),
-    params=make_params,
+    options=DecisionOptions,
+    make_params=make_params,
     cast=lambda params: Cast(roles=ROLES, temperatures=TEMPERATURES, personas=PERSONAS),
     run=run,
     render=render,

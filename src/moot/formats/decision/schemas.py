@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model
 
+from moot.formats.base import param
+
 PRESETS = ("quick", "standard", "deep")
 PRESET_ROUNDS = {"quick": 0, "standard": 1, "deep": 2}
 MAX_ROUNDS = 6
@@ -33,13 +35,41 @@ LENGTHS: dict[str, dict[str, int]] = {
 CHARS_PER_TOKEN = 1.0
 
 
+Rounds = Annotated[int, Field(ge=0, le=MAX_ROUNDS)]  # rebuttal rounds; 0 is quick
+Short = Annotated[str, Field(max_length=500)]  # as a user types it, before it is cleaned
+
+
+class DecisionOptions(BaseModel):
+    """The parameters a caller sets. Which of --preset and --rounds were given decides the
+    rounds (`framing.plan_rounds`): the defaults here are what neither gives."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rounds: Rounds = param(1, "number of rounds", label={"en": "Rounds", "zh": "轮数"})
+    preset: Literal["quick", "standard", "deep"] = param(
+        "standard", "quick, standard or deep", label={"en": "Preset", "zh": "预设"}
+    )
+    positions: tuple[Short, ...] = param(
+        (),
+        "a position to debate",
+        max_length=16,  # the format takes 2–4: more is refused before any is read
+        label={"en": "Positions, one a line", "zh": "立场，每行一个"},
+    )
+    out_of_scope: tuple[Short, ...] = param(
+        (),
+        "a topic not to drift into",
+        max_length=32,
+        label={"en": "Out of scope, one a line", "zh": "不讨论的话题，每行一个"},
+    )
+
+
 class DecisionParams(BaseModel):
     """The decision rulebook's parameters; out-of-range values are refused, never clamped."""
 
     model_config = ConfigDict(extra="forbid")
 
     preset: Literal["quick", "standard", "deep", "custom"] = "standard"
-    rounds: int = Field(default=1, ge=0, le=MAX_ROUNDS)  # rebuttal rounds; 0 is quick
+    rounds: Rounds = 1
     positions: tuple[str, ...] = ()  # given with --positions; empty: inferred in Phase 0
     out_of_scope: tuple[str, ...] = ()
 

@@ -10,9 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from moot.checks import speech_checks
-from moot.config import validate_params
 from moot.engine import Engine
-from moot.formats.base import Cast, Format, Judging, Reading, RunOptions
+from moot.formats.base import Cast, Format, Judging, Reading
 from moot.formats.failures import degraded, degraded_notes
 from moot.formats.oxford.motion import normalise_motion
 from moot.formats.oxford.schemas import (
@@ -519,15 +518,6 @@ def sample_variables() -> dict[str, dict[str, Any]]:
     }
 
 
-def make_params(options: RunOptions) -> OxfordParams:
-    given = {
-        "min_score": options.min_score,
-        "max_rounds": options.max_rounds,
-        "judge_rubric": options.judge_rubric,
-    }
-    return validate_params(OxfordParams, **{k: v for k, v in given.items() if v is not None})
-
-
 def render(transcript: Transcript) -> str:
     return render_brief(
         transcript.motion,
@@ -564,8 +554,7 @@ FORMAT = Format(
     name="oxford",
     steps=STEPS,
     params_type=OxfordParams,
-    reads=frozenset({"min_score", "max_rounds", "judge_rubric"}),
-    params=make_params,
+    options=OxfordParams,
     cast=lambda params: Cast(roles=ROLES, temperatures=TEMPERATURES),
     run=run,
     render=render,

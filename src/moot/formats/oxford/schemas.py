@@ -6,19 +6,35 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from moot.formats.base import param
+
 # How the Completeness Judge answers: the rulebook's score, or a checklist code scores.
 JudgeRubric = Literal["checklist", "score"]
 
 
 class OxfordParams(BaseModel):
-    """The Oxford rulebook's parameters; out-of-range values are refused, never clamped."""
+    """The Oxford rulebook's parameters; out-of-range values are refused, never clamped.
+    What a caller sets is what a debate keeps: these are its options and its params."""
 
     model_config = ConfigDict(extra="forbid")
 
-    min_score: float = Field(default=7.5, ge=5, le=10)
-    max_rounds: int = Field(default=5, ge=3, le=8)
+    min_score: float = param(
+        7.5,
+        "completeness score that ends the rounds early (5–10; 7.5)",
+        ge=5,
+        le=10,
+        label={"en": "Completeness score that ends the rounds", "zh": "结束各轮的完整性分数"},
+    )
+    max_rounds: int = param(
+        5, "hard cap on rounds (3–8; 5)", ge=3, le=8, label={"en": "Most rounds", "zh": "最多轮数"}
+    )
     # The checklist by default: a tiny model's bare number is noise (docs/formats/oxford.md).
-    judge_rubric: JudgeRubric = "checklist"
+    judge_rubric: JudgeRubric = param(
+        "checklist",
+        "how the Completeness Judge answers: checklist (true/false questions, scored by code; "
+        "the default) or score (the rulebook's 0–10 score)",
+        label={"en": "How the Completeness Judge answers", "zh": "完整性裁判的作答方式"},
+    )
 
 
 class CompletenessReply(BaseModel):

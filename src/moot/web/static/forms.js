@@ -35,6 +35,11 @@ function modelList(prefix, { lang, count, max, addLabel }) {
   return el("div", { class: "model-list", "data-field": prefix }, rows, button, el("p", { class: "field-error", role: "alert" }));
 }
 
+// A parameter's name on the page: its format declares it, in each language.
+function paramLabel(spec, lang) {
+  return spec.label[lang] || spec.label.en || spec.name;
+}
+
 function paramControl(spec, lang) {
   if (spec.kind === "choice") {
     return el(
@@ -191,7 +196,7 @@ export function debateForm({ formats, lang }) {
           "fieldset",
           { class: "rules" },
           el("legend", { text: t(lang, "rules") }),
-          el("div", { class: "row" }, ...spec.params.map((p) => field(`params.${p.name}`, t(lang, p.name), paramControl(p, lang), { wide: p.kind === "array" }))),
+          el("div", { class: "row" }, ...spec.params.map((p) => field(`params.${p.name}`, paramLabel(p, lang), paramControl(p, lang), { wide: p.kind === "array" }))),
         ),
       );
     }
@@ -231,7 +236,7 @@ export function tournamentForm({ formats, sides, lang }) {
   );
   const render = () => {
     const spec = byName[format.value];
-    rules.replaceChildren(...spec.params.map((p) => field(`params.${p.name}`, t(lang, p.name), paramControl(p, lang))));
+    rules.replaceChildren(...spec.params.map((p) => field(`params.${p.name}`, paramLabel(p, lang), paramControl(p, lang))));
   };
   format.addEventListener("change", render);
   render();
