@@ -170,16 +170,21 @@ class Engine:
         return turn
 
     def record_score(self, rnd: int, record: dict[str, Any], threshold: float) -> None:
+        """Round RND's score RECORD (the format's), which ends the rounds at THRESHOLD: kept
+        in the transcript, journaled, and emitted as the very record the journal wrote."""
+        score = Scored(round=rnd, threshold=threshold, **record)
         self.transcript.scores[str(rnd)] = record
         if self.journal and rnd not in self._journaled_scores:
-            self.journal.append(ScoreRecord(round=rnd, **record))
-        self.emit(Scored(rnd, float(record["score"]), threshold, str(record.get("reasoning", ""))))
+            self.journal.append(score)
+        self.emit(score)
 
     def stop(self, reason: StopReason) -> None:
+        """The rounds end for REASON: journaled once, and emitted as the journal's record."""
+        stop = Stopped(reason=reason)
         self.transcript.stop_reason = reason
         if self.journal and not self._journaled_stop:
-            self.journal.append(StopRecord(reason=reason))
-        self.emit(Stopped(reason))
+            self.journal.append(stop)
+        self.emit(stop)
 
     def keep(self, key: str, decide: Callable[[], Any]) -> Any:
         """A choice a format makes outside any turn (the plan a user confirmed): decided once

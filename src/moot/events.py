@@ -1,22 +1,28 @@
 """What a debate tells its listeners as it runs: the live view, the web app and
 `moot.Debate` consume the same typed events.
 
-Each is a pydantic dataclass told apart by its `type`, as the journal's records are
-(moot.records): the page's server-sent events are their JSON (`EVENTS.dump_python`), and
-a finished turn's event carries the turn the journal records."""
+Each is told apart by its `type`, as the journal's records are (moot.records), and what the
+journal records is an event as it is: a round's score is the journal's `ScoreRecord`
+(`Scored` names it here), the end of the rounds its `StopRecord` (`Stopped`), and a finished
+turn's event carries the turn the journal's `turn` line holds. The rest (a turn starting,
+its tokens, notices) are pydantic dataclasses the journal does not keep. The page's
+server-sent events are their JSON (`EVENTS.dump_python`; web/wire.py), whose JSON Schema
+`moot schema events` prints (docs/records.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter
 from pydantic.dataclasses import dataclass
 
-from moot.records import Turn
+from moot import records
+from moot.records import ScoreRecord, StopRecord, Turn
 
 __all__ = [
     "EVENTS",
+    "SCHEMAS",
     "Event",
     "Listener",
     "Notice",
@@ -25,6 +31,7 @@ __all__ = [
     "Token",
     "TurnFinished",
     "TurnStarted",
+    "json_schema",
 ]
 
 
@@ -54,18 +61,20 @@ class Token:
 
 @dataclass(frozen=True)
 class TurnFinished:
+    """A turn is over: `turn` is the Turn the transcript keeps, the one the journal's `turn`
+    line holds (`records.TurnRecord.of(turn)`); `label` its heading."""
+
     turn: Turn
     label: str
     type: Literal["turn_finished"] = "turn_finished"
 
 
-@dataclass(frozen=True)
-class Scored:
-    round: int
-    score: float
-    threshold: float
-    reasoning: str
-    type: Literal["scored"] = "scored"
+# A round's score and the end of the rounds are the journal's records themselves: a listener
+# gets the object the journal wrote. The old names stay: `isinstance(event, Scored)` and
+# `event.round`, `.score`, `.threshold`, `.reasoning`, `.reason` read as they did (the type
+# on the wire is the record's: "score", "stop"; keywords only, as for any pydantic model).
+Scored = ScoreRecord
+Stopped = StopRecord
 
 
 @dataclass(frozen=True)
@@ -75,13 +84,24 @@ class Notice:
     type: Literal["notice"] = "notice"
 
 
-@dataclass(frozen=True)
-class Stopped:
-    reason: str
-    type: Literal["stopped"] = "stopped"
-
-
 Event = TurnStarted | Token | TurnFinished | Scored | Notice | Stopped
 Listener = Callable[[Event], None]
 # The events told apart by `type`: their JSON, and its schema.
 EVENTS: TypeAdapter[Event] = TypeAdapter(Annotated[Event, Field(discriminator="type")])
+
+
+# -- their JSON Schema --------------------------------------------------------------------
+
+SCHEMAS = (*records.SCHEMAS, "events")
+
+
+def json_schema(what: str) -> dict[str, Any]:
+    """The JSON Schema of moot's records (records.json_schema), or with WHAT "events" of one
+    event of a debate as the page's server-sent events carry it: what validates against it,
+    `EVENTS` reads back."""
+    if what != "events":
+        return records.json_schema(what)
+    schema = EVENTS.json_schema()
+    schema.pop("title", None)
+    title = f"an event of a moot debate, schema {records.SCHEMA_VERSION}"
+    return {"$schema": records.DIALECT, "title": title, **schema}

@@ -144,22 +144,29 @@ class TurnRecord(Turn):
 
 class ScoreRecord(BaseModel):
     """A round's score (Oxford's completeness): the judge's score and reasoning, and the
-    rest of its record (its rubric, the checks code made) as the format gave them."""
+    rest of its record (its rubric, the checks code made) as the format gave them.
+
+    The journal's line and the event a debate's listeners get (`moot.events.Scored`) are
+    this one record: the engine writes it and emits the same object."""
 
     model_config = ConfigDict(extra="allow")
 
     type: Literal["score"] = "score"
     round: int
     score: float
+    # The score that ends the rounds (the format's min_score), as the live view shows it;
+    # None in journals written before it was kept there.
+    threshold: float | None = None
     reasoning: str = ""
 
     def record(self) -> dict[str, Any]:
-        """What the transcript keeps of it under `scores`, by round."""
-        return self.model_dump(exclude={"type", "round"})
+        """What the transcript keeps of it under `scores`, by round (the threshold is the
+        transcript's `params`)."""
+        return self.model_dump(exclude={"type", "round", "threshold"})
 
 
 class StopRecord(BaseModel):
-    """Why the rounds ended; written once."""
+    """Why the rounds ended; written once, and emitted as it is (`moot.events.Stopped`)."""
 
     type: Literal["stop"] = "stop"
     reason: StopReason
@@ -184,7 +191,7 @@ JOURNAL: TypeAdapter[Record] = TypeAdapter(Record)
 # -- their JSON Schema --------------------------------------------------------------------------
 
 SCHEMAS = ("transcript", "journal")
-_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 
 def json_schema(what: str) -> dict[str, Any]:
@@ -201,4 +208,4 @@ def json_schema(what: str) -> dict[str, Any]:
     else:
         raise ValueError(f"no schema {what!r}: one of {', '.join(SCHEMAS)}")
     schema.pop("title", None)
-    return {"$schema": _DIALECT, "title": f"{title}, schema {SCHEMA_VERSION}", **schema}
+    return {"$schema": DIALECT, "title": f"{title}, schema {SCHEMA_VERSION}", **schema}

@@ -154,8 +154,11 @@ class LiveView:
     def _scored(self, event: Scored) -> None:
         filled = int(round(event.score))
         bar = "█" * filled + "░" * (10 - filled)
-        mark = "✅" if event.score >= event.threshold else "…"
-        said = self.words.say("score", score=f"{event.score:.1f}", threshold=f"{event.threshold:g}")
+        # The engine always sends the threshold; only a score journaled before it was kept lacks it.
+        threshold = event.threshold
+        mark = "✅" if threshold is not None and event.score >= threshold else "…"
+        shown = f"{threshold:g}" if threshold is not None else "–"
+        said = self.words.say("score", score=f"{event.score:.1f}", threshold=shown)
         self.console.print(f"[cyan]{bar}[/] {said} {mark}", highlight=False)
         if event.reasoning:
             self.console.print(f"[dim]{safe(event.reasoning)}[/]", highlight=False)

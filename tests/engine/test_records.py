@@ -170,7 +170,7 @@ def test_moot_schema_of_no_such_record_is_one_line(tmp_path: Path, cli: Cli) -> 
 
 def test_the_pages_events_are_the_debates_events_as_json(tmp_path: Path) -> None:
     """What moot.Debate yields, the page is sent as its JSON: each event reads back from it
-    as itself (a finished turn: the fields of it the page shows)."""
+    as itself (a finished turn: the fields of it the page shows, which read back as a turn)."""
     import moot
     from moot.events import EVENTS, TurnFinished
     from moot.web import wire
@@ -181,8 +181,106 @@ def test_the_pages_events_are_the_debates_events_as_json(tmp_path: Path) -> None
         sent = json.loads(json.dumps(wire.event(event)))
         assert sent["type"] == event.type
         kinds.add(event.type)
+        back = EVENTS.validate_python(sent)
         if isinstance(event, TurnFinished):
-            assert sent["turn"]["text"] == event.turn.text and sent["label"] == event.label
+            assert isinstance(back, TurnFinished) and back.label == event.label
+            assert back.turn.text == event.turn.text and back.turn.index == event.turn.index
         else:
-            assert EVENTS.validate_python(sent) == event
-    assert {"turn_started", "token", "turn_finished", "scored", "stopped"} <= kinds
+            assert back == event
+    assert {"turn_started", "token", "turn_finished", "score", "stop"} <= kinds
+
+
+# -- the events a listener gets are the records the journal writes ------------------------------
+
+
+@pytest.fixture
+def heard(
+    tmp_path: Path, moot_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, list[object], list[object]]:
+    """A dry-run Oxford debate run from Python: its folder, the events its listener got, and
+    the very objects the engine handed its journal."""
+    import moot
+    from moot.transcript import Journal
+
+    written: list[object] = []
+    append = Journal.append
+
+    def spy(self: Journal, record: object) -> None:
+        written.append(record)
+        append(self, record)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Journal, "append", spy)
+    events: list[object] = []
+    out = tmp_path / "heard"
+    run = {"dry_run": True, "max_tokens": 24}
+    moot.debate(
+        "cats are better than dogs", seed=5, max_rounds=3, run=run, out=out, on_event=events.append
+    )
+    return out, events, written
+
+
+def test_a_listeners_score_and_stop_are_the_records_the_journal_wrote(
+    heard: tuple[Path, list[object], list[object]],
+) -> None:
+    from moot.events import Scored, Stopped
+
+    _, events, written = heard
+    records = [r for r in written if isinstance(r, ScoreRecord | StopRecord)]
+    assert {type(r) for r in records} == {ScoreRecord, StopRecord}
+    for record in records:  # the same object, not a copy saying the same
+        assert any(event is record for event in events), record
+    # The names listeners have always used name them.
+    assert Scored is ScoreRecord and Stopped is StopRecord
+    scores = [e for e in events if isinstance(e, Scored)]
+    assert scores and all(s.threshold == 7.5 and s.reasoning for s in scores)
+    assert [e.reason for e in events if isinstance(e, Stopped)] == ["hard_cap"]
+
+
+def test_every_journaled_line_is_an_event_a_listener_got(
+    heard: tuple[Path, list[object], list[object]],
+) -> None:
+    """Read back from the file, each turn, score and stop line equals what was heard."""
+    from moot.events import TurnFinished
+
+    folder, events, _ = heard
+    records = read_records(folder / "journal.jsonl")
+    finished = [TurnRecord.of(e.turn) for e in events if isinstance(e, TurnFinished)]
+    told = [e for e in events if isinstance(e, ScoreRecord | StopRecord)]
+    assert [r for r in records if isinstance(r, TurnRecord)] == finished
+    assert [r for r in records if isinstance(r, ScoreRecord | StopRecord)] == told
+    assert len(finished) > 8 and len(told) == 3  # two rounds scored, then the stop
+
+
+def test_the_printed_events_schema_describes_the_pages_events(
+    heard: tuple[Path, list[object], list[object]], tmp_path: Path, cli: Cli
+) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    from moot.events import EVENTS
+    from moot.web import wire
+
+    printed = _printed(cli, tmp_path, "events")
+    assert printed["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    discriminator = printed["discriminator"]
+    assert isinstance(discriminator, dict) and discriminator["propertyName"] == "type"
+    kinds = {"turn_started", "token", "turn_finished", "score", "notice", "stop"}
+    assert set(discriminator["mapping"]) == kinds
+    validator = jsonschema.Draft202012Validator(printed)
+    folder, events, _ = heard
+    seen = set()
+    for event in events:
+        for language in ("en", "zh"):
+            sent = json.loads(json.dumps(wire.event(event, language)))  # type: ignore[arg-type]
+            validator.validate(sent)
+            seen.add(sent["type"])
+    assert seen >= kinds - {"notice"}
+    validator.validate({"type": "notice", "level": "warn", "message": "m"})
+    # A score or a stop line of any journal, of the first form or of today's, is an event.
+    _, journals = _saved_records(folder)
+    for path in journals:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if json.loads(line)["type"] in ("score", "stop"):
+                validator.validate(json.loads(line))
+                assert EVENTS.validate_json(line) == JOURNAL.validate_json(line)
+    # What the page could not read, the schema refuses.
+    assert not validator.is_valid({"type": "scored", "round": 1, "score": 1.0})
+    assert not validator.is_valid({"type": "turn_finished", "label": "x", "turn": {"index": 0}})

@@ -253,7 +253,20 @@ def test_a_debate_streams_its_turns_then_its_document(client: httpx.Client) -> N
         if kind == "token"
     ]
     assert open_turns and set(open_turns) == {1}
-    assert "scored" in kinds and "stopped" in kinds
+    # A score and the stop are the journal's records, as they are written.
+    assert "score" in kinds and "stop" in kinds
+    # Every event of the debate is what `moot schema events` describes, and reads back as one
+    # (the job's own items, its state, its document and the end, are the server's).
+    jsonschema = pytest.importorskip("jsonschema")
+    from moot.events import EVENTS, json_schema
+
+    schema = json_schema("events")
+    validator = jsonschema.Draft202012Validator(schema)
+    debate_events = [e for e in seen if e["type"] in schema["discriminator"]["mapping"]]
+    assert len(debate_events) == len([k for k in kinds if k not in ("job", "done", "end")])
+    for sent in debate_events:
+        validator.validate(sent)
+        assert EVENTS.validate_python(sent).type == sent["type"]
     done = next(e for e in seen if e["type"] == "done")
     assert "<h1>" in done["document"] and done["files"] == ["transcript.json", "debate.md"]
     assert seen[-2]["state"] == "finished"

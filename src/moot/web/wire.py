@@ -16,13 +16,16 @@ from moot.words import words
 
 Wire = dict[str, Any]
 
-# The turn fields the page shows; the rest (seeds, token counts) stay in transcript.json.
+# The turn fields the page shows; the rest (seeds, token counts, the generated tokens) stay in
+# transcript.json. Every field a Turn requires is among them, so what the page is sent of a
+# finished turn still reads back as its event (`moot schema events`).
 _TURN_FIELDS = (
     "index",
     "round",
     "role",
     "step",
     "model",
+    "temperature",
     "text",
     "reasoning",  # a thinking model's own: shown folded beside its turn, never in its text
     "accepted",
@@ -38,10 +41,13 @@ _TURN_FIELDS = (
 
 
 def event(ev: Event, language: str = "en") -> Wire:
-    """One debate event as the page reads it, in a debate in LANGUAGE: the event's JSON, a
-    finished turn's the fields of it the page shows."""
+    """One debate event as the page reads it, in a debate in LANGUAGE: the event's JSON (a
+    score and the stop: the journal's records as they are written), a finished turn's the
+    fields of it the page shows, its flags and note in LANGUAGE's words. Each validates
+    against `moot schema events` and reads back through `EVENTS`."""
     if isinstance(ev, TurnFinished):
-        return {**EVENTS.dump_python(ev, exclude={"turn"}), "turn": turn(ev.turn, language)}
+        dumped = EVENTS.dump_python(ev, mode="json", exclude={"turn"})
+        return {**dumped, "turn": turn(ev.turn, language)}
     return EVENTS.dump_python(ev, mode="json")
 
 

@@ -45,9 +45,9 @@ export class DebateView {
       turn_started: () => this.turnStarted(ev),
       token: () => this.token(ev),
       turn_finished: () => this.turnFinished(ev),
-      scored: () => this.scored(ev),
+      score: () => this.scored(ev), // the journal's score record, as it was written
       notice: () => this.notice(ev),
-      stopped: () => this.stopped(ev),
+      stop: () => this.stopped(ev), // the journal's stop record
       done: () => this.done(ev),
       seat: () => this.asked(ev),
       seat_done: () => this.answered(ev),
