@@ -14,6 +14,7 @@ from typing import Any
 from moot.errors import MootError
 from moot.inference.human import SeatLeft
 from moot.web.seat import WebSeat
+from moot.words import words
 
 Wire = dict[str, Any]
 Listener = Callable[[Wire], None]
@@ -21,6 +22,14 @@ Work = Callable[["Job"], None]
 
 END: Wire = {"type": "end"}  # after a job's last event: nothing more will come
 OVER = ("finished", "stopped", "failed")
+
+
+def _shown(error: dict[str, str] | None, language: str) -> dict[str, str] | None:
+    """An error (its message and hint in moot's English) as a debate in LANGUAGE shows it."""
+    if error is None:
+        return None
+    shown = words(language).shown
+    return {key: shown(text) for key, text in error.items()}
 
 
 class Job:
@@ -264,7 +273,7 @@ class Hub:
                 self._busy.subtract(job.holds)
                 self._busy = +self._busy  # counts at zero go
                 self._threads.pop(job.id, None)
-            job.update(state=state, error=error)
+            job.update(state=state, error=_shown(error, job.language))
             self._dispatch()
 
     def _forget_old(self) -> None:
