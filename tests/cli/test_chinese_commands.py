@@ -389,7 +389,7 @@ def test_a_real_chinese_debate_and_every_command_on_it_show_no_english(
     transcript = str(out / "transcript.json")
     checked = cli.subprocess("check", transcript, home=home)
     shown["check"] = checked.stdout + checked.stderr
-    judged = cli.subprocess("judge", transcript, "--judge", model, home=home, timeout=900)
+    judged = cli.subprocess("judge", transcript, "--judge", model, home=home, env=WIDE, timeout=900)
     assert judged.returncode == 0, judged.stderr[-2000:]
     shown["judge"] = judged.stdout + judged.stderr
     history = cli.subprocess("history", "show", str(out), home=home)
@@ -398,3 +398,21 @@ def test_a_real_chinese_debate_and_every_command_on_it_show_no_english(
     ids = _ids(tmp_path, (model, Path(model).stem), out)
     left = {w: [x for x in said(t, also=ids) if x not in theirs] for w, t in shown.items()}
     assert {w: x for w, x in left.items() if x} == {}, shown
+
+
+def test_with_no_motion_a_chinese_run_offers_its_examples_in_chinese(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    import typer
+
+    from moot.cli.run import _motion
+
+    asked: list[str] = []
+    monkeypatch.setattr(sys, "stdin", type("Tty", (io.StringIO,), {"isatty": lambda s: True})())
+    monkeypatch.setattr(typer, "prompt", lambda text, **_: asked.append(text) or "1")
+    assert _motion(None, "zh", yes=False).startswith("本院")
+    assert _motion(None, "en", yes=False).startswith("This House")
+    assert asked == ["没有给出辩题；请选一个", "No motion given; pick one"]
+    assert english(capsys.readouterr().out.split("This House")[0]) == []

@@ -388,7 +388,7 @@ def _motion(motion: str | None, lang: str, *, yes: bool, fmt: str = "oxford") ->
     if motion is None and sys.stdin.isatty() and not yes:
         for i, example in enumerate(examples, 1):
             print(f"  {i}. {example}")  # moot's own examples
-        choice = typer.prompt("No motion given; pick one", default="1")
+        choice = typer.prompt(words(lang).say("pick_motion"), default="1")
         if choice.isdigit() and 1 <= int(choice) <= len(examples):
             return examples[int(choice) - 1]
         if choice.strip():
