@@ -46,15 +46,18 @@ def speak(language: str) -> None:
 
 def speak_as_saved(path: Path) -> tuple[str, str]:
     """Speak the language of the debate saved at PATH (a transcript.json); its language and
-    format. A file that does not read as one is the command's to refuse, in English."""
+    format. A file that does not read as one, or names a language moot has no pack for, is
+    the command's to refuse, in English."""
     from moot.errors import MootError
+    from moot.prompts import LANGUAGES
     from moot.transcript import load
 
     try:
         saved = load(path)[0] if path.is_file() else None
     except (MootError, OSError):
         saved = None
-    language, fmt = (saved.language, saved.format) if saved else ("en", "")
+    known = saved is not None and saved.language in LANGUAGES
+    language, fmt = (saved.language, saved.format) if saved and known else ("en", "")
     speak(language)
     return language, fmt
 
