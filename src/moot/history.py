@@ -46,6 +46,7 @@ class SavedDebate:
     turns: int
     finished: bool  # transcript.json written: the debate ran to its end
     problem: str | None = None  # why its files cannot be read; None when they can
+    language: str = "en"  # the debate's, as its files record it
 
     @property
     def status(self) -> str:
@@ -117,6 +118,7 @@ def _summary(folder: Path) -> SavedDebate | None:
         str(data.get("motion", "?")),
         turns,
         finished,
+        language=str(data.get("language", "en")),
     )
 
 

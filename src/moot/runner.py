@@ -390,6 +390,10 @@ class ReplayReport:
     saved: str = ""
     replayed: str = ""
     where: str = ""  # "round N, role/step" of the first difference
+    # The first turn that differs, as the re-run gave it (a front end words `where` anew).
+    round: int | None = None
+    role: str = ""
+    step: str = ""
     # How the saved debate was decoded, where not alone (config.Decoding): the replay
     # decodes on as many threads, but beside no other debate.
     decoding: Decoding | None = None
@@ -420,9 +424,9 @@ def replay(path: Path, *, listeners: list[Listener] | None = None) -> ReplayRepo
         if old is None or (old.role, old.step, old.text) != (turn.role, turn.step, turn.text):
             when = "after the rounds" if turn.round is None else f"round {turn.round}"
             where = f"{when}, {turn.role}/{turn.step}"
-            raise _Diverged(
-                ReplayReport(turn.index + 1, turn.index, old.text if old else "", turn.text, where)
-            )
+            saved_text = old.text if old else ""
+            report = ReplayReport(turn.index + 1, turn.index, saved_text, turn.text, where)
+            raise _Diverged(replace(report, round=turn.round, role=turn.role, step=turn.step))
 
     decoding = setup.run.decoding
     try:

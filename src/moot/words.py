@@ -4,7 +4,9 @@ A turn records its flags and notes in English: they are its stable keys (`moot c
 older transcripts read them so). A debate in another language shows each through that
 language's `[flags]` table, whose keys are the recorded English forms with `{fields}` for
 the parts that vary (a limit, a language's name, a quoted sentence): the field's value is
-shown translated in turn where the tables know it, else as it was recorded.
+shown translated in turn where the tables know it, else as it was recorded. Its `[errors]`
+table does the same for the errors a debate can end on (a `MootError`'s message and hint,
+raised in English): a front end shows them through `shown` too.
 """
 
 from __future__ import annotations
@@ -62,7 +64,8 @@ class Words:
         self._terms: dict[str, str] = table.get("terms", {})
         self._fields: dict[str, str] = table.get("fields", {})
         self._names = [_compile(k, v) for k, v in table.get("names", {}).items()]
-        patterns = [_compile(k, v) for k, v in table.get("flags", {}).items()]
+        recorded = {**table.get("flags", {}), **table.get("errors", {})}
+        patterns = [_compile(k, v) for k, v in recorded.items()]
         self._patterns = sorted(patterns, key=lambda p: -p.weight)
 
     def say(self, key: str, **values: Any) -> str:
@@ -78,7 +81,7 @@ class Words:
         return identifier
 
     def shown(self, recorded: str) -> str:
-        """A flag, note or problem as recorded (English) shown in this language."""
+        """A flag, note, problem or error as recorded (English) shown in this language."""
         if self.language == "en" or not recorded or len(recorded) > _LONGEST_TEXT:
             return recorded
         return self._shown(recorded, depth=0)

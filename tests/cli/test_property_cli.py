@@ -131,12 +131,16 @@ def run(cli: Cli, box: Sandbox, args: list[str], *, may_fail: bool = False) -> R
     shown = proc.stdout + proc.stderr
     allowed = {0, 2} | ({1} if may_fail else set())
     assert proc.returncode in allowed, (args, proc.returncode, proc.stderr[-2000:])
-    assert "error: unexpected" not in shown, (args, proc.stderr[-2000:])
+    assert "error: unexpected" not in shown and "意外的错误" not in shown, (
+        args,
+        proc.stderr[-2000:],
+    )
     assert "Traceback" not in shown, (args, proc.stderr[-2000:])
     controls = [c for c in shown if (ord(c) < 32 and c not in "\n\t") or 0x7F <= ord(c) <= 0x9F]
     assert not controls, (args, sorted(set(controls)))
     if proc.returncode == 2:
-        assert proc.stderr.lstrip().startswith("error:"), (args, proc.stderr[-2000:])
+        # A Chinese debate's own error is said in Chinese.
+        assert proc.stderr.lstrip().startswith(("error:", "错误：")), (args, proc.stderr[-2000:])
     made = {p for p in box.snapshot() - before if p != "out" and not p.startswith("out/")}
     assert not made, (args, made)
     assert grown < GROWTH_KIB, (args, f"grew by {grown // 1024} MiB")

@@ -7,7 +7,7 @@ import sys
 import typer
 
 from moot.cli.root import EXIT_CODES as EXIT_CODES
-from moot.cli.root import app, err
+from moot.cli.root import app, err, speak, speaking
 from moot.errors import MootError
 
 
@@ -18,6 +18,7 @@ def _register() -> None:
 def main() -> None:
     """Entry point: run the app; known errors become one line plus a hint."""
     _register()
+    speak("en")  # until a command knows its debate's language
     argv = sys.argv[1:]
     debug = "--debug" in argv
     if debug:
@@ -34,12 +35,12 @@ def main() -> None:
         _error(exc.message, exc.hint)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        err.print("[yellow]interrupted[/]")
+        err.print(f"[yellow]{_say('interrupted')}[/]")
         sys.exit(130)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.Abort:
-        err.print("[yellow]aborted[/]")
+        err.print(f"[yellow]{_say('aborted')}[/]")
         sys.exit(130)
     except typer.TyperException as exc:  # click's usage errors: a bad option, a bad value
         if type(exc).__name__ == "NoArgsIsHelpError":
@@ -54,19 +55,28 @@ def main() -> None:
     except Exception as exc:
         if debug:
             raise
-        _error(f"unexpected {type(exc).__name__}: {exc}", "")
-        err.print(
-            "[dim]hint:[/] rerun with --debug for the traceback, and report it", highlight=False
+        _error(
+            f"unexpected {type(exc).__name__}: {exc}",
+            "rerun with --debug for the traceback, and report it",
         )
         sys.exit(1)
 
 
-def _error(message: str, hint: str) -> None:
-    from moot.render import safe
+def _say(key: str) -> str:
+    from moot.words import words
 
-    err.print(f"[bold red]error:[/] {safe(message)}", highlight=False)
+    return words(speaking.language).say(key)
+
+
+def _error(message: str, hint: str) -> None:
+    """MESSAGE and HINT (moot's English) in the language of the command's debate."""
+    from moot.render import safe
+    from moot.words import words
+
+    said = words(speaking.language)
+    err.print(f"[bold red]{said.say('error')}[/] {safe(said.shown(message))}", highlight=False)
     if hint:
-        err.print(f"[dim]hint:[/] {safe(hint)}", highlight=False)
+        err.print(f"[dim]{said.say('hint')}[/] {safe(said.shown(hint))}", highlight=False)
 
 
 def check_arguments(argv: list[str]) -> None:

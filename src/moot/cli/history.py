@@ -17,6 +17,7 @@ from moot import history
 from moot.cli.root import app, err
 from moot.errors import UsageError
 from moot.render import printable, safe, show_document
+from moot.words import words
 
 history_app = typer.Typer(help="See and delete saved debates.", no_args_is_help=True)
 app.add_typer(history_app, name="history")
@@ -53,10 +54,11 @@ def show(ref: Annotated[str, typer.Argument(help="A debate id (or prefix) or fol
         show_document(console, document)
         return
     turns = history.turns(d)
+    said = words(d.language)  # an unfinished debate's turns, headed in its language
     if not turns:
-        console.print(f"{safe(d.id)}: no finished turns yet", highlight=False)
+        console.print(said.say("no_turns_yet", id=safe(d.id)), highlight=False)
     for turn in turns:
-        role, step = safe(turn.get("role", "?")), safe(turn.get("step", "?"))
+        role, step = (safe(said.name(str(turn.get(k, "?")))) for k in ("role", "step"))
         console.print(f"[bold]{role} · {step}[/]", highlight=False)
         console.print(printable(str(turn.get("text", ""))), highlight=False, markup=False)
 

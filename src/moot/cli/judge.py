@@ -11,8 +11,10 @@ from rich.console import Console
 from rich.table import Table
 
 from moot.cli.options import DryRun
-from moot.cli.root import app
+from moot.cli.root import app, speak_as_saved
+from moot.formats import NAMES as FORMATS
 from moot.render import safe
+from moot.words import words
 
 
 @app.command("judge")
@@ -39,16 +41,15 @@ def judge_command(
     """
     from moot.rejudge import rejudge
 
-    with Console(stderr=True).status("re-judging…"):
+    say = words(speak_as_saved(transcript)[0]).say  # shown in the debate's language
+    with Console(stderr=True).status(say("rejudging")):
         results = rejudge(transcript, judges, dry_run=dry_run)
     if as_json:
         print(json.dumps([r.model_dump(mode="json") for r in results], ensure_ascii=False))
         return
     scored = any(r.score_difference is not None for r in results)
-    table = Table(
-        "judge", "agreement", "same verdict", *(["score ±"] if scored else []), "answered",
-        "time", box=None,
-    )  # fmt: skip
+    columns = ["judge", "agreement", "same_verdict", *(["score_diff"] if scored else [])]
+    table = Table(*(say(f"judged_{c}") for c in [*columns, "answered", "time"]), box=None)
     for r in results:
         answered = sum(t.new is not None for t in r.turns)
         table.add_row(
@@ -57,24 +58,26 @@ def judge_command(
             _share(r.same_verdict),
             *([_number(r.score_difference)] if scored else []),
             f"{answered}/{len(r.turns)}",
-            f"{r.duration_ms / 1000:.1f} s",
+            say("seconds", seconds=f"{r.duration_ms / 1000:.1f}"),
         )
     console = Console()
     first = results[0]
+    fmt = say(f"format_{first.format}") if first.format in FORMATS else first.format
     console.print(
-        f"{safe(first.transcript)}: {first.format}, judged by {safe(first.original_model)}",
+        say(
+            "judged_by",
+            transcript=safe(first.transcript),
+            format=safe(fmt),
+            model=safe(first.original_model),
+        ),
         highlight=False,
     )
     console.print(table)
     for r in results:
         if r.file:
-            console.print(f"[dim]saved:[/] {safe(r.file)}", highlight=False)
+            console.print(f"[dim]{say('saved')}[/] {safe(r.file)}", highlight=False)
     if not first.same_prompts:
-        Console(stderr=True).print(
-            "[yellow]note:[/] the prompt pack changed since the debate was saved; the judges "
-            "were asked with today's prompts",
-            highlight=False,
-        )
+        Console(stderr=True).print(say("judged_new_prompts"), highlight=False)
 
 
 def _share(value: float | None) -> str:

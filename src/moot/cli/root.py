@@ -4,6 +4,8 @@ that imports them."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 from rich.console import Console
 
@@ -26,6 +28,38 @@ app = typer.Typer(
 )
 
 err = Console(stderr=True, soft_wrap=True)
+
+
+class _Speaking:
+    """The language errors are shown in: a debate's, once the command knows it (`speak`)."""
+
+    language = "en"
+
+
+speaking = _Speaking()
+
+
+def speak(language: str) -> None:
+    """From here on the command's errors are shown in LANGUAGE (its debate's)."""
+    speaking.language = language
+
+
+def speak_as_saved(path: Path) -> tuple[str, str]:
+    """Speak the language of the debate saved at PATH (a transcript.json); its language and
+    format. A file that does not read as one, or names a language moot has no pack for, is
+    the command's to refuse, in English."""
+    from moot.errors import MootError
+    from moot.prompts import LANGUAGES
+    from moot.transcript import load
+
+    try:
+        saved = load(path)[0] if path.is_file() else None
+    except (MootError, OSError):
+        saved = None
+    known = saved is not None and saved.language in LANGUAGES
+    language, fmt = (saved.language, saved.format) if saved and known else ("en", "")
+    speak(language)
+    return language, fmt
 
 
 def _version(value: bool) -> None:

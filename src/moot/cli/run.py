@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -26,7 +26,7 @@ from moot.cli.options import (
     format_options,
     run_settings,
 )
-from moot.cli.root import app, err
+from moot.cli.root import app, err, speak, speak_as_saved
 from moot.cli.seat import END, Reader, TerminalSeat
 from moot.config import THINK_BUDGET
 from moot.errors import UsageError
@@ -37,6 +37,7 @@ from moot.inference.human import SeatLeft, is_human_ref
 from moot.prompts import resolve_language
 from moot.render import LiveView, safe, show_document
 from moot.runner import DebateRun as Runner
+from moot.runner import ReplayReport
 from moot.settings import DebateSetup, prepare, settings
 from moot.words import words
 
@@ -160,6 +161,7 @@ def run(
         ),
     )
     setup = prepare(chosen)
+    speak(setup.language)  # what goes wrong from here is said in the debate's language
     _seat_people(setup, console, time_limit)
     # The CLI places the folder itself: `--out` and `--no-save` are checked before it.
     saves = not no_save and (out is not None or setup.format.saves_by_default)
@@ -219,6 +221,7 @@ def resume(
         raise UsageError(f"{folder.name} already finished", hint=f"moot history show {folder.name}")
     console = Console()
     resumed = Debate.resume(folder)
+    speak(resumed.setup.language)
     _seat_people(resumed.setup, console, time_limit)
     _run(resumed, console, quiet=quiet)
 
@@ -231,48 +234,80 @@ def replay(
     """Re-run a saved debate offline and report the first turn that differs, if any."""
     from moot.runner import replay as replay_debate
 
+    language, fmt = speak_as_saved(transcript)  # the replay is shown as the debate was
+    fmt = fmt if language != "en" else ""  # an English one as it always was
+    say = words(language).say
     console = Console()
-    view = LiveView(console, quiet=quiet)
+    view = _view(console, language, fmt, quiet=quiet)
     report = replay_debate(transcript, listeners=[view])
     if report.first_difference is None:
-        console.print(f"all {report.turns} turns match", highlight=False)
+        console.print(say("replay_match", turns=report.turns), highlight=False)
         return
-    console.print(f"turn {report.first_difference} differs ({safe(report.where)})", highlight=False)
-    console.print(f"  saved:    {report.saved[:200]!r}", highlight=False, markup=False)
-    console.print(f"  replayed: {report.replayed[:200]!r}", highlight=False, markup=False)
+    where = _where(report, language)
+    said = say("replay_differs", turn=report.first_difference, where=safe(where))
+    console.print(said, highlight=False)
+    console.print(f"  {say('replay_saved')}{report.saved[:200]!r}", highlight=False, markup=False)
+    console.print(
+        f"  {say('replay_replayed')}{report.replayed[:200]!r}", highlight=False, markup=False
+    )
     if report.decoding is None:
         raise typer.Exit(1)
     # Not a failure: the record says it was decoded otherwise than a debate alone.
     d = report.decoding
     console.print(
-        f"note: this debate was decoded beside {d.parallel - 1} other(s) in a tournament "
-        f"(--parallel {d.parallel}), in a process of its own on {d.threads} thread(s), as its "
-        "transcript records (params.decoding). The replay decoded it alone on as many "
-        "threads; llama.cpp's sums can round otherwise when the work is split otherwise "
-        "(another CPU, another build), and a seeded debate's words part from there. Its "
-        "journal still resumes it word for word.",
+        say("replay_decoding", others=d.parallel - 1, parallel=d.parallel, threads=d.threads),
         highlight=False,
+    )
+
+
+def _where(report: ReplayReport, language: str) -> str:
+    """Where a replay first differs, in LANGUAGE: "round 2, opposition/speech"."""
+    if language == "en" or not report.role:
+        return words(language).shown(report.where)
+    said = words(language)
+    rnd = report.round
+    when = said.say("replay_after") if rnd is None else said.say("replay_round", n=rnd)
+    role, step = said.name(report.role), said.name(report.step)
+    return said.say("replay_where", when=when, role=role, step=step)
+
+
+def _view(
+    console: Console,
+    language: str,
+    fmt: str,
+    *,
+    quiet: bool,
+    hide_reasoning: bool = False,
+    typed_here: Collection[str] = (),
+) -> LiveView:
+    """The live view of a debate of format FMT in LANGUAGE."""
+    return LiveView(
+        console,
+        quiet=quiet,
+        round_label=label(language, "round"),
+        units="字" if language == "zh" else "words",
+        language=language,
+        hide_reasoning=hide_reasoning,
+        typed_here=typed_here,
+        # The Oxford closing is shown under its rulebook's label.
+        closing_label=label(language, "closing") if fmt == "oxford" else "",
     )
 
 
 def _run(debate: Debate, console: Console, *, quiet: bool, hide_reasoning: bool = False) -> None:
     setup = debate.setup
-    units = "字" if setup.language == "zh" else "words"
     seated = people(setup)
-    view = LiveView(
+    view = _view(
         console,
+        setup.language,
+        setup.format.name,
         quiet=quiet,
-        round_label=label(setup.language, "round"),
-        units=units,
-        language=setup.language,
         hide_reasoning=hide_reasoning,
         typed_here=seated if sys.stdin.isatty() else (),
-        # The Oxford closing is shown under its rulebook's label.
-        closing_label=label(setup.language, "closing") if setup.format.name == "oxford" else "",
     )
-    where = (
-        f": finished turns are in {safe(setup.out_dir / 'journal.jsonl')}" if setup.out_dir else ""
-    )
+    said = words(setup.language)
+    journal = setup.out_dir / "journal.jsonl" if setup.out_dir else None
+    where = said.say("interrupted_where", journal=safe(journal)) if journal else ""
     try:
         result = debate.run(on_event=view)
     except KeyboardInterrupt:
@@ -280,14 +315,14 @@ def _run(debate: Debate, console: Console, *, quiet: bool, hide_reasoning: bool 
         raise typer.Exit(130) from None
     except SeatLeft as left:  # the input ended before a person's turn: the debate waits
         console.print()
-        err.print(f"[bold red]error:[/] {safe(left.message)}{where}", highlight=False)
+        message = safe(said.shown(left.message))
+        err.print(f"[bold red]{said.say('error')}[/] {message}{where}", highlight=False)
         hint = (
-            f"`moot resume {setup.out_dir.name}` asks for it again"
+            said.say("seat_left_resume", name=setup.out_dir.name)
             if setup.out_dir
-            else "nothing was saved; give one answer per turn the seat is asked for, each "
-            f"ending with a line holding only {END!r}"
+            else said.say("seat_left_unsaved", end=repr(END))
         )
-        err.print(f"[dim]hint:[/] {safe(hint)}", highlight=False)
+        err.print(f"[dim]{said.say('hint')}[/] {safe(hint)}", highlight=False)
         raise typer.Exit(2) from None
     show_document(console, result.markdown)
     if result.folder is not None:
@@ -316,7 +351,7 @@ def _motion(motion: str | None, lang: str, *, yes: bool, fmt: str = "oxford") ->
     if motion is None and sys.stdin.isatty() and not yes:
         for i, example in enumerate(examples, 1):
             print(f"  {i}. {example}")  # moot's own examples
-        choice = typer.prompt("No motion given; pick one", default="1")
+        choice = typer.prompt(words(lang).say("pick_motion"), default="1")
         if choice.isdigit() and 1 <= int(choice) <= len(examples):
             return examples[int(choice) - 1]
         if choice.strip():

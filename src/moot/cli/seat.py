@@ -101,7 +101,7 @@ class TerminalSeat:
         self.out.rule(f"[dim]{safe(words(ask.language).say('seat_sees', label=ask.label))}[/]")
         for message in ask.messages:
             if message.role != "user":
-                self._say(f"[{message.role}]")
+                self._say(words(ask.language).say(f"seat_{message.role}"))
             self.out.print(printable(message.content), markup=False, highlight=False)
         self.out.rule()
         self._say(ask.instruction(), "bold")
@@ -182,7 +182,7 @@ class TerminalSeat:
         """TEXT edited in $VISUAL or $EDITOR; True when the time ran out meanwhile."""
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
         if not editor:
-            self._say("no $EDITOR is set: type on here", "yellow")
+            self._say(words(ask.language).say("seat_no_editor"), "yellow")
             return text, False
         fd, name = tempfile.mkstemp(prefix="moot-turn-", suffix=".txt")
         path = Path(name)
@@ -196,7 +196,9 @@ class TerminalSeat:
             except subprocess.TimeoutExpired:
                 timed_out = True  # run() has stopped the editor: the file as it was saved
             except OSError as exc:
-                self._say(f"cannot start {editor}: {exc.strerror or exc}; type on here", "yellow")
+                why = exc.strerror or exc
+                said = words(ask.language).say("seat_no_start", editor=editor, why=why)
+                self._say(said, "yellow")
                 return text, False
             edited = path.read_text(encoding="utf-8", errors="replace")
         finally:
@@ -234,15 +236,18 @@ class TerminalSeat:
     def form(self, ask: Ask) -> str | Mapping[str, Any]:
         assert ask.schema is not None
         fields = form_fields(ask.schema)
+        say = words(ask.language).say
         if ask.problem is None:
             self._show(ask)
         else:
-            self._say(f"not taken: {ask.problem}; give it again", "yellow")
+            self._say(say("seat_not_taken", problem=ask.problem), "yellow")
         if self.interactive:
             return self._fields(ask, fields)
         if ask.problem is None:
-            listed = ", ".join(f"{f.name} ({_kind(f)})" for f in fields)
-            self._say(f"a JSON object with {listed}; end with a line holding only {END!r}")
+            listed = say("seat_list").join(
+                say("seat_field", name=f.name, kind=_kind(f, ask.language)) for f in fields
+            )
+            self._say(say("seat_json", fields=listed, end=repr(END)))
         text, _ = self._type(ask, None)
         return text
 
@@ -252,7 +257,8 @@ class TerminalSeat:
         for f in fields:
             kept = values.get(f.name)
             shown = f" [{json.dumps(kept, ensure_ascii=False)[:40]}]" if f.name in values else ""
-            line = self._line(f"{f.name} ({_kind(f)}){shown}: ")
+            field = words(ask.language).say("seat_field", name=f.name, kind=_kind(f, ask.language))
+            line = self._line(f"{field}{shown}: ")
             if line is None:
                 raise SeatLeft(f"the input ended before {ask.instruction()}", hint=RESUME)
             raw = line.rstrip("\r\n")
@@ -261,17 +267,19 @@ class TerminalSeat:
         return values
 
 
-def _kind(f: FormField) -> str:
+def _kind(f: FormField, language: str = "en") -> str:
+    """What field F takes, in LANGUAGE: "yes or no", "text, at most 200 characters"."""
+    say = words(language).say
     if f.kind == "boolean":
-        return "yes or no"
+        return say("kind_boolean")
     if f.kind == "choice":
         return " | ".join(str(c) for c in f.choices)
     if f.kind == "string" and f.max_length:
-        return f"text, at most {f.max_length} characters"
+        return say("kind_text_at_most", n=f.max_length)
     if f.kind in ("integer", "number"):
         bounds = [str(b) for b in (f.minimum, f.maximum) if b is not None]
-        return f"a number {' to '.join(bounds)}".rstrip()
-    return "text" if f.kind == "string" else "JSON"
+        return say("kind_number", bounds=say("kind_to").join(bounds)).rstrip()
+    return say("kind_text") if f.kind == "string" else say("kind_json")
 
 
 def _typed(f: FormField, raw: str) -> Any:

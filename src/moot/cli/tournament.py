@@ -32,10 +32,11 @@ from moot.cli.options import (
     format_options,
     run_settings,
 )
-from moot.cli.root import app
+from moot.cli.root import app, speak
 from moot.config import MAX_PARALLEL
 from moot.engine import Notice, TurnStarted
 from moot.errors import MootError, UsageError
+from moot.formats import NAMES as FORMATS
 from moot.formats import get_format
 from moot.render import safe
 from moot.tournaments.adaptive import check_executor, check_schedule
@@ -66,6 +67,7 @@ from moot.tournaments.run import (
     TournamentEvent,
     new_tournament,
 )
+from moot.words import Words, words
 
 if TYPE_CHECKING:
     from moot.tournaments.report import Report
@@ -280,12 +282,22 @@ def _given(ctx: typer.Context, names: tuple[str, ...]) -> list[str]:
     return found
 
 
+def language_of(t: Tournament) -> str:
+    """The language the tournament is shown in: its motions', when they share one."""
+    languages = {m.language for m in t.plan.motions}
+    return languages.pop() if len(languages) == 1 else "en"
+
+
 def _run(t: Tournament, executor: Executor, *, quiet: bool, samples: int) -> None:
     console = Console()
+    language = language_of(t)
+    speak(language)
+    said = words(language)
+    say = said.say
     total = t.plan.budget or len(t.plan.debates)
     done = total - len(t.pending())
     if done:
-        console.print(f"[dim]{done} of {total} debates already finished[/]", highlight=False)
+        console.print(say("tour_already", done=done, total=total), highlight=False)
     with Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
@@ -296,20 +308,16 @@ def _run(t: Tournament, executor: Executor, *, quiet: bool, samples: int) -> Non
         disable=quiet,
         transient=False,
     ) as progress:
-        bar = progress.add_task("debates", total=total, completed=done)
-        show = _Shower(progress, bar)
+        bar = progress.add_task(say("tour_debates"), total=total, completed=done)
+        show = _Shower(progress, bar, said)
         try:
             failed = t.run(executor, show)
             # An adaptive schedule may stop before its budget: the bar ends at what it played.
-            progress.update(bar, description="debates", total=len(t.plan.debates))
-            failed_controls = judge_controls(t, on_event=_ControlShower(progress))
+            progress.update(bar, description=say("tour_debates"), total=len(t.plan.debates))
+            failed_controls = judge_controls(t, on_event=_ControlShower(progress, said))
         except KeyboardInterrupt:
             progress.stop()
-            console.print(
-                f"\n[yellow]interrupted[/]: finished debates and judged controls are kept; "
-                f"continue with moot tournament --resume {safe(t.folder)}",
-                highlight=False,
-            )
+            console.print(say("tour_interrupted", folder=safe(t.folder)), highlight=False)
             raise typer.Exit(130) from None
     from moot.tournaments.report import report_of, write  # numpy and matplotlib: only now
 
@@ -320,17 +328,15 @@ def _run(t: Tournament, executor: Executor, *, quiet: bool, samples: int) -> Non
         )
     report = report_of(t, samples=samples)
     paths = write(report, t.folder)
-    show_report(console, report)
+    show_report(console, report, language)
     for path in paths:
-        console.print(f"[dim]saved:[/] {safe(path)}", highlight=False)
+        console.print(f"[dim]{say('saved')}[/] {safe(path)}", highlight=False)
     if failed or failed_controls:
-        what = [f"{len(failed)} debate(s)"] if failed else []
-        what += [f"{len(failed_controls)} judge(s) on the controls"] if failed_controls else []
-        console.print(
-            f"[yellow]{' and '.join(what)} failed[/]; retry with "
-            f"moot tournament --resume {safe(t.folder)}",
-            highlight=False,
-        )
+        what = [say("tour_failed_debates", n=len(failed))] if failed else []
+        if failed_controls:
+            what += [say("tour_failed_judges", n=len(failed_controls))]
+        said_what = say("tour_and").join(what)
+        console.print(say("tour_failed", what=said_what, folder=safe(t.folder)), highlight=False)
         raise typer.Exit(1)
 
 
@@ -338,46 +344,48 @@ class _ControlShower:
     """The control debates as a bar of their own, one a judge, and a line for a judge that
     failed on them."""
 
-    def __init__(self, progress: Progress) -> None:
+    def __init__(self, progress: Progress, said: Words | None = None) -> None:
         self.progress = progress
+        self.said = said or words("en")
         self.bars: dict[str, TaskID] = {}
 
     def __call__(self, event: ControlEvent) -> None:
-        p = self.progress
+        p, said = self.progress, self.said
         if isinstance(event, ControlJudged):
             if event.judge not in self.bars:
-                name = f"controls · {safe(event.judge)}"
+                name = said.say("tour_controls", judge=safe(event.judge))
                 self.bars[event.judge] = p.add_task(name, total=event.total)
             p.update(self.bars[event.judge], completed=event.done)
         elif isinstance(event, ControlFailed):
-            hint = f" [dim]({safe(event.hint)})[/]" if event.hint else ""
-            p.console.print(
-                f"[bold red]✗[/] controls, judge {safe(event.judge)}: {safe(event.message)}{hint}",
-                highlight=False,
-            )
+            hint = f" [dim]({safe(said.shown(event.hint))})[/]" if event.hint else ""
+            message = safe(said.shown(event.message))
+            line = said.say("tour_control_failed", judge=safe(event.judge), message=message)
+            p.console.print(f"[bold red]✗[/] {line}{hint}", highlight=False)
 
 
 class _Shower:
     """Turns tournament events into the progress bar and one line per finished debate."""
 
-    def __init__(self, progress: Progress, bar: TaskID) -> None:
+    def __init__(self, progress: Progress, bar: TaskID, said: Words | None = None) -> None:
         self.progress = progress
         self.bar = bar
+        self.said = said or words("en")
         self.current = ""
         self.running: dict[str, str] = {}  # debate id → "A vs B", as they began
 
     def _describe(self) -> None:
         """The debate running, or how many run at once (--parallel)."""
-        names = list(self.running.values())
-        self.current = names[0] if len(names) == 1 else f"{len(names)} debates at once"
-        self.progress.update(self.bar, description=self.current if names else "debates")
+        names, say = list(self.running.values()), self.said.say
+        self.current = names[0] if len(names) == 1 else say("tour_at_once", n=len(names))
+        self.progress.update(self.bar, description=self.current if names else say("tour_debates"))
 
     def __call__(self, event: TournamentEvent) -> None:
-        p = self.progress
+        p, said = self.progress, self.said
         # Every name and message comes from outside (a model, a file): shown as text.
         if isinstance(event, DebateBegun):
             pair = event.pairing
-            self.running[pair.id] = f"{safe(pair.proposition)} vs {safe(pair.opposition)}"
+            vs = said.say("tour_vs", a=safe(pair.proposition), b=safe(pair.opposition))
+            self.running[pair.id] = vs
             self._describe()
         elif isinstance(event, DebateDone | DebateFailed):
             self.running.pop(event.pairing.id, None)
@@ -391,16 +399,21 @@ class _Shower:
         elif isinstance(event, DebateDone):
             v, pair = event.verdict, event.pairing
             if v.winner == "draw":
-                outcome = "draw"
+                outcome = said.say("tour_draw")
             else:
                 side = pair.proposition if v.winner == "proposition" else pair.opposition
-                outcome = f"{safe(side)} wins ({v.winner}, {v.margin})"
+                outcome = said.say(
+                    "tour_wins",
+                    model=safe(side),
+                    side=said.name(v.winner),
+                    margin=said.shown(str(v.margin)),
+                )
             p.console.print(f"[green]✓[/] {safe(pair.id)}: {outcome}", highlight=False)
             p.advance(self.bar)
         elif isinstance(event, DebateFailed):
-            hint = f" [dim]({safe(event.hint)})[/]" if event.hint else ""
+            hint = f" [dim]({safe(said.shown(event.hint))})[/]" if event.hint else ""
             p.console.print(
-                f"[bold red]✗[/] {safe(event.pairing.id)}: {safe(event.message)}{hint}",
+                f"[bold red]✗[/] {safe(event.pairing.id)}: {safe(said.shown(event.message))}{hint}",
                 highlight=False,
             )
             p.advance(self.bar)
@@ -416,18 +429,19 @@ def _within(r: RuleKeeping) -> str:
     return f"{r.within_limit}/{r.limited} ({100 * r.within_limit / r.limited:.0f} %)"
 
 
-def show_rule_keeping(console: Console, report: Report) -> None:
+def show_rule_keeping(console: Console, report: Report, language: str = "en") -> None:
     """Each model's rule-keeping, in the ranking's order, then the judges not ranked: a
     table of its own beside the ranking, so that both fit a terminal's width."""
-    table = Table(title="Rule-keeping (every turn, in every seat)")
+    say = words(language).say
+    table = Table(title=say("tour_rules_title"))
     table.add_column("#", justify="right")
-    table.add_column("model")
-    table.add_column("turns", justify="right")
-    table.add_column("within limit", justify="right")
-    for name in ("cut", "flagged", "failed"):
-        table.add_column(name, justify="right")
+    table.add_column(say("tour_model"))
+    table.add_column(say("tour_turns"), justify="right")
+    table.add_column(say("tour_within"), justify="right")
+    for key in ("tour_cut", "tour_flagged", "tour_failed_column"):
+        table.add_column(say(key), justify="right")
     rows = [(str(r.rank), r.model, r.rule_keeping) for r in report.models]
-    rows += [("judge", j.model, j.rule_keeping) for j in report.judges]
+    rows += [(say("tour_judge"), j.model, j.rule_keeping) for j in report.judges]
     for rank, model, kept in rows:
         table.add_row(
             rank,
@@ -441,13 +455,6 @@ def show_rule_keeping(console: Console, report: Report) -> None:
     console.print(table)
 
 
-NOT_VALIDATED = (
-    "[yellow]not validated[/]: no judge beat chance on the control debates (debates whose "
-    "winner is known), so these ratings may follow the judges' biases, such as the seat or "
-    "the length of a side's speeches, rather than how well the models argued"
-)
-
-
 def _short(i: Interval) -> str:
     """A share with its interval, narrow enough for a table of six: `75% (41–93)`."""
     if i.share is None:
@@ -455,24 +462,24 @@ def _short(i: Interval) -> str:
     return f"{i.share:.0%} ({100 * i.low:.0f}–{100 * i.high:.0f})"
 
 
-def show_judges(console: Console, report: Report) -> None:
+def show_judges(console: Console, report: Report, language: str = "en") -> None:
     """Each judge on the control debates: its accuracy where the winner is known, its
     biases and consistency, each with its 95 % interval; or why there are none."""
+    said = words(language)
+    say = said.say
     figure = report.calibration
     if figure is None:
         return
     if not figure.judges:
-        console.print(f"controls: {figure.note}", highlight=False)
+        console.print(say("tour_controls_note", note=said.shown(figure.note)), highlight=False)
         return
     # No column rules: six figures and a name fit a terminal of 80 columns.
-    table = Table(
-        title=f"Judges on {figure.made} control debates (95 % intervals)", box=box.SIMPLE_HEAD
-    )
-    table.add_column("judge")
-    names = ("off motion", "silent side", "position bias", "verbosity bias", "consistency")
-    for name in names:
+    table = Table(title=say("tour_judges_title", n=figure.made), box=box.SIMPLE_HEAD)
+    table.add_column(say("tour_judge"))
+    names = ("off_motion", "silent", "position_bias", "verbosity_bias", "consistency")
+    for name in (say(f"tour_{n}") for n in names):
         table.add_column(name, justify="right", min_width=max(map(len, name.split())))
-    table.add_column("beats chance", min_width=6)
+    table.add_column(say("tour_beats_chance"), min_width=6)
     for j in figure.judges:
         table.add_row(
             safe(j.judge),
@@ -481,26 +488,29 @@ def show_judges(console: Console, report: Report) -> None:
             _short(j.position_bias),
             _short(j.verbosity_bias),
             _short(j.consistency),
-            "yes" if j.beats_chance else "[yellow]no[/]",
+            say("tour_yes") if j.beats_chance else f"[yellow]{say('tour_no')}[/]",
         )
     console.print(table)
     if figure.status != "judged":
-        console.print(f"[yellow]controls[/]: {figure.note}", highlight=False)
+        note = said.shown(figure.note)
+        console.print(f"[yellow]{say('tour_controls_word')}[/]: {note}", highlight=False)
 
 
-def show_report(console: Console, report: Report) -> None:
+def show_report(console: Console, report: Report, language: str = "en") -> None:
     """The ranking table (marked not validated where no judge beat chance on the controls)
     and the rule-keeping table, then the side-bias and judge-agreement figures, then the
-    judges on the controls."""
+    judges on the controls, in LANGUAGE (the motions')."""
+    say = words(language).say
     unchecked = report.calibration is not None and report.calibration.validated is False
-    title = f"Tournament ({safe(report.format)}, {report.debates_decided} debates)"
-    table = Table(title=title + (" · not validated" if unchecked else ""))
+    fmt = say(f"format_{report.format}") if report.format in FORMATS else report.format
+    title = say("tour_title", format=safe(fmt), n=report.debates_decided)
+    table = Table(title=title + (say("tour_title_unchecked") if unchecked else ""))
     table.add_column("#", justify="right")
-    table.add_column("model")
-    table.add_column("strength", justify="right")
-    table.add_column(f"{report.interval:.0%} interval", justify="center")
+    table.add_column(say("tour_model"))
+    table.add_column(say("tour_strength"), justify="right")
+    table.add_column(say("tour_interval", level=f"{report.interval:.0%}"), justify="center")
     for name in ("W", "L", "D"):
-        table.add_column(name, justify="right")
+        table.add_column(say(f"tour_{name}"), justify="right")
     for r in report.models:
         table.add_row(
             str(r.rank),
@@ -513,44 +523,51 @@ def show_report(console: Console, report: Report) -> None:
         )
     console.print(table)
     if unchecked:
-        console.print(NOT_VALIDATED, highlight=False)
-    show_rule_keeping(console, report)
+        console.print(say("tour_not_validated"), highlight=False)
+    show_rule_keeping(console, report, language)
     b = report.side_bias
     console.print(
-        f"side bias: the same side won both debates of {b.same_side_both} of {b.swap_pairs} "
-        f"swap pairs ({_pct(b.rate)}); the proposition won {b.proposition_wins} of "
-        f"{b.decided} decided debates ({_pct(b.proposition_share)})",
+        say(
+            "tour_side_bias",
+            both=b.same_side_both,
+            pairs=b.swap_pairs,
+            rate=_pct(b.rate),
+            wins=b.proposition_wins,
+            decided=b.decided,
+            share=_pct(b.proposition_share),
+        ),
         highlight=False,
     )
     a = report.judge_agreement
     if a.panels:
         console.print(
-            f"judge agreement: {a.agreeing_pairs} of {a.judge_pairs} judge pairs agreed "
-            f"({_pct(a.pairwise)}); {a.unanimous} of {a.panels} panels unanimous "
-            f"({_pct(a.unanimity)})",
+            say(
+                "tour_agreement",
+                agreeing=a.agreeing_pairs,
+                pairs=a.judge_pairs,
+                pairwise=_pct(a.pairwise),
+                unanimous=a.unanimous,
+                panels=a.panels,
+                unanimity=_pct(a.unanimity),
+            ),
             highlight=False,
         )
     else:
-        console.print("judge agreement: every debate had a single judge", highlight=False)
+        console.print(say("tour_single_judge"), highlight=False)
     if report.self_judged:
-        console.print(
-            f"[yellow]{report.self_judged} debate(s) were judged by their own debaters[/]: "
-            "no other judge was available (add one with --judge)",
-            highlight=False,
-        )
+        console.print(say("tour_self_judged", n=report.self_judged), highlight=False)
     if report.budget is not None:
         if report.debates_planned >= report.budget:
-            why = "it stopped where the budget is spent"
+            why = say("tour_budget_spent")
         elif report.debates_decided < report.debates_planned:
-            why = "it stopped at a debate that failed"
+            why = say("tour_budget_failed")
         else:
-            why = "it stopped where adjacent models' intervals separated"
+            why = say("tour_budget_separated")
         console.print(
-            f"adaptive schedule: {report.debates_planned} of at most {report.budget} debates; "
-            f"{why}",
+            say("tour_adaptive", planned=report.debates_planned, budget=report.budget, why=why),
             highlight=False,
         )
     missing = report.debates_planned - report.debates_decided
     if missing:
-        console.print(f"[yellow]{missing} planned debate(s) not decided[/]", highlight=False)
-    show_judges(console, report)
+        console.print(say("tour_missing", n=missing), highlight=False)
+    show_judges(console, report, language)

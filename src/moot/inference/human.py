@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from moot.inference.protocol import ChatRequest, Completion, Message, OnText
-from moot.words import words
+from moot.words import Words, words
 
 HUMAN = "human"  # the model reference of a seat a person holds
 T = TypeVar("T", bound=BaseModel)
@@ -74,7 +74,7 @@ class Ask:
             return say("seat_decision", label=self.label)
         if self.kind == "form":
             name = self.schema.__name__ if self.schema is not None else "reply"
-            return say("seat_form", label=self.label, name=name)
+            return say("seat_form", label=self.label, name=words(self.language).shown(name))
         if self.limit is None:
             return say("seat_turn", label=self.label)
         return say("seat_limit", label=self.label, limit=self.limit, units=self.units)
@@ -169,32 +169,50 @@ def _deref(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     return node
 
 
-def read_answer(answer: str | Mapping[str, Any], schema: type[T]) -> T:
-    """A person's structured reply validated by SCHEMA; ValueError says why not, in one line."""
+def read_answer(answer: str | Mapping[str, Any], schema: type[T], language: str = "en") -> T:
+    """A person's structured reply validated by SCHEMA; ValueError says why not, in one line
+    (in LANGUAGE, the debate's)."""
+    said = words(language)
     data: Any = answer
     if isinstance(answer, str):
         try:
             data = json.loads(answer)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"it is not JSON: {exc.msg} (line {exc.lineno})") from None
+            raise ValueError(said.say("form_not_json", msg=exc.msg, line=exc.lineno)) from None
         except RecursionError:
-            raise ValueError("it is nested too deeply") from None
+            raise ValueError(said.say("form_too_deep")) from None
     if not isinstance(data, Mapping):
-        raise ValueError('it is not a JSON object: give {"field": value, …}')
+        raise ValueError(said.say("form_not_object"))
     try:
         return schema.model_validate(dict(data))
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or schema.__name__
-        raise ValueError(f"{where}: {first['msg']}") from None
+        why = first["msg"] if language == "en" else _invalid(said, first)
+        raise ValueError(said.say("form_field", where=said.shown(where), why=why)) from None
+
+
+def _invalid(said: Words, error: Any) -> str:
+    """What pydantic's ERROR says, in SAID's language: its kind of error, with its figures."""
+    kind = f"invalid_{error['type']}"
+    ctx = {k: _figure(v) for k, v in (error.get("ctx") or {}).items()}
+    try:
+        return said.say(kind, **ctx)
+    except (KeyError, IndexError, ValueError):
+        return said.say("invalid")
+
+
+def _figure(value: Any) -> Any:
+    """A bound as pydantic's own message writes it: 10, not 10.0."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def decision_of(text: str) -> bool | None:
     """A typed decision: True to accept, False to decline, None when it is neither."""
     word = text.strip().lower()
-    if word in ("accept", "a", "yes", "y", "接受"):
+    if word in ("accept", "a", "yes", "y", "接受", "是"):
         return True
-    if word in ("decline", "d", "no", "n", "拒绝"):
+    if word in ("decline", "d", "no", "n", "拒绝", "否"):
         return False
     return None
 
@@ -295,7 +313,7 @@ class HumanSeat:
             )
             answer = self.console.form(ask)
             try:
-                return read_answer(answer, schema), _since(start)
+                return read_answer(answer, schema, language), _since(start)
             except ValueError as exc:
                 problem = str(exc)
                 draft = answer if isinstance(answer, Mapping) else _mapping(answer)

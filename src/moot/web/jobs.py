@@ -15,6 +15,7 @@ from moot.errors import MootError
 from moot.inference.human import SeatLeft
 from moot.web.evidence import WebEvidence
 from moot.web.seat import WebSeat
+from moot.words import words
 
 Wire = dict[str, Any]
 Listener = Callable[[Wire], None]
@@ -22,6 +23,14 @@ Work = Callable[["Job"], None]
 
 END: Wire = {"type": "end"}  # after a job's last event: nothing more will come
 OVER = ("finished", "stopped", "failed")
+
+
+def _shown(error: dict[str, str] | None, language: str) -> dict[str, str] | None:
+    """An error (its message and hint in moot's English) as a debate in LANGUAGE shows it."""
+    if error is None:
+        return None
+    shown = words(language).shown
+    return {key: shown(text) for key, text in error.items()}
 
 
 class Job:
@@ -266,7 +275,7 @@ class Hub:
                 self._busy.subtract(job.holds)
                 self._busy = +self._busy  # counts at zero go
                 self._threads.pop(job.id, None)
-            job.update(state=state, error=error)
+            job.update(state=state, error=_shown(error, job.language))
             self._dispatch()
 
     def _forget_old(self) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from moot.formats.failures import Degraded, degraded_notes
+from moot.words import words
 
 FRONTMATTER_KEYS = (
     "topic",
@@ -275,7 +276,11 @@ def render_document(
 ) -> str:
     """Front matter, a title, what of it is built on DEGRADED turns, then the six sections in
     order (and failures, if any)."""
-    fm = {**result["frontmatter"], "degraded": [d.record() for d in degraded]}
+    # The keys are the document's schema; why a turn was degraded is said to its reader, in
+    # the document's language (the transcript keeps the English flags).
+    shown = words(language).shown
+    built = [{**d.record(), "why": shown(d.why)} for d in degraded]
+    fm = {**result["frontmatter"], "degraded": built}
     conf = result["confidence"]
     level = conf["level"]
     word = CONFIDENCE_WORDS.get(language, {}).get(level)

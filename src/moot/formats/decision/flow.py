@@ -44,6 +44,7 @@ from moot.formats.decision.schemas import (
 )
 from moot.formats.failures import degraded
 from moot.transcript import Transcript, Turn, validate
+from moot.words import words
 
 ROLES = ("debater_a", "debater_b", "debater_c", "debater_d", "judge")
 DEBATERS = ROLES[:4]
@@ -152,7 +153,8 @@ class _Run:
 
     def _fail(self, seat: Seat, position: str, phase: str, reason: str) -> Speech:
         speaker = label(self.lang, "debater", slot=seat.slot)
-        message = label(self.lang, "failed", speaker=speaker, phase=phase, reason=reason)
+        why = words(self.lang).shown(reason)  # recorded in English, said in the debate's
+        message = label(self.lang, "failed", speaker=speaker, phase=phase, reason=why)
         self.engine.notice(message, "warn")
         self.failures.append(
             {"slot": seat.slot, "phase": phase, "reason": reason, "message": message}

@@ -391,7 +391,8 @@ def confirm(engine: Engine, plan: Plan, doubt: UsageError | None = None) -> Plan
         try:
             corrected = apply_corrections(plan, reply)
         except UsageError as exc:
-            engine.notice(f"{exc.message} ({exc.hint})", "warn")
+            said = words(lang).shown  # the correction's problem, in the debate's language
+            engine.notice(f"{said(exc.message)} ({said(exc.hint)})", "warn")
             continue
         if corrected.positions != plan.positions:
             doubt = None  # the user named the positions: the framing's doubt is settled

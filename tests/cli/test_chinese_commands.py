@@ -1,0 +1,422 @@
+"""Everything a Chinese debate shows is Chinese, after the debate too: `moot check`, `moot
+judge`, `moot replay` and `moot history show` on it, a Chinese tournament's report, the
+errors a Chinese debate can end on, the decision document's front matter, a person's seat
+filling in a structured reply, and the page's account of a failed debate.
+
+As in test_chinese_output, the debates run through the real command line on scripted models
+made to answer in Chinese (`--dry-run`); what may stay English is names, model ids, file
+names, JSON keys and numbers. One real debate (gemma3-270m, `real`) does the same, its
+models' own words left out.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from rich.console import Console
+
+from conftest import Cli, real_model_path
+from moot.errors import CallTimeoutError, MootError
+from moot.inference import scripted
+from moot.inference.protocol import ChatRequest, Message
+from moot.transcript import load
+from test_chinese_output import RUNS, Chinese, body, english, run
+
+# A terminal wide enough that a table shows each model id (a path) in full: a name, not
+# words, however long.
+WIDE = {"COLUMNS": "400"}
+# What a hint names for the user to type: options (`--format adversarial`) and commands.
+_TYPED = re.compile(r"--[a-z][a-z-]*(?: [a-z]+\b)?|moot [a-z]+(?: [a-z]+)?")
+
+
+def said(text: str, *, also: tuple[str, ...] = ()) -> list[str]:
+    """The English words of TEXT, leaving out (beside names and ids) what it tells the user
+    to type: an option, a command."""
+    return english(_TYPED.sub(" ", text), also=also)
+
+
+@pytest.fixture(name="chinese")
+def _chinese(monkeypatch: pytest.MonkeyPatch) -> Chinese:
+    """The dry run's scripted models, answering in Chinese (as in test_chinese_output)."""
+    model = Chinese()
+    monkeypatch.setattr(scripted, "_echo", model.speech)
+    monkeypatch.setattr(scripted, "_minimal", model.reply)
+    return model
+
+
+def _ids(tmp_path: Path, models: tuple[str, ...], out: Path) -> tuple[str, ...]:
+    """The paths and model ids a command may print: names, not words."""
+    judged = [str(p) for p in (out / "judged").glob("*.json")] if (out / "judged").is_dir() else []
+    return (*judged, *models, str(out), str(tmp_path))
+
+
+def _models(fmt: str, dry_models: tuple[str, str]) -> tuple[str, ...]:
+    return tuple(a for m in dry_models for a in ("--model", m)) if fmt == "adversarial" else ()
+
+
+@pytest.mark.parametrize("fmt", list(RUNS))
+def test_a_chinese_debate_and_every_command_on_it_show_no_english(
+    fmt: str, cli: Cli, tmp_path: Path, chinese: Chinese, dry_models: tuple[str, str]
+) -> None:
+    printed, out = run(cli, tmp_path, fmt, _models(fmt, dry_models))
+    transcript = str(out / "transcript.json")
+    home = tmp_path / "home"
+    shown: dict[str, str] = {"run": body(printed)}
+
+    document = next(out.glob("*.md")).read_text(encoding="utf-8")
+    shown["document"] = body(document)
+
+    checked = cli("check", transcript, home=home)
+    assert checked.returncode == 0, checked.stderr
+    shown["check"] = checked.stdout + checked.stderr
+
+    judged = cli("judge", transcript, "--judge", dry_models[0], "--dry-run", home=home, env=WIDE)
+    assert judged.returncode == 0, judged.stderr
+    assert "原裁判" in judged.stdout and "一致率" in judged.stdout
+    shown["judge"] = judged.stdout + judged.stderr
+
+    chinese.n = 0  # the scripted models say again what they said: the replay matches
+    same = cli("replay", transcript, "--no-quiet", home=home)
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert re.search(r"全部\d+次发言一致", same.stdout), same.stdout
+    assert "第1轮" in same.stdout  # the live view of the replay: the debate's own
+    shown["replay"] = same.stdout + same.stderr
+
+    differs = cli("replay", transcript, home=home)  # the models go on: the first turn differs
+    assert differs.returncode == 1, differs.stderr
+    assert re.search(r"\d+号发言不一致（第\d轮，", differs.stdout), differs.stdout
+    assert "保存的：" in differs.stdout and "重放的：" in differs.stdout
+    shown["replay differs"] = differs.stdout + differs.stderr
+
+    history = cli("history", "show", str(out), home=home)
+    assert history.returncode == 0, history.stderr
+    shown["history"] = body(history.stdout + history.stderr)
+
+    ids = _ids(tmp_path, tuple(dry_models), out)
+    left = {what: said(text, also=ids) for what, text in shown.items()}
+    assert {what: words for what, words in left.items() if words} == {}, shown
+
+
+def test_the_decision_documents_front_matter_says_why_in_chinese(
+    cli: Cli, tmp_path: Path, chinese: Chinese
+) -> None:
+    """The front matter's keys and identifiers stay what they are (data for grep); why a
+    turn the document is built on was degraded is said to its reader in Chinese."""
+    _, out = run(cli, tmp_path, "decision")
+    text = (out / "decision.md").read_text(encoding="utf-8")
+    front = yaml.safe_load(text.split("---\n")[1])
+    degraded = front["degraded"]
+    assert degraded, text  # the scripted models drift into English: those turns are degraded
+    assert {english(d["why"]) == [] for d in degraded} == {True}, degraded
+    assert "转为英文：在转换之前结束" in {d["why"] for d in degraded}
+    assert {d["role"] for d in degraded} <= {"debater_a", "debater_b", "debater_c", "judge"}
+    saved, _ = load(out / "transcript.json")  # the transcript keeps the English flags
+    assert any(f.startswith("changed into English") for t in saved.turns for f in t.flags)
+
+
+def test_an_english_decisions_front_matter_is_as_it_was(cli: Cli, tmp_path: Path) -> None:
+    """English output is unchanged: the reason recorded is the reason shown."""
+    out = tmp_path / "en"
+    args = ["Postgres or SQLite for a small app", "--format", "decision", "--dry-run"]
+    done = cli("run", *args, "--yes", "--seed", "3", "--out", str(out), home=tmp_path / "h")
+    assert done.returncode == 0, done.stderr
+    front = yaml.safe_load((out / "decision.md").read_text(encoding="utf-8").split("---\n")[1])
+    saved, _ = load(out / "transcript.json")
+    flagged = ["; ".join([*t.flags, *([t.note] if t.note else [])]) for t in saved.turns]
+    assert [d["why"] for d in front["degraded"]] == [f for f in flagged if f]
+
+
+def _times_out(request: ChatRequest) -> str:
+    raise CallTimeoutError(seconds=240, model="echo:x")
+
+
+@pytest.mark.parametrize("fmt", list(RUNS))
+def test_a_chinese_debate_that_fails_says_why_in_chinese(
+    fmt: str,
+    cli: Cli,
+    tmp_path: Path,
+    chinese: Chinese,
+    dry_models: tuple[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every speech times out: each format ends on its error, and the error, its hint and
+    the notices before them are in Chinese."""
+    monkeypatch.setattr(scripted, "_echo", _times_out)
+    args = [*RUNS[fmt], "--format", fmt, "--dry-run", "--yes", "--no-save"]
+    done = cli("run", *args, *_models(fmt, dry_models), home=tmp_path / "home")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.startswith("错误：") and "\n提示：" in done.stderr, done.stderr
+    assert "没有在240秒内完成" in done.stdout + done.stderr
+    printed = done.stdout + done.stderr
+    assert said(printed, also=(*dry_models, "echo:x")) == [], printed
+
+
+def test_english_errors_are_as_they_were(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scripted, "_echo", _times_out)
+    done = cli("run", "Cities should ban cars", "--dry-run", "--no-save", home=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == (
+        "error: echo:x did not finish within 240 s\n"
+        "hint: raise --call-timeout, shorten turns with --max-tokens, or use a smaller model\n"
+    )
+
+
+def test_a_chinese_seat_whose_input_ends_says_so_in_chinese(
+    cli: Cli, tmp_path: Path, chinese: Chinese
+) -> None:
+    args = ["本院认为城市应该禁止汽车", "--dry-run", "--role", "opposition=human", "--no-save"]
+    done = cli("run", *args, home=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("错误： 输入在信息点提问 🔴 反方"), done.stderr
+    assert "之前就结束了\n提示： 没有保存任何内容" in done.stderr
+    assert said(done.stdout + done.stderr, also=("echo:", "smollm2-135m")) == []
+
+
+def test_an_unfinished_chinese_debate_is_shown_in_chinese(
+    cli: Cli, tmp_path: Path, chinese: Chinese
+) -> None:
+    """The person's input ends at their first turn: the debate stops there, saved; `moot
+    history show` lists its finished turns under the seats' and steps' Chinese names."""
+    out = tmp_path / "d1"
+    args = ["本院认为城市应该禁止汽车", "--dry-run", "--role", "opposition=human"]
+    done = cli("run", *args, "--out", str(out), home=tmp_path)
+    assert done.returncode == 2
+    assert (
+        "：已完成的发言保存在" in done.stderr
+        and "`moot resume d1` 会再次请你完成这一轮" in done.stderr
+    )
+    shown = cli("history", "show", str(out), home=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "正方 · 发言" in shown.stdout
+    assert said(shown.stdout) == [] and said(done.stderr, also=(str(out), "journal.jsonl")) == []
+
+
+def test_a_chinese_decisions_refusal_is_an_error_in_chinese(
+    cli: Cli, tmp_path: Path, chinese: Chinese, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def uncontested(schema: Any) -> dict[str, Any]:
+        reply = chinese.reply(schema)
+        return {**reply, "contested": False} if "contested" in reply else reply
+
+    monkeypatch.setattr(scripted, "_minimal", uncontested)
+    done = cli("run", "城市应该禁止汽车吗", "--format", "decision", "--dry-run", home=tmp_path)
+    assert done.returncode == 2
+    error = "".join(done.stderr.split())
+    assert error.startswith("错误：议题不是在几个具名立场之间的有争议的选择")
+    assert "提示：用--positionsA--positionsB给出2到4个选项" in error
+    assert said(done.stderr) == [], done.stderr
+
+
+def test_a_chinese_tournament_reports_in_chinese(
+    cli: Cli, tmp_path: Path, chinese: Chinese, dry_models: tuple[str, str]
+) -> None:
+    motions = tmp_path / "motions.txt"
+    motions.write_text("城市应该禁止汽车吗\n学校应该取消作业吗\n", encoding="utf-8")
+    out = tmp_path / "tour"
+    models = [a for m in dry_models for a in ("--model", m)]
+    args = ["--motions", str(motions), "--max-rounds", "3", "--seed", "3", "--out", str(out)]
+    done = cli(
+        "tournament", *models, *args, "--dry-run", "--bootstrap", "50", home=tmp_path, env=WIDE
+    )
+    assert done.returncode == 0, done.stderr
+    printed = done.stdout + done.stderr
+    assert "锦标赛（牛津式辩论，4场辩论）" in printed and "守规情况" in printed
+    assert "席位偏向：" in printed and re.search(r"获胜（[正反]方，|平局", printed)
+    files = ("ratings.json", "ratings.csv", "ratings.png", "judges.csv")
+    debates = tuple(p.name for p in (out / "debates").iterdir())
+    ids = (*dry_models, str(out), str(tmp_path), *files, *debates)
+    assert said(printed, also=ids) == [], printed
+
+
+def test_an_english_tournament_reports_as_it_did(
+    cli: Cli, tmp_path: Path, dry_models: tuple[str, str]
+) -> None:
+    motions = tmp_path / "motions.txt"
+    motions.write_text("Cities should ban cars\nSchools should drop homework\n", encoding="utf-8")
+    models = [a for m in dry_models for a in ("--model", m)]
+    args = ["--motions", str(motions), "--max-rounds", "3", "--seed", "3", "--out", str(tmp_path)]
+    done = cli(
+        "tournament", *models, *args, "--dry-run", "--bootstrap", "50", home=tmp_path, env=WIDE
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Tournament (oxford, 4 debates)" in done.stdout
+    assert "Rule-keeping (every turn, in every seat)" in done.stdout
+    assert "side bias: the same side won both debates of" in done.stdout
+    assert re.search(r"✓ 001-motion1-a-vs-b: \S+ wins \(proposition, \w+\)", done.stdout)
+
+
+# -- a person's seat, a structured reply ----------------------------------------------------
+
+
+def _seat(typed: str, *, interactive: bool) -> tuple[Any, io.StringIO]:
+    from moot.cli.seat import Reader, TerminalSeat
+    from moot.inference.human import HumanSeat
+
+    shown = io.StringIO()
+    console = Console(file=shown, width=200, force_terminal=False)
+    seat = TerminalSeat(console, Reader(io.StringIO(typed)), interactive=interactive)
+    return HumanSeat(seat), shown
+
+
+REQUEST = ChatRequest(
+    messages=(
+        Message(role="system", content="你是完整性裁判。"),
+        Message(role="user", content="辩题：本院认为城市应该禁止汽车。请评估本轮。"),
+    )
+)
+
+
+def test_a_person_filling_in_a_chinese_reply_from_piped_input_is_asked_in_chinese() -> None:
+    from moot.formats.oxford.schemas import CompletenessReply
+
+    answers = [
+        "{不是JSON",
+        json.dumps({"score": 11, "reasoning": "双方都论证了"}, ensure_ascii=False),
+        json.dumps({"reasoning": "双方都论证了"}, ensure_ascii=False),
+        "[1, 2]",
+        json.dumps({"score": 6, "reasoning": "双方都论证了"}, ensure_ascii=False),
+    ]
+    human, shown = _seat("".join(f"{a}\n.\n" for a in answers), interactive=False)
+    reply, _ = human.fill(
+        REQUEST, CompletenessReply, role="judge", label="⚖️ 完整性裁判", language="zh"
+    )
+    assert reply.score == 6
+    out = shown.getvalue()
+    assert "⚖️ 完整性裁判：填写完整性评估" in out and "[系统]" in out
+    assert "一个 JSON 对象，包含 score（数字 0到10）、reasoning（文字，最多300个字符）" in out
+    assert "未被接受：不是有效的 JSON（第1行）；请重新填写" in out
+    assert "未被接受：得分：应不大于10；请重新填写" in out
+    assert "未被接受：得分：缺少这一项；请重新填写" in out
+    assert "未被接受：不是 JSON 对象" in out
+    assert english(out, also=("score", "reasoning", "JSON")) == [], out
+
+
+def test_a_person_filling_in_a_chinese_reply_at_a_terminal_is_asked_in_chinese() -> None:
+    from moot.formats.oxford.schemas import CompletenessRubric
+
+    fields = list(CompletenessRubric.model_fields)
+    typed = "是\n否\n是\n是\n否\n双方都论证了，但正方没有给出数据。\n"
+    human, shown = _seat(typed, interactive=True)
+    reply, _ = human.fill(REQUEST, CompletenessRubric, role="judge", label="⚖️ 裁判", language="zh")
+    assert reply.proposition_argued_for_motion and not reply.opposition_argued_against_motion
+    out = shown.getvalue()
+    assert "proposition_argued_for_motion（是或否）: " in out
+    assert "reasoning（文字，最多300个字符）: " in out
+    assert english(out, also=tuple(fields)) == [], out
+
+
+def test_an_english_seats_form_is_as_it_was() -> None:
+    from moot.formats.oxford.schemas import CompletenessReply
+
+    human, shown = _seat(
+        '{"score": 11, "reasoning": "r"}\n.\n{"score": 6, "reasoning": "r"}\n.\n', interactive=False
+    )
+    human.fill(REQUEST, CompletenessReply, role="judge", label="⚖️ Judge")
+    out = shown.getvalue()
+    assert "⚖️ Judge: fill in the CompletenessReply" in out and "[system]" in out
+    listed = "a JSON object with score (a number 0 to 10), reasoning (text, at most 300 characters)"
+    assert f"{listed}; end with a line holding only '.'" in out
+    assert "not taken: score: Input should be less than or equal to 10; give it again" in out
+
+
+# -- the page -----------------------------------------------------------------------------
+
+
+def test_the_page_says_why_a_chinese_debate_failed_in_chinese() -> None:
+    from moot.web.jobs import Hub, Job
+
+    def fails(job: Job) -> None:
+        raise MootError(
+            "no debater gave a usable opening",
+            hint="check the models (moot models verify), try another --seed or a larger model",
+        )
+
+    hub = Hub()
+    zh_job = hub.submit(Job(fails, kind="debate", title="t", holds=("m",), language="zh"))
+    english_job = hub.submit(Job(fails, kind="debate", title="t", holds=("n",)))
+    for job in (zh_job, english_job):
+        _wait(lambda job=job: job.over)  # type: ignore[misc]
+    assert zh_job.error == {
+        "message": "没有一位辩手给出可用的开篇陈述",
+        "hint": "检查模型（moot models verify），换一个 --seed 或更大的模型",
+    }
+    assert english_job.error is not None
+    assert english_job.error["message"] == "no debater gave a usable opening"
+
+
+def _wait(condition: Any, timeout: float = 5) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+# -- a real debate --------------------------------------------------------------------------
+
+
+def _said_by_models(out: Path) -> set[str]:
+    """Every ASCII word the models themselves said (their speeches, replies and thinking):
+    theirs to say, in whatever language; what is left is moot's own."""
+    saved, _ = load(out / "transcript.json")
+    said = " ".join(
+        " ".join([t.text, t.reasoning or "", json.dumps(t.data or {}, ensure_ascii=False)])
+        for t in saved.turns
+    )
+    return set(re.findall(r"[A-Za-z]{2,}", said))
+
+
+@pytest.mark.real
+def test_a_real_chinese_debate_and_every_command_on_it_show_no_english(
+    cli: Cli, tmp_path: Path
+) -> None:
+    model, out, home = str(real_model_path("gemma3-270m")), tmp_path / "real", tmp_path / "home"
+    # A challenge of one round: a real model's Chinese through every command, in a fraction
+    # of an Oxford debate's time (the scripted tests above cover each format's words).
+    args = ["城市应该禁止汽车吗", "--model", model, "--format", "challenge", "--rounds", "1"]
+    args += ["--seed", "3"]
+    more = ["--max-tokens", "32", "--lang", "zh", "--out", str(out)]
+    done = cli.subprocess("run", *args, *more, home=home, env=WIDE, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    document = (out / "debate.md").read_text(encoding="utf-8")
+    shown = {"run": body(done.stdout + done.stderr), "document": document}
+    transcript = str(out / "transcript.json")
+    checked = cli.subprocess("check", transcript, home=home)
+    shown["check"] = checked.stdout + checked.stderr
+    judged = cli.subprocess("judge", transcript, "--judge", model, home=home, env=WIDE, timeout=900)
+    assert judged.returncode == 0, judged.stderr[-2000:]
+    shown["judge"] = judged.stdout + judged.stderr
+    history = cli.subprocess("history", "show", str(out), home=home, env=WIDE)
+    shown["history"] = history.stdout + history.stderr
+    theirs = _said_by_models(out)
+    # The challenge names each side's backend and model file: names, not words.
+    ids = _ids(tmp_path, (model, Path(model).name, Path(model).stem, "llama.cpp"), out)
+    left = {w: [x for x in said(t, also=ids) if x not in theirs] for w, t in shown.items()}
+    assert {w: x for w, x in left.items() if x} == {}, shown
+
+
+def test_with_no_motion_a_chinese_run_offers_its_examples_in_chinese(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    import typer
+
+    from moot.cli.run import _motion
+
+    asked: list[str] = []
+    monkeypatch.setattr(sys, "stdin", type("Tty", (io.StringIO,), {"isatty": lambda s: True})())
+    monkeypatch.setattr(typer, "prompt", lambda text, **_: asked.append(text) or "1")
+    assert _motion(None, "zh", yes=False).startswith("本院")
+    assert _motion(None, "en", yes=False).startswith("This House")
+    assert asked == ["没有给出辩题；请选一个", "No motion given; pick one"]
+    assert english(capsys.readouterr().out.split("This House")[0]) == []
