@@ -213,14 +213,20 @@ class _Api:
 
         return EventSourceResponse(stream(), ping=15)
 
-    async def seat(self, request: Request) -> Response:
-        """A person's answer from the page to what their seat was asked."""
+    async def _answer(self, request: Request) -> tuple[Job, dict[str, Any]] | Response:
+        """The job a page answers and the form it answers with, or the response refusing it."""
         job = self.hub.get(request.path_params["job"])
         if job is None:
             return _missing("no such debate")
         form = await _form(request)
-        if isinstance(form, Response):
-            return form
+        return form if isinstance(form, Response) else (job, form)
+
+    async def seat(self, request: Request) -> Response:
+        """A person's answer from the page to what their seat was asked."""
+        answering = await self._answer(request)
+        if isinstance(answering, Response):
+            return answering
+        job, form = answering
         if job.seat is None:
             return _conflict("no person holds a seat in this debate", "give a seat the model human")
         problem = job.seat.answer(form)
@@ -231,12 +237,10 @@ class _Api:
     async def evidence(self, request: Request) -> Response:
         """The page's answer to an adversarial review's request for evidence: the text, or
         none; a problem with the text is named beside its field."""
-        job = self.hub.get(request.path_params["job"])
-        if job is None:
-            return _missing("no such debate")
-        form = await _form(request)
-        if isinstance(form, Response):
-            return form
+        answering = await self._answer(request)
+        if isinstance(answering, Response):
+            return answering
+        job, form = answering
         if job.evidence is None:
             return _conflict("the debate asks for no evidence", "reload the page")
         try:

@@ -7,18 +7,14 @@ handed only what it takes."""
 
 from __future__ import annotations
 
-import queue
-import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from moot.errors import MootError, UsageError
 from moot.formats.adversarial.evidence import EvidenceAsked, EvidenceGiven, check_given
 from moot.formats.adversarial.schemas import EVIDENCE_BYTES
-from moot.inference.human import SeatLeft
+from moot.web.waiting import PageWait, Wire
 
-Wire = dict[str, Any]
-_CLOSED = object()
 STOPPED = "the debate was stopped while it waited for the evidence asked for"
 
 
@@ -40,27 +36,17 @@ def asked_wire(number: int, asked: EvidenceAsked) -> Wire:
     }
 
 
-class WebEvidence:
+class WebEvidence(PageWait[tuple[int, EvidenceAsked]]):
     """The page's side of a debate's proposals (`moot.Debate`'s ask): a request for evidence
     is put to the page; any other proposal is answered as when no one is there ("")."""
 
     def __init__(self) -> None:
-        self._publish: Callable[[Wire], None] = lambda item: None
-        self._answers: queue.Queue[object] = queue.Queue()
-        self._lock = threading.Lock()
-        self._open: tuple[int, EvidenceAsked] | None = None
+        super().__init__(
+            stopped=STOPPED,
+            hint="resume it from the history: it is asked again",
+            done="evidence_done",
+        )
         self._asked = 0
-        self._closed = False
-
-    def attach(self, publish: Callable[[Wire], None]) -> None:
-        """Where each request goes: the job's pages."""
-        self._publish = publish
-
-    def close(self) -> None:
-        """The debate stops: a request waiting for its answer is left."""
-        with self._lock:
-            self._closed = True
-        self._answers.put(_CLOSED)
 
     # -- the debate's side ----------------------------------------------------------------
 
@@ -68,26 +54,11 @@ class WebEvidence:
         if not isinstance(proposal, EvidenceAsked):
             return ""
         with self._lock:
-            if self._closed:
-                raise SeatLeft(STOPPED, hint="resume it from the history: it is asked again")
             self._asked += 1
             number = self._asked
-            self._open = (number, proposal)
-        self._publish(asked_wire(number, proposal))
-        try:
-            while True:
-                item = self._answers.get()
-                if item is _CLOSED:
-                    raise SeatLeft(STOPPED, hint="resume it from the history: it is asked again")
-                assert isinstance(item, tuple)
-                answered, reply = item
-                if answered == number:
-                    assert isinstance(reply, str)
-                    return reply  # "", or an EvidenceGiven
-        finally:
-            with self._lock:
-                self._open = None
-            self._publish({"type": "evidence_done", "ask": number})
+        reply = self._wait(number, (number, proposal), asked_wire(number, proposal))
+        assert isinstance(reply, str)
+        return reply  # "", or an EvidenceGiven
 
     # -- the page's side ------------------------------------------------------------------
 
@@ -103,9 +74,7 @@ class WebEvidence:
                     hint="reload the page: it shows what the debate asks now",
                 )
             number, asked = opened
-            reply = _reply(asked, body)
-            self._open = None  # answered: a second answer to it is refused
-            self._answers.put((number, reply))
+            self._give(number, _reply(asked, body))
 
 
 def _reply(asked: EvidenceAsked, body: Mapping[str, Any]) -> str:

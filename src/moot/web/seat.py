@@ -3,16 +3,13 @@
 
 from __future__ import annotations
 
-import queue
-import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from moot.inference.human import Ask, Said, SeatLeft, form_fields
+from moot.inference.human import Ask, Said, form_fields
+from moot.web.waiting import PageWait, Wire
 
-Wire = dict[str, Any]
 SPEECH_LIMIT = 20_000  # characters of one typed turn: far past any step's limit
-_CLOSED = object()
 STOPPED = "the debate was stopped while a person's seat waited for its answer"
 
 
@@ -38,25 +35,15 @@ def ask_wire(ask: Ask) -> Wire:
     }
 
 
-class WebSeat:
+class WebSeat(PageWait[Ask]):
     """The console of a human seat in a job of `moot serve`."""
 
     def __init__(self) -> None:
-        self._publish: Callable[[Wire], None] = lambda item: None
-        self._answers: queue.Queue[object] = queue.Queue()
-        self._lock = threading.Lock()
-        self._open: Ask | None = None
-        self._closed = False
-
-    def attach(self, publish: Callable[[Wire], None]) -> None:
-        """Where each ask goes: the job's pages."""
-        self._publish = publish
-
-    def close(self) -> None:
-        """The debate stops: a seat waiting for its answer leaves it."""
-        with self._lock:
-            self._closed = True
-        self._answers.put(_CLOSED)
+        super().__init__(
+            stopped=STOPPED,
+            hint="resume it from the history: the seat is asked again",
+            done="seat_done",
+        )
 
     @property
     def waiting(self) -> Ask | None:
@@ -65,34 +52,17 @@ class WebSeat:
 
     # -- the debate's side ----------------------------------------------------------------
 
-    def _wait(self, ask: Ask) -> Any:
-        with self._lock:
-            if self._closed:
-                raise SeatLeft(STOPPED, hint="resume it from the history: the seat is asked again")
-            self._open = ask
-        self._publish(ask_wire(ask))
-        try:
-            while True:
-                item = self._answers.get()
-                if item is _CLOSED:
-                    raise SeatLeft(STOPPED, hint="resume it from the history")
-                assert isinstance(item, tuple)
-                number, value = item
-                if number == ask.number:
-                    return value
-        finally:
-            with self._lock:
-                self._open = None
-            self._publish({"type": "seat_done", "ask": ask.number})
+    def _ask(self, ask: Ask) -> Any:
+        return self._wait(ask.number, ask, ask_wire(ask))
 
     def speech(self, ask: Ask) -> Said:
-        return Said(str(self._wait(ask)))
+        return Said(str(self._ask(ask)))
 
     def decision(self, ask: Ask) -> bool:
-        return bool(self._wait(ask))
+        return bool(self._ask(ask))
 
     def form(self, ask: Ask) -> Mapping[str, Any]:
-        value = self._wait(ask)
+        value = self._ask(ask)
         return value if isinstance(value, Mapping) else {}
 
     # -- the page's side ------------------------------------------------------------------
@@ -106,8 +76,7 @@ class WebSeat:
                 return "the seat is not waiting for this answer"
             problem, value = _value(ask, body)
             if problem is None:
-                self._open = None  # answered: a second answer to it is refused
-                self._answers.put((ask.number, value))
+                self._give(ask.number, value)
         return problem
 
 
