@@ -263,3 +263,33 @@ def test_a_debate_that_asks_nothing_refuses_an_answer(served: Served) -> None:
     assert refused.json()["error"]["message"] == "the debate is not waiting for this evidence"
     missing = served.client.post("/api/jobs/nope/evidence", json={"ask": 1, "skip": True})
     assert missing.status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("language", "says"),
+    [("zh", "无法使用这份证据：它必须是不为空、不含二进制字节的 UTF-8 文本，"
+            "不超过65,536字节、120字"),
+     ("en", "evidence file pasted.txt holds no words")],
+)  # fmt: skip
+def test_evidence_refused_in_a_review_is_said_in_the_reviews_language(
+    language: str, says: str
+) -> None:
+    import threading
+
+    from moot.errors import UsageError
+    from moot.formats.adversarial.evidence import EvidenceAsked
+    from moot.web.evidence import WebEvidence
+
+    page, shown = WebEvidence(), []
+    page.attach(shown.append)
+    asked = EvidenceAsked("?", round=2, requests={"甲": WANTED}, room=120, language=language)
+    answers: list[str] = []
+    review = threading.Thread(target=lambda: answers.append(page.ask(asked)))
+    review.start()
+    wait(lambda: shown)
+    with pytest.raises(UsageError) as refused:
+        page.answer({"ask": 1, "text": "   ", "name": ""})
+    assert refused.value.message.startswith(says), refused.value.message
+    page.answer({"ask": 1, "skip": True})  # the request stayed open: going on without closes it
+    review.join(timeout=10)
+    assert answers == [""]

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from moot.errors import MootError, UsageError
+from moot.formats.adversarial import text
 from moot.formats.adversarial.evidence import EvidenceAsked, EvidenceGiven, check_given
 from moot.formats.adversarial.schemas import EVIDENCE_BYTES
 from moot.web.waiting import PageWait, Wire
@@ -74,7 +75,15 @@ class WebEvidence(PageWait[tuple[int, EvidenceAsked]]):
                     hint="reload the page: it shows what the debate asks now",
                 )
             number, asked = opened
-            self._give(number, _reply(asked, body))
+            try:
+                reply = _reply(asked, body)
+            except UsageError as exc:
+                if asked.language == "en":
+                    raise
+                # Said in the review's language: what evidence must be.
+                why = text.evidence_refused(asked.language, asked.room, exc.message)
+                raise UsageError(why, field=exc.field) from None
+            self._give(number, reply)
 
 
 def _reply(asked: EvidenceAsked, body: Mapping[str, Any]) -> str:
