@@ -169,6 +169,25 @@ def test_english_errors_are_as_they_were(
     )
 
 
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [(["--max-rounds", "9"], "错误： --max-rounds 9 不允许：应不大于8\n提示： 请用3到8之间的值\n"),
+     (["--format", "adversarial"], "错误： 对抗式审查至少需要两个参与者，现在是0个\n"),
+     (["--model", "nosuch"], "错误： 未知模型 'nosuch'\n"),
+     (["--rounds", "2"], "错误： --rounds 不适用于 --format oxford\n"),
+     (["--temperature", "judge=5"], "错误： --temperature judge=5.0 不允许：应不大于2\n")],
+)  # fmt: skip
+def test_a_setting_wrong_for_a_chinese_motion_is_said_in_chinese(
+    cli: Cli, tmp_path: Path, args: list[str], says: str
+) -> None:
+    done = cli("run", "城市应该禁止汽车吗", *args, "--dry-run", home=tmp_path)
+    assert done.returncode == 2 and done.stderr.startswith(says), done.stderr
+    typed = ("nosuch", "smollm2-135m", "gemma3-270m", ".gguf", "hf:OWNER/REPO/FILE.gguf")
+    assert said(done.stderr, also=typed) == [], done.stderr
+    english = cli("run", "Cities should ban cars", *args, "--dry-run", home=tmp_path)
+    assert english.returncode == 2 and english.stderr.startswith("error: "), english.stderr
+
+
 def test_a_chinese_seat_whose_input_ends_says_so_in_chinese(
     cli: Cli, tmp_path: Path, chinese: Chinese
 ) -> None:

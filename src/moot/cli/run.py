@@ -34,7 +34,7 @@ from moot.formats import get_format
 from moot.formats.adversarial.text import evidence_prompt
 from moot.formats.oxford.flow import EXAMPLE_MOTIONS, label
 from moot.inference.human import SeatLeft, is_human_ref
-from moot.prompts import resolve_language
+from moot.prompts import LANGUAGES, resolve_language
 from moot.render import LiveView, safe, show_document
 from moot.runner import DebateRun as Runner
 from moot.runner import ReplayReport
@@ -127,6 +127,8 @@ def run(
     if no_save and out is not None:
         raise UsageError("--no-save and --out contradict each other", hint="choose one")
     text = _motion(motion, lang, yes=yes, fmt=fmt)
+    if lang == "auto" or lang in LANGUAGES:  # a wrong setting is said in the debate's language
+        speak(resolve_language(lang, text))
     if fmt == "oxford" and sys.stdin.isatty() and not yes:  # the rulebook's first step
         text, params = confirm(
             console,
