@@ -214,8 +214,8 @@ def test_two_real_debates_at_once_each_in_a_worker_of_its_own(tmp_path: Path, cl
         folder = out / "debates" / debate["id"]
         transcript = json.loads((folder / "transcript.json").read_text())
         assert transcript["params"]["decoding"] == {"parallel": 2, "threads": threads}
-        responses = [t["text"] for t in transcript["turns"] if t["step"] == "response"]
-        assert len(responses) == 2 and all(responses)
+        sides = [t["text"] for t in transcript["turns"] if t["role"] in ("proposer", "challenger")]
+        assert len(sides) == 4 and all(sides)  # an opening, a response, a defence, a follow-up
         verdict = json.loads((folder / "verdict.json").read_text())
         assert verdict["winner"] in ("proposition", "opposition", "draw")
     assert "Tournament (challenge, 2 debates)" in proc.stdout
