@@ -4,6 +4,7 @@ and the setup the runner runs. `moot run`, `moot.debate` and tournaments all com
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -121,19 +122,26 @@ def installed_models() -> tuple[tuple[str, int], ...]:
     return tuple((m.id, m.size or 0) for m in store.list_models() if m.installed and m.usable)
 
 
+def refuse_unknown(names: Iterable[str], *, prefix: str = "") -> None:
+    """A one-line UsageError for the first of NAMES that no format declares as a parameter
+    (its field: PREFIX and the name)."""
+    known = parameters()
+    for name in names:
+        if name not in known:
+            raise UsageError(
+                f"unknown parameter {name!r}",
+                hint=f"parameters are: {', '.join(known)}",
+                field=prefix + name,
+            )
+
+
 def format_params(fmt: Format, given: FormatParams, models: tuple[str, ...] = ()) -> BaseModel:
     """The format's own params from what the caller gave, validated by the format. A parameter
     the format does not read is refused, not ignored; None (or nothing, for one given several
     times) is a parameter not given."""
     given = {name: value for name, value in given.items() if value not in (None, (), [])}
-    known = parameters()
+    refuse_unknown(given, prefix="params.")
     for name in given:
-        if name not in known:
-            raise UsageError(
-                f"unknown parameter {name!r}",
-                hint=f"parameters are: {', '.join(known)}",
-                field=f"params.{name}",
-            )
         if name not in fmt.reads:
             reads = ", ".join(sorted(p.option for p in fmt.parameters))
             raise UsageError(

@@ -221,11 +221,7 @@ def test_an_unfinished_chinese_debate_is_shown_in_chinese(
 def test_a_chinese_decisions_refusal_is_an_error_in_chinese(
     cli: Cli, tmp_path: Path, chinese: Chinese, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def uncontested(schema: Any) -> dict[str, Any]:
-        reply = chinese.reply(schema)
-        return {**reply, "contested": False} if "contested" in reply else reply
-
-    monkeypatch.setattr(scripted, "_minimal", uncontested)
+    monkeypatch.setattr(scripted, "_minimal", chinese.uncontested)
     done = cli("run", "城市应该禁止汽车吗", "--format", "decision", "--dry-run", home=tmp_path)
     assert done.returncode == 2
     error = "".join(done.stderr.split())

@@ -92,6 +92,11 @@ class Chinese:
             return node.get("maximum", node.get("minimum", 0))
         return True if kind == "boolean" else None
 
+    def uncontested(self, schema: Any) -> dict[str, Any]:
+        """Its reply, finding the topic no contested choice (the decision format's refusal)."""
+        reply = self.reply(schema)
+        return {**reply, "contested": False} if "contested" in reply else reply
+
 
 @pytest.fixture
 def chinese(monkeypatch: pytest.MonkeyPatch) -> Chinese:
@@ -225,11 +230,7 @@ def test_a_chinese_decision_says_in_chinese_why_its_topic_cannot_be_debated(
 ) -> None:
     """The framing's refusal, a notice before the run stops, is in the debate's language."""
 
-    def uncontested(schema: Any) -> dict[str, Any]:
-        reply = chinese.reply(schema)
-        return {**reply, "contested": False} if "contested" in reply else reply
-
-    monkeypatch.setattr(scripted, "_minimal", uncontested)
+    monkeypatch.setattr(scripted, "_minimal", chinese.uncontested)
     args = ["城市应该禁止汽车吗", "--format", "decision", "--dry-run", "--yes"]
     done = cli("run", *args, home=tmp_path / "home")
     assert done.returncode == 2

@@ -26,7 +26,7 @@ from moot.inference.protocol import ChatModel
 from moot.models import store
 from moot.runner import DebateRun as _Runner
 from moot.runner import resume_setup
-from moot.settings import DebateSettings, DebateSetup, prepare, settings
+from moot.settings import DebateSettings, DebateSetup, prepare, refuse_unknown, settings
 from moot.transcript import Record, Transcript, Turn
 
 Models = str | Sequence[str] | None
@@ -290,14 +290,8 @@ def debate_settings(
 ) -> DebateSettings:
     """The validated settings of a debate; a MootError names the first bad one."""
     fmt = get_format(format)
-    known = parameters()
+    refuse_unknown(params)
     for name in params:
-        if name not in known:
-            raise UsageError(
-                f"unknown parameter {name!r}",
-                hint=f"parameters are: {', '.join(known)}",
-                field=name,
-            )
         if name not in fmt.reads:
             raise UsageError(
                 f"the {fmt.name} format has no parameter {name!r}",
