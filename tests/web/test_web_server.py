@@ -275,6 +275,11 @@ def test_a_debate_streams_its_turns_then_its_document(client: httpx.Client) -> N
     assert len(saved["list"]) == len(finished_turns) == saved["turns"]
     assert saved["list"][0]["label"] == "Proposition · speech"
     assert [s["round"] for s in saved["scores"]] == [2, 3]
+    # A saved debate's scores are shown as the live page got them: the score events.
+    live = [e for e in seen if e["type"] == "score"]
+    assert saved["scores"] == live
+    for score in saved["scores"]:
+        validator.validate(score)
 
 
 def test_an_adversarial_review_from_the_page_shows_its_evidence_files(

@@ -7,8 +7,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from moot import files, history
-from moot.events import EVENTS, Event, TurnFinished
+from moot.events import EVENTS, Event, Scored, TurnFinished
 from moot.formats import NAMES as FORMATS
 from moot.formats import get_format
 from moot.transcript import DebateRecord, Turn, read_records
@@ -106,15 +108,13 @@ def saved_debate(debate: history.SavedDebate) -> Wire:
         threshold = None
     scores = []
     for rnd, score in _mapping(record.get("scores")).items():
-        if isinstance(score, dict) and isinstance(score.get("score"), int | float):
-            scores.append(
-                {
-                    "round": int(rnd) if str(rnd).isdigit() else rnd,
-                    "score": score["score"],
-                    "threshold": threshold,
-                    "reasoning": str(score.get("reasoning") or ""),
-                }
-            )
+        # Each round's score as the live page got it: the journal's record, as its event.
+        kept = {**_mapping(score), "round": rnd, "threshold": threshold, "type": "score"}
+        try:
+            scored = Scored.model_validate(kept)
+        except ValidationError:
+            continue  # a score the file holds that is not one: shown as no score
+        scores.append(EVENTS.dump_python(scored, mode="json"))
     return {
         **saved_summary(debate),
         "language": language,
