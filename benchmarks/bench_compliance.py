@@ -31,6 +31,7 @@ LANGUAGES = {"oxford": ("en", "zh"), "challenge": ("en",), "decision": ("en",),
 def one(fmt: str, model: str, lang: str, *, seed: int = 7) -> dict[str, Any]:
     import moot
     from moot.debate_check import check_debate
+    from moot.runner import saved_sides
     from moot.transcript import load
 
     options = dict(RUNS[fmt])
@@ -44,8 +45,8 @@ def one(fmt: str, model: str, lang: str, *, seed: int = 7) -> dict[str, Any]:
         start = time.perf_counter()
         moot.debate(TOPIC[lang], format=fmt, lang=lang, seed=seed, out=out, **options)
         wall = time.perf_counter() - start
-        transcript, _ = load(out / "transcript.json")
-    report = check_debate(transcript)
+        transcript, data = load(out / "transcript.json")
+    report = check_debate(transcript, saved_sides(data))
     return {"wall_s": round(wall, 1), **report.summary()}
 
 

@@ -290,14 +290,6 @@ _NARRATING_VERBS = (
     r"claims|claimed|opens|opened|concludes|concluded|notes|noted|points out|pointed out|"
     r"presents|presented|rebuts|rebutted|counters|countered|believes|maintains|asserts)\b"
 )
-# What each seat that speaks for a side is called in the third person.
-_OWN_NAMES = {
-    "proposition": ("proposition", "government", "正方"),
-    "opposition": ("opposition", "反方"),
-    "devil": ("devil's advocate", "devil", "魔鬼代言人"),
-    "proposer": ("proposer", "提议方"),
-    "challenger": ("challenger", "挑战方"),
-}
 COPY_SPAN = {"en": 10, "zh": 20}  # words (字) in a row taken from another speaker: copying
 
 
@@ -319,14 +311,15 @@ class Voice:
 PLAIN_VOICE = Voice()  # an English turn of a seat that speaks for no side, after no one
 
 
-def voice_for(role: str, language: str, others: Sequence[str] = (), motion: str = "") -> Voice:
-    """The voice rules of ROLE's turn in a debate in LANGUAGE, after the OTHERS' turns."""
-    own = _OWN_NAMES.get(role)
-    if own is None and role.startswith(("debater_", "participant_")):
-        own = (role.replace("_", " "),)
-    if not own:  # a chair, judge or summariser may quote any speaker: that is its job
+def voice_for(
+    side: tuple[str, ...], language: str, others: Sequence[str] = (), motion: str = ""
+) -> Voice:
+    """The voice rules of a turn in a debate in LANGUAGE, after the OTHERS' turns, of a seat
+    whose SIDE names are what it is called in the third person (the format's cast declares
+    them: `Cast.sides`); none: it speaks for no side."""
+    if not side:  # a chair, judge or summariser may quote any speaker: that is its job
         return Voice(language)
-    return Voice(language, own, copy_spans(others, language, motion))
+    return Voice(language, side, copy_spans(others, language, motion))
 
 
 def shared_text(motion: str, evidence: object = ()) -> str:

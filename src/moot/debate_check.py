@@ -5,6 +5,7 @@ found said to be one the debate declares (its turn's flags name it) or not."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,10 +111,12 @@ class DebateCheck:
         }
 
 
-def check_debate(transcript: Transcript) -> DebateCheck:
+def check_debate(transcript: Transcript, sides: Mapping[str, tuple[str, ...]]) -> DebateCheck:
     """Every turn measured and read again from its text (what the file holds now, not what
     the turn says of itself): length against its limit, the voice rules, its language, and
-    a structured reply's prose."""
+    a structured reply's prose. SIDES: the seats that speak for a side and what each is
+    called, as the debate's format casts them for its params (`Cast.sides`); any other seat
+    speaks for no side."""
     checked, unlimited = [], 0
     result = transcript.result if isinstance(transcript.result, dict) else {}
     for turn in transcript.turns:
@@ -126,7 +129,10 @@ def check_debate(transcript: Transcript) -> DebateCheck:
         ]
         given = [*_listed(transcript.params.get("evidence")), *_listed(result.get("supplied"))]
         voice = voice_for(
-            turn.role, transcript.language, others, shared_text(transcript.motion, given)
+            sides.get(turn.role, ()),
+            transcript.language,
+            others,
+            shared_text(transcript.motion, given),
         )
         person = turn.model == HUMAN  # a person's words are theirs: no voice rules, never cut
         problems = [] if person else speech_problems(turn.text, voice)

@@ -73,13 +73,16 @@ JSON_DRY = 1.0
 
 @dataclass
 class Role:
-    """A seat in the debate: its model, temperature and persona. A model that is a
+    """A seat in the debate: its model, temperature, persona and side. A model that is a
     `HumanSeat` is a person: their turns are never cut, drawn again or cleaned."""
 
     name: str
     model: ChatModel
     temperature: float
     persona: str | None = None  # the step rendered as its system prompt; None: no system prompt
+    # What the seat is called in the third person when it speaks for a side (its format's
+    # `Cast.sides`), held to the voice rules of a side; empty: it speaks for no side.
+    side: tuple[str, ...] = ()
 
 
 # What a draw that was not kept cost, kept beside its turn (`Turn.discarded`).
@@ -346,7 +349,7 @@ class Engine:
             return self._human_speech(index, round, role, step, request, label, limit, accepted)
         others = [t.text for t in self.transcript.turns if t.role != role_name and t.data is None]
         shared = shared_text(self.transcript.motion, variables.get("evidence"))
-        voice = voice_for(role_name, self.language, others, shared)
+        voice = voice_for(role.side, self.language, others, shared)
         # One draw again for a reply that opens wrongly or is degenerate; one with thinking
         # off for a reply that is all reasoning. The attempt numbers the seed.
         think, attempt = self.think_budget, 0

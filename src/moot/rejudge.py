@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -242,7 +243,7 @@ class RejudgeEngine(Engine):
     ) -> None:
         """The new judge's reply to the request the original judge was sent, recorded."""
         seat = self.roles[role_name]
-        role = Role(role_name, self.judge_model, seat.temperature, persona=seat.persona)
+        role = replace(seat, model=self.judge_model)  # the seat as it was, another model
         shown = {**variables, "round": rnd}
         follows = shown.pop("follows", None)  # a step that goes on a saved turn's conversation
         request = self._request(role, step, shown, max_tokens, 0, structured=True, follows=follows)
@@ -433,6 +434,7 @@ class Rejudging:
                 _Seat(model_id, None if remote else n_ctx),
                 saved.sampling.get(r, cast.temperatures[r]),
                 persona=cast.personas.get(r),
+                side=cast.sides.get(r, ()),
             )
         blank = saved.model_copy(
             update={"turns": [], "scores": {}, "stop_reason": None, "result": None}, deep=True

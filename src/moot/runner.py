@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -219,6 +219,7 @@ class DebateRun:
                 models[r],
                 transcript.sampling[r],
                 persona=c.personas.get(r),
+                side=c.sides.get(r, ()),
             )
             for r in c.roles
         }
@@ -379,6 +380,19 @@ def setup_from_record(
         prompts_root=Path(ran.prompts_root) if ran.prompts_root else None,
         run=run,
     )
+
+
+def saved_sides(
+    header: dict[str, Any],
+    *,
+    source: str = "the record",
+    hint: str = "is it a file moot wrote?",
+) -> Mapping[str, tuple[str, ...]]:
+    """The seats of a saved debate that speak for a side, and what each is called: its
+    format's cast for its params (`Cast.sides`), the record checked as `setup_from_record`
+    checks it."""
+    setup = setup_from_record(header, out_dir=None, source=source, hint=hint)
+    return setup.format.cast(setup.params).sides
 
 
 @dataclass(frozen=True)

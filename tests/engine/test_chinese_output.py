@@ -192,12 +192,15 @@ def _recorded() -> Iterator[str]:
     """Flags, notes and problems as the engine and the checks write them."""
     from moot.checks import fit, fit_question, opening_problem, voice_for
     from moot.debate_check import speech_problems
+    from moot.formats.oxford.flow import SIDES
     from moot.inference.protocol import degeneracy
 
     long = "城" * 40 + "。"
     yield fit(long, 15, ended=True).flag or ""
     yield fit_question(long, 15, ended=True).flag or ""
-    voice = voice_for("opposition", "zh", ["远程办公让员工省下通勤时间，研究表明产出更高。"], "题")
+    voice = voice_for(
+        SIDES["opposition"], "zh", ["远程办公让员工省下通勤时间，研究表明产出更高。"], "题"
+    )
     for text in (
         "当然！下面是我的发言。",
         "远程办公让员工省下通勤时间，研究表明产出更高。",

@@ -151,8 +151,10 @@ def test_a_persons_turn_is_kept_as_typed_flagged_when_over_never_cut_or_cleaned(
     assert kept.length is not None and kept.length <= 150 and kept.text != typed.strip()
     # moot check reads the person's turn as theirs: over, said so, no voice rules; not broken.
     from moot.debate_check import check_debate
+    from moot.runner import saved_sides
 
-    report = check_debate(result.transcript)
+    saved = result.transcript
+    report = check_debate(saved, saved_sides(saved.model_dump(mode="json")))
     mine = next(t for t in report.turns if t.index == speech.index)
     assert mine.status == "theirs" and mine.problems == ()
     assert not report.broken and report.summary()["persons_over"] == 1

@@ -25,8 +25,11 @@ from moot.checks import (
     sentences,
     voice_for,
 )
-from moot.debate_check import check_debate
+from moot.debate_check import DebateCheck, check_debate
 from moot.engine import Notice
+from moot.formats.oxford.flow import SIDES as OXFORD
+from moot.runner import saved_sides
+from moot.transcript import Transcript
 from test_voice import BySeat, run_oxford, shown_by_turn
 
 PROP = (
@@ -40,7 +43,12 @@ ZH_THEIRS = ZH_PROP.rstrip("。")
 
 
 def opposition(others: list[str], lang: str = "en") -> Voice:
-    return voice_for("opposition", lang, others, MOTION)
+    return voice_for(OXFORD["opposition"], lang, others, MOTION)
+
+
+def check_saved(transcript: Transcript) -> DebateCheck:
+    """TRANSCRIPT checked as `moot check` checks it: its sides as its format casts them."""
+    return check_debate(transcript, saved_sides(transcript.model_dump(mode="json")))
 
 
 @pytest.mark.parametrize(
@@ -72,7 +80,7 @@ def test_an_attributed_quotation_is_kept_as_said(sentence: str) -> None:
 )
 def test_an_attributed_chinese_quotation_is_kept_as_said(seat: str, sentence: str) -> None:
     text = f"办公室很重要。{sentence}产出下降。"
-    voice = voice_for(seat, "zh", [ZH_PROP], "远程办公更好")
+    voice = voice_for(OXFORD[seat], "zh", [ZH_PROP], "远程办公更好")
     assert clean_voice(text, final=True, voice=voice) == (text, [])
 
 
@@ -101,7 +109,7 @@ def test_words_copied_outside_an_attributed_quotation_are_still_copying() -> Non
 
 
 def test_chinese_copied_without_attribution_is_still_removed() -> None:
-    voice = voice_for("proposition", "zh", [ZH_PROP], "远程办公更好")
+    voice = voice_for(OXFORD["proposition"], "zh", [ZH_PROP], "远程办公更好")
     text = f"办公室很重要。“{ZH_THEIRS}。”产出下降。"
     assert clean_voice(text, final=True, voice=voice) == (
         "办公室很重要。产出下降。",
@@ -119,7 +127,7 @@ def test_quoting_past_the_bound_is_flagged_and_a_chair_never_is() -> None:
     # One short quotation after another, together over a third of a short turn.
     short = " ".join(f'You said "{" ".join(["cars"] * 12)}".' for _ in range(3))
     assert quoted_at_length(short + " Offices matter.", opposition([]))
-    assert not quoted_at_length(text, voice_for("chair", "en"))
+    assert not quoted_at_length(text, voice_for(OXFORD.get("chair", ()), "en"))
     assert quoted_at_length(f"对方说：“{'车' * 61}。”", opposition([], "zh"))
     assert not quoted_at_length(f"对方说：“{'车' * 60}。”不对。", opposition([], "zh"))
 
@@ -158,7 +166,7 @@ def test_a_debater_quoting_the_other_side_keeps_the_quotation(tmp_path: Path) ->
     opp = _turn(transcript, "opposition", "speech")
     assert opp.text == quoting and not opp.flags
     assert shown_by_turn(events)[opp.index].strip() == quoting
-    report = check_debate(transcript)
+    report = check_saved(transcript)
     assert not report.turns[opp.index].problems
 
 
@@ -190,16 +198,16 @@ def test_the_chair_quoting_a_speaker_is_not_flagged(tmp_path: Path) -> None:
     transcript, events = run_oxford(tmp_path, BySeat(proposition=[PROP], chair=[summary]))
     chair = next(t for t in transcript.turns if t.role == "chair" and t.data is None)
     assert chair.text == summary and not chair.flags
-    assert not check_debate(transcript).turns[chair.index].problems
+    assert not check_saved(transcript).turns[chair.index].problems
 
 
 def test_moot_check_reads_quotations_as_the_engine_does(tmp_path: Path) -> None:
     transcript, _ = run_oxford(tmp_path, BySeat(proposition=[PROP]))
     opp = _turn(transcript, "opposition", "speech")
     opp.text = f'Offices matter. You said, "{THEIRS}." Output falls.'
-    assert not check_debate(transcript).turns[opp.index].problems
+    assert not check_saved(transcript).turns[opp.index].problems
     opp.text = f"Offices matter. {PROP} Output falls."
-    problems = check_debate(transcript).turns[opp.index].problems
+    problems = check_saved(transcript).turns[opp.index].problems
     assert [p.split(":")[0] for p in problems] == ["copied"]
 
 
@@ -217,7 +225,7 @@ def test_moot_check_names_a_turn_quoted_at_length(tmp_path: Path, cli: Cli, lang
     transcript, _ = run_oxford(tmp_path, BySeat(proposition=[prop], opposition=[quoting]), lang)
     opp = _turn(transcript, "opposition", "speech")
     assert opp.text == quoting and QUOTED_AT_LENGTH in opp.flags
-    found = check_debate(transcript)
+    found = check_saved(transcript)
     problems = [p for p in found.turns[opp.index].problems if p.startswith(QUOTED_AT_LENGTH)]
     longest = len(theirs.split()) if lang == "en" else len(theirs)
     assert problems == [
@@ -316,7 +324,25 @@ def test_what_the_engine_removes_leaves_marks_balanced(text: str, data: st.DataO
     assert kept.startswith(shown), (text[:cut], shown, kept)
 
 
-@pytest.mark.parametrize("name", ["oxford", "decision", "challenge", "adversarial"])
+# What each format's side seats are called in the third person: what narration is told by.
+NAMED = {
+    "oxford": {
+        "proposition": ("proposition", "government", "正方"),
+        "opposition": ("opposition", "反方"),
+        "devil": ("devil's advocate", "devil", "魔鬼代言人"),
+    },
+    "decision": {
+        "debater_a": ("debater a", "辩手A"),
+        "debater_b": ("debater b", "辩手B"),
+        "debater_c": ("debater c", "辩手C"),
+        "debater_d": ("debater d", "辩手D"),
+    },
+    "challenge": {"proposer": ("proposer", "提议方"), "challenger": ("challenger", "挑战方")},
+    "adversarial": {"participant_1": ("participant 1",), "participant_2": ("participant 2",)},
+}
+
+
+@pytest.mark.parametrize("name", list(NAMED))
 def test_only_the_seats_that_speak_for_a_side_are_held_to_the_copying_rule(name: str) -> None:
     """Every format's seats: a chair, judge, summariser or synthesizer quotes anyone; every
     other seat argues a side and may not copy the other side's words back."""
@@ -325,9 +351,71 @@ def test_only_the_seats_that_speak_for_a_side_are_held_to_the_copying_rule(name:
 
     fmt = get_format(name)
     cast = fmt.cast(fmt.params(RunOptions(models=("a", "b"))))
+    assert cast.sides == NAMED[name]
     judging = {"chair", "judge", "summariser", "synthesizer"}
     assert judging & set(cast.roles) and set(cast.roles) - judging
     for role in cast.roles:
-        voice = voice_for(role, "en", [PROP], MOTION)
+        voice = voice_for(cast.sides.get(role, ()), "en", [PROP], MOTION)
         assert voice.speaks_for_a_side == (role not in judging), role
         assert bool(voice.copied) == (role not in judging), role
+
+
+def test_the_format_says_which_seats_speak_for_a_side(
+    tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A format of seats no other format has: the one its cast declares a side is held to
+    the voice rules of a side, by the engine and by `moot check`; the moderator it does not
+    declare one quotes the speakers freely."""
+    import dataclasses
+    import json
+
+    import moot.formats.oxford
+    from moot.formats import get_format
+    from moot.formats.base import Cast
+    from moot.runner import DebateRun
+    from moot.settings import prepare
+    from moot.settings import settings as debate_settings
+
+    def run(engine: Any, motion: str, params: Any) -> dict[str, Any]:
+        for role in ("advocate", "respondent", "moderator"):
+            engine.speak(role, "say", round=1, label=role, max_tokens=200, limit=60, motion=motion)
+        return {}
+
+    monkeypatch.setattr(
+        moot.formats.oxford,
+        "FORMAT",
+        dataclasses.replace(
+            get_format("oxford"),
+            steps=("say",),
+            sample_variables=lambda: {"say": {"motion": MOTION}},
+            cast=lambda params: Cast(
+                roles=("advocate", "respondent", "moderator"),
+                temperatures={"advocate": 0.3, "respondent": 0.3, "moderator": 0.3},
+                sides={"advocate": ("advocate",), "respondent": ("respondent",)},
+            ),
+            run=run,
+            render=lambda transcript: "",
+        ),
+    )
+    (tmp_path / "pack" / "en" / "oxford").mkdir(parents=True)
+    (tmp_path / "pack" / "en" / "oxford" / "say.j2").write_text("Speak on {{ motion }}.")
+    copying = f"Offices matter. {PROP} Output falls."
+    model = BySeat(advocate=[PROP], respondent=[copying], moderator=[f"{PROP} {copying}"])
+    chosen = debate_settings(motion=MOTION, seed=2, prompts=tmp_path / "pack")
+    setup = prepare(chosen, out_dir=tmp_path / "out")
+    transcript = DebateRun(setup, model_factory=lambda ref: model).run().transcript
+    advocate, respondent, moderator = transcript.turns
+    assert respondent.text == "Offices matter. Output falls."
+    assert respondent.flags == ["the other side's words removed"]
+    assert moderator.text == f"{PROP} {copying}" and not moderator.flags
+
+    saved = tmp_path / "out" / "transcript.json"
+    data = json.loads(saved.read_text(encoding="utf-8"))
+    data["turns"][1].update(text=f"The respondent argues that offices matter. {PROP}", flags=[])
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(data), encoding="utf-8")
+    checked = cli("check", str(edited), "--json")
+    assert checked.returncode == 1, checked.stderr
+    found = {t["role"]: t["undeclared"] for t in json.loads(checked.stdout)["turns"]}
+    assert [p.split(":")[0] for p in found["respondent"]] == ["narration", "copied"]
+    assert found["moderator"] == [] and found["advocate"] == []

@@ -70,7 +70,8 @@ def test_a_model_that_breaks_every_rule_is_kept_to_them(
     DebateRun(setup, listeners=[events.append], model_factory=lambda ref: model).run()
     transcript, _ = load(tmp_path / "out" / "transcript.json")
 
-    report = check_debate(transcript)
+    sides = setup.format.cast(setup.params).sides
+    report = check_debate(transcript, sides)
     assert report.limited, "every format limits its speeches"
     assert report.over == 0  # nothing longer than its limit, in the file
     assert not report.broken, [t for t in report.turns if t.undeclared]
@@ -81,7 +82,7 @@ def test_a_model_that_breaks_every_rule_is_kept_to_them(
         assert turn.limit is not None and length_units(turn.text) <= turn.limit
         assert shown[turn.index].strip() == turn.text  # shown as kept, nothing taken back
         assert not turn.text.startswith("Sure") and "[Your Name]" not in turn.text
-        if voice_for(turn.role, lang).speaks_for_a_side:  # a chair may speak of the debate
+        if voice_for(sides.get(turn.role, ()), lang).speaks_for_a_side:  # a chair may narrate
             assert "In this debate" not in turn.text
         if lang == "zh":
             assert not re.search(r"[A-Za-z]{3,}", turn.text), turn.text

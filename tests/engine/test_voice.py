@@ -225,17 +225,29 @@ def test_a_speaker_narrating_the_debate_is_drawn_again(tmp_path: Path) -> None:
 
 def test_narration_later_in_a_speech_is_cut_and_flagged_but_a_chair_may_narrate() -> None:
     from moot.checks import voice_for
+    from moot.formats.oxford.flow import SIDES
 
     text = "Commutes waste hours. In this debate, both sides agree on costs. Output rises."
-    prop = voice_for("proposition", "en")
+    prop = voice_for(SIDES["proposition"], "en")
     assert clean_voice(text, final=True, voice=prop) == (
         "Commutes waste hours. Output rises.",
         ["narration removed"],
     )
-    assert clean_voice(text, final=True, voice=voice_for("chair", "en"))[0] == text
+    assert clean_voice(text, final=True, voice=voice_for(SIDES.get("chair", ()), "en"))[0] == text
     # The other side named in the third person is rebuttal, not narration.
     rebuttal = "The opposition claims offices build trust. They do not."
     assert clean_voice(rebuttal, final=True, voice=prop) == (rebuttal, [])
+
+
+def test_a_decision_debater_speaking_of_itself_by_its_slot_narrates() -> None:
+    """A debater is called by its slot, as the packs call it: "Debater A", 辩手A."""
+    from moot.checks import sentence_problem, voice_for
+    from moot.formats.decision.flow import SIDES
+
+    en, zh = voice_for(SIDES["debater_a"], "en"), voice_for(SIDES["debater_a"], "zh")
+    assert sentence_problem("Debater A argues that Postgres is safer.", en) == "narration"
+    assert sentence_problem("辩手A认为这是最稳妥的选择。", zh) == "narration"
+    assert sentence_problem("辩手B认为这是最稳妥的选择，但并非如此。", zh) is None  # rebuttal
 
 
 def test_the_other_sides_words_copied_back_are_cut_and_flagged(tmp_path: Path) -> None:
@@ -254,9 +266,10 @@ def test_the_other_sides_words_copied_back_are_cut_and_flagged(tmp_path: Path) -
 
 def test_quoting_the_motion_is_not_copying() -> None:
     from moot.checks import voice_for
+    from moot.formats.oxford.flow import SIDES
 
     motion = "This house believes that remote work is better for workers and for their employers"
-    voice = voice_for("opposition", "en", [motion + ". We agree."], motion)
+    voice = voice_for(SIDES["opposition"], "en", [motion + ". We agree."], motion)
     text = motion + " is wrong. Offices matter."
     assert clean_voice(text, final=True, voice=voice) == (text, [])
 

@@ -14,7 +14,9 @@ from rich.table import Table
 
 from moot.cli.root import app
 from moot.debate_check import DebateCheck, check_debate
+from moot.formats.base import SAVED_HINT
 from moot.render import safe
+from moot.runner import saved_sides
 from moot.transcript import load
 from moot.words import words
 
@@ -36,8 +38,10 @@ def check(
     echoed labels, placeholders, narration, the other side's words, another language, a
     structured reply's empty reasons. Exits 1 when a limit is broken or a problem is not
     declared by the debate's own flags (--strict: any problem)."""
-    saved, _ = load(transcript)
-    report = check_debate(saved)
+    saved, data = load(transcript)
+    # Which seats speak for a side is the format's to say, for the params the debate ran with.
+    sides = saved_sides(data, source=str(transcript), hint=SAVED_HINT)
+    report = check_debate(saved, sides)
     summary = report.summary()
     if as_json:
         turns = [asdict(t) for t in report.turns]

@@ -150,13 +150,18 @@ def as_given(options: BaseModel, run: RunOptions) -> BaseModel:
 
 @dataclass(frozen=True)
 class Cast:
-    """The seats of one debate: roles, default temperatures, personas, models."""
+    """The seats of one debate: roles, default temperatures, personas, models, sides."""
 
     roles: tuple[str, ...]
     temperatures: Mapping[str, float]
     personas: Mapping[str, str] = field(default_factory=dict)
     # A role's model when the user binds none with --role; None: the --model / default one.
     models: Mapping[str, str] = field(default_factory=dict)
+    # The seats that speak for a side, each with what it is called in the third person, in
+    # every language of the packs ("proposition", "government", "正方"): such a seat is held
+    # to the voice rules of a side (no narrating, no copying another seat's words). A seat
+    # left out (a chair, judge, summariser) speaks for no side, and may quote anyone.
+    sides: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

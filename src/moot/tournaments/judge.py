@@ -105,6 +105,7 @@ def judge_debate(
     """Ask each judge for a ballot on the finished debate; none of them sees who debated."""
     language = transcript.language
     pack = load_pack(language, "tournament")  # type: ignore[arg-type]
+    # The ballot's seats are judges, cast by no format: each speaks for no side (`Role.side`).
     roles = {
         f"judge{i + 1}": Role(f"judge{i + 1}", model_for(ref), JUDGE_TEMPERATURE)
         for i, ref in enumerate(judges)

@@ -515,6 +515,7 @@ def test_a_chinese_review_names_its_failed_synthesis_in_chinese(tmp_path: Path) 
 from moot.debate_check import check_debate  # noqa: E402
 from moot.formats.adversarial.schemas import Evidence, read_request  # noqa: E402
 from moot.formats.adversarial.text import evidence_asked, evidence_prompt  # noqa: E402
+from moot.runner import saved_sides  # noqa: E402
 
 FACTS = "Table 3: deaths per TWh, 2021 update: nuclear 0.03, wind 0.04, coal 24.6."
 FACTS_ZH = "表3：每太瓦时死亡人数（2021年更新）：核电0.03，风电0.04，煤电24.6。"
@@ -576,7 +577,8 @@ def test_words_both_participants_take_from_the_shared_evidence_are_not_copying(
     assert second.text == f"Wind is as safe. {cited}"  # the evidence kept, the copy removed
     assert second.flags == ["the other side's words removed"]
     second.text = f"Wind is as safe. {cited} {own}"  # as if it had been kept
-    problems = check_debate(result.transcript).turns[second.index].problems
+    sides = saved_sides(result.transcript.model_dump(mode="json"))
+    problems = check_debate(result.transcript, sides).turns[second.index].problems
     assert [p.split(":")[0] for p in problems] == ["copied"] and own[:40] in problems[0]
 
 

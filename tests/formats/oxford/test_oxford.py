@@ -565,7 +565,8 @@ def test_a_judge_that_gives_no_valid_reply_is_a_failed_seat_and_the_debate_goes_
     assert any("the seat failed and the debate goes on" in n for n in notices)
     md = (tmp_path / "out" / "debate.md").read_text()
     assert "round 2 · Judge · " in md and "failed: PARSE_ERROR" in md  # the brief says so
-    assert not check_debate(result.transcript).broken  # declared: `moot check` passes
+    sides = FORMAT.cast(OxfordParams()).sides
+    assert not check_debate(result.transcript, sides).broken  # declared: `moot check` passes
 
     # Resumed from its journal cut after the failed seat, the debate is the same.
     cut = next(i for i, r in enumerate(journal_of(tmp_path)) if r.get("step") == "judge") + 1

@@ -48,13 +48,17 @@ def participant_roles(n: int) -> tuple[str, ...]:
 
 
 def make_cast(params: AdversarialParams) -> Cast:
-    """One seat per --model, each bound to its model; the judge and synthesizer after them."""
+    """One seat per --model, each bound to its model; the judge and synthesizer after them.
+    Each participant speaks for its own answer ("participant 1" in the third person: the
+    packs call it by its model's name, which no rule can know beforehand); the judge and
+    the synthesizer speak for none."""
     seats = participant_roles(len(params.participants))
     temps = {r: TEMPERATURES["participant"] for r in seats}
     return Cast(
         roles=(*seats, "judge", "synthesizer"),
         temperatures={**temps, "judge": TEMPERATURES["judge"], "synthesizer": 0.3},
         models=dict(zip(seats, params.participants, strict=True)),
+        sides={r: (r.replace("_", " "),) for r in seats},
     )
 
 

@@ -35,6 +35,9 @@ from moot.transcript import Turn
 
 ROLES = ("proposer", "challenger", "summariser", "judge")
 SIDES = ("proposer", "challenger")
+# What each side's seat is called in the third person; the summariser and the judge speak
+# for no side.
+SIDE_NAMES = {"proposer": ("proposer", "提议方"), "challenger": ("challenger", "挑战方")}
 TEMPERATURES = {"proposer": 0.4, "challenger": 0.4, "summariser": 0.2, "judge": 0.2}
 # Every step's prompt opens with the same record (record.j2): the topic, the summary, then
 # the exchanges shown in full, under the same labels. A later step sees what an earlier one
@@ -49,7 +52,7 @@ def make_cast(params: ChallengeParams) -> Cast:
         models = dict.fromkeys(ROLES, params.effort_model)
     if params.proposer_model and params.challenger_model:
         models = {"proposer": params.proposer_model, "challenger": params.challenger_model}
-    return Cast(roles=ROLES, temperatures=TEMPERATURES, models=models)
+    return Cast(roles=ROLES, temperatures=TEMPERATURES, models=models, sides=SIDE_NAMES)
 
 
 def backend_of(model: object) -> str:

@@ -50,6 +50,9 @@ ROLES = ("debater_a", "debater_b", "debater_c", "debater_d", "judge")
 DEBATERS = ROLES[:4]
 TEMPERATURES = {**dict.fromkeys(DEBATERS, 0.5), "judge": 0.2}
 PERSONAS = dict.fromkeys(DEBATERS, "persona_debater")
+# Every debater speaks for a side (its position), called by its slot in the third person as
+# the packs call it ("Debater A", "辩手A"); the judge speaks for none.
+SIDES = {r: (r.replace("_", " "), "辩手" + r.rsplit("_", 1)[-1].upper()) for r in DEBATERS}
 STEPS = (
     "persona_debater",
     "framing",
@@ -423,7 +426,9 @@ FORMAT = Format(
     params_type=DecisionParams,
     options=DecisionOptions,
     make_params=make_params,
-    cast=lambda params: Cast(roles=ROLES, temperatures=TEMPERATURES, personas=PERSONAS),
+    cast=lambda params: Cast(
+        roles=ROLES, temperatures=TEMPERATURES, personas=PERSONAS, sides=SIDES
+    ),
     run=run,
     render=render,
     sample_variables=sample_variables,

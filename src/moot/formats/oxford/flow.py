@@ -25,6 +25,13 @@ from moot.transcript import StopReason, Transcript, Turn, render_markdown
 
 ROLES = ("proposition", "opposition", "devil", "chair", "judge")
 TEMPERATURES = {"proposition": 0.3, "opposition": 0.3, "devil": 0.7, "chair": 0.4, "judge": 0.2}
+# The seats that speak for a side, and what each is called in the third person; the chair
+# and the judge speak for none.
+SIDES = {
+    "proposition": ("proposition", "government", "正方"),
+    "opposition": ("opposition", "反方"),
+    "devil": ("devil's advocate", "devil", "魔鬼代言人"),
+}
 # A step's prompt opens with the record (record.j2): the motion, then what the step may
 # see, in a fixed order; the speaker's persona and instructions come after it. Steps that
 # see the same things therefore share the start of their prompt, and the model evaluates
@@ -555,7 +562,7 @@ FORMAT = Format(
     steps=STEPS,
     params_type=OxfordParams,
     options=OxfordParams,
-    cast=lambda params: Cast(roles=ROLES, temperatures=TEMPERATURES),
+    cast=lambda params: Cast(roles=ROLES, temperatures=TEMPERATURES, sides=SIDES),
     run=run,
     render=render,
     sample_variables=sample_variables,
