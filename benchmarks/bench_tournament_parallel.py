@@ -78,6 +78,11 @@ def tournament(parallel: int, folder: Path) -> dict[str, Any]:
         "debates": len(debates),
         "verdicts": sum((d / "verdict.json").is_file() for d in debates),
         "decoding": sorted({json.dumps(t["params"].get("decoding")) for t in transcripts.values()}),
+        # The work done: the words differ from run to run, and so may the debates' lengths.
+        "turns": sum(len(t["turns"]) for t in transcripts.values()),
+        "completion_tokens": sum(
+            turn.get("completion_tokens") or 0 for t in transcripts.values() for turn in t["turns"]
+        ),
         "words": {k: [turn["text"] for turn in t["turns"]] for k, t in transcripts.items()},
     }
 
@@ -94,6 +99,13 @@ def run(results: dict[str, Any], *, parallel: tuple[int, ...] = PARALLEL) -> Non
         row = table[f"parallel_{n}"]
         if first and n != 1:
             row["ratio_to_sequential"] = round(row["wall_s"] / first["wall_s"], 3)
+            # The same ratio per token generated, for runs whose debates said more or less.
+            row["ratio_per_token"] = round(
+                row["wall_s"]
+                / max(row["completion_tokens"], 1)
+                / (first["wall_s"] / max(first["completion_tokens"], 1)),
+                3,
+            )
             # Each debate decoded alone in its worker: the same words as one after another?
             row["same_words_as_sequential"] = sum(
                 words[n].get(k) == spoken for k, spoken in words[1].items()
@@ -104,7 +116,8 @@ def summary(results: dict[str, Any]) -> list[str]:
     table = results.get("tournament_parallel") or {}
     return [
         f"tournament of {row['debates']} debates, --parallel {key.split('_')[1]}: "
-        f"{row['wall_s']} s, {row.get('ratio_to_sequential', 1.0)} of sequential, "
+        f"{row['wall_s']} s, {row.get('ratio_to_sequential', 1.0)} of sequential "
+        f"({row.get('ratio_per_token', 1.0)} a token generated), "
         f"peak {row['peak_rss_mb']} MB"
         for key, row in table.items()
         if key.startswith("parallel_")

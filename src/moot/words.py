@@ -63,7 +63,13 @@ class Words:
         self._say: dict[str, str] = {**_table("en")["say"], **table.get("say", {})}
         self._terms: dict[str, str] = table.get("terms", {})
         self._fields: dict[str, str] = table.get("fields", {})
-        self._names = [_compile(k, v) for k, v in table.get("names", {}).items()]
+        names: dict[str, Any] = table.get("names", {})
+        self._names = [_compile(k, v) for k, v in names.items() if isinstance(v, str)]
+        # `[names.<format>]`: what a format's own rulebook calls a seat or step the others
+        # name alike (the Oxford judge is the Completeness Judge, 完整性裁判).
+        self._own_names: dict[str, dict[str, str]] = {
+            fmt: own for fmt, own in names.items() if isinstance(own, dict)
+        }
         recorded = {**table.get("flags", {}), **table.get("errors", {})}
         patterns = [_compile(k, v) for k, v in recorded.items()]
         self._patterns = sorted(patterns, key=lambda p: -p.weight)
@@ -72,8 +78,12 @@ class Words:
         """Message KEY of moot's own, its fields filled with VALUES."""
         return self._say[key].format(**values)
 
-    def name(self, identifier: str) -> str:
-        """A role's or step's identifier as this language names it (itself when unknown)."""
+    def name(self, identifier: str, fmt: str = "") -> str:
+        """A role's or step's identifier as this language names it in format FMT (itself
+        when unknown)."""
+        own = self._own_names.get(fmt, {})
+        if identifier in own:
+            return own[identifier]
         for pattern in self._names:
             m = pattern.regex.fullmatch(identifier)
             if m:

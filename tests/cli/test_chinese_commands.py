@@ -74,6 +74,8 @@ def test_a_chinese_debate_and_every_command_on_it_show_no_english(
 
     checked = cli("check", transcript, home=home)
     assert checked.returncode == 0, checked.stderr
+    if fmt == "oxford":  # the seats and steps under the Chinese rulebook's own names
+        assert "中立主席/主席裁决" in checked.stdout and "反方/信息点提问" in checked.stdout
     shown["check"] = checked.stdout + checked.stderr
 
     judged = cli("judge", transcript, "--judge", dry_models[0], "--dry-run", home=home, env=WIDE)

@@ -79,21 +79,13 @@ FORMATS = {
 }  # fmt: skip
 
 
+# An Oxford debate is audited where one is played already: the uninterrupted run of
+# tests/engine/test_resume.py's SIGKILL test goes through `run_audited`.
 @pytest.mark.real
 @pytest.mark.parametrize("name", list(FORMATS))
 def test_every_other_format_opens_no_connection(name: str, tmp_path: Path) -> None:
     args = ["run", *FORMATS[name], "--max-tokens", "16", "--seed", "2", "--quiet",
             "--out", str(tmp_path / "out")]  # fmt: skip
-    proc, seen = run_audited(args, tmp_path)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert seen == []
-    assert (tmp_path / "out" / "transcript.json").exists()
-
-
-@pytest.mark.real
-def test_an_oxford_debate_opens_no_connection(tmp_path: Path) -> None:
-    args = ["run", "cities should ban cars", "--max-rounds", "3", "--max-tokens", "16",
-            "--seed", "2", "--out", str(tmp_path / "out"), "--quiet"]  # fmt: skip
     proc, seen = run_audited(args, tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert seen == []

@@ -23,6 +23,7 @@ from moot.inference.protocol import ChatRequest, Completion, OnText
 from moot.inference.scripted import ScriptedModel
 from moot.runner import DebateRun, DebateSetup, resume_setup
 from moot.transcript import read_journal
+from test_offline import run_audited
 
 ARGS = ["--max-rounds", "3", "--min-score", "10", "--max-tokens", "16", "--seed", "11", "--quiet"]
 REAL = {"MOOT_HOME": str(REAL_HOME)}  # where the real models are installed
@@ -75,8 +76,11 @@ def test_sigkill_then_resume_gives_the_uninterrupted_transcript(
     whole, cut = tmp_path / "whole", tmp_path / "cut"
     motion, shape, after = KILLED[model]
     args = [*shape, "--model", model]
-    first = cli.popen("run", motion, "--out", str(whole), *args, env=REAL)
-    assert first.wait(timeout=600) == 0, first.stderr.read() if first.stderr else ""
+    # The uninterrupted run is also the Oxford debate's offline audit: a real debate opens
+    # no connection beyond loopback (test_offline.py audits the other formats).
+    first, connections = run_audited(["run", motion, "--out", str(whole), *args], tmp_path)
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert connections == []
 
     killed = cli.popen("run", motion, "--out", str(cut), *args, env=REAL)
     deadline = time.monotonic() + 300

@@ -47,12 +47,12 @@ def check(
         turns = [asdict(t) for t in report.turns]
         print(json.dumps({"turns": turns, "summary": summary}, ensure_ascii=False))
     else:
-        _print(report, saved.language, summary)
+        _print(report, saved.language, saved.format, summary)
     if report.broken or (strict and summary["with_problems"]):
         raise typer.Exit(1)
 
 
-def _print(report: DebateCheck, language: str, summary: dict[str, int]) -> None:
+def _print(report: DebateCheck, language: str, fmt: str, summary: dict[str, int]) -> None:
     """The table and the summary line, in the debate's language: each problem and flag as
     that language shows it, each turn by its role and step."""
     said = words(language)
@@ -69,7 +69,7 @@ def _print(report: DebateCheck, language: str, summary: dict[str, int]) -> None:
         style = _STYLE[t.status]
         table.add_row(
             str(t.index),
-            safe(f"{said.name(t.role)}/{said.name(t.step)}"),
+            safe(f"{said.name(t.role, fmt)}/{said.name(t.step, fmt)}"),
             "" if t.length is None else str(t.length),
             "" if t.limit is None else str(t.limit),
             f"[{style}]{say('status_' + t.status)}[/]" if style else "",

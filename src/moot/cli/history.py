@@ -58,7 +58,7 @@ def show(ref: Annotated[str, typer.Argument(help="A debate id (or prefix) or fol
     if not turns:
         console.print(said.say("no_turns_yet", id=safe(d.id)), highlight=False)
     for turn in turns:
-        role, step = (safe(said.name(str(turn.get(k, "?")))) for k in ("role", "step"))
+        role, step = (safe(said.name(str(turn.get(k, "?")), d.format)) for k in ("role", "step"))
         console.print(f"[bold]{role} · {step}[/]", highlight=False)
         console.print(printable(str(turn.get("text", ""))), highlight=False, markup=False)
 

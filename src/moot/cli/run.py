@@ -245,7 +245,7 @@ def replay(
     if report.first_difference is None:
         console.print(say("replay_match", turns=report.turns), highlight=False)
         return
-    where = _where(report, language)
+    where = _where(report, language, fmt)
     said = say("replay_differs", turn=report.first_difference, where=safe(where))
     console.print(said, highlight=False)
     console.print(f"  {say('replay_saved')}{report.saved[:200]!r}", highlight=False, markup=False)
@@ -262,14 +262,14 @@ def replay(
     )
 
 
-def _where(report: ReplayReport, language: str) -> str:
+def _where(report: ReplayReport, language: str, fmt: str) -> str:
     """Where a replay first differs, in LANGUAGE: "round 2, opposition/speech"."""
     if language == "en" or not report.role:
         return words(language).shown(report.where)
     said = words(language)
     rnd = report.round
     when = said.say("replay_after") if rnd is None else said.say("replay_round", n=rnd)
-    role, step = said.name(report.role), said.name(report.step)
+    role, step = said.name(report.role, fmt), said.name(report.step, fmt)
     return said.say("replay_where", when=when, role=role, step=step)
 
 
