@@ -266,7 +266,7 @@ _LABEL_TEXT = (
     r"\W*(?:the )?(?:proposition|opposition|devil'?s advocate|chair|speaker|participant \d+)"
     r"(?:'s)?[^.:\n]{0,40}?(?:speech|rebuttal|summary|attack|answer|question|response)"
     r"[^.:\n]{0,30}:[ \t]*|\W*(?:speech|rebuttal|summary|answer|question|response|opening)"
-    r"[ \t]*:[ \t]*|\W*(?:正方|反方|主席|魔鬼代言人)[^。：:\n]{0,12}?"
+    r"[ \t]*:[ \t]*|\W*(?:正方|反方|主席|魔鬼辩手|魔鬼代言人)[^。：:\n]{0,12}?"
     r"(?:发言|陈词|反驳|总结|提问|回答)[ \t]*[:：][ \t]*"
 )
 _LABEL = re.compile(r"^" + _LABEL_TEXT, re.IGNORECASE)
@@ -542,8 +542,8 @@ _SAYS = (
     r"points? out|pointed out|quoted|quotes?|insisted|reminded us|reminds us)"
 )
 _ZH_SPEAKER = (
-    r"(?:对方辩友|对方|你方|贵方|您|你们|你|正方|反方|提议方|挑战方|魔鬼代言人|主席|评委|裁判|"
-    r"参与者\s*\d+|辩手\s*\w|(?:前|上)一位(?:发言者|辩手)|他们|他|她)"
+    r"(?:对方辩友|对方|你方|贵方|您|你们|你|正方|反方|提议方|挑战方|魔鬼辩手|魔鬼代言人|主席|"
+    r"评委|裁判|参与者\s*\d+|辩手\s*\w|(?:前|上)一位(?:发言者|辩手)|他们|他|她)"
 )
 _ZH_SAYS = (
     r"(?:所说|所言|所讲|说|讲|认为|指出|表示|声称|提到|主张|强调|坚持|承认|宣称|断言|问道|"

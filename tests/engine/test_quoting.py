@@ -76,6 +76,7 @@ def test_an_attributed_quotation_is_kept_as_said(sentence: str) -> None:
         ("proposition", f"反方指出『{ZH_THEIRS}』，可事实并非如此。"),
         ("devil", f"正如对方所说，“{ZH_THEIRS}”，可这只是表面。"),
         ("proposition", f"对方辩友刚才讲“{ZH_THEIRS}”，我们不同意。"),
+        ("opposition", f"魔鬼辩手说“{ZH_THEIRS}”，可事实并非如此。"),  # the rulebook's name
     ],
 )
 def test_an_attributed_chinese_quotation_is_kept_as_said(seat: str, sentence: str) -> None:
@@ -329,7 +330,7 @@ NAMED = {
     "oxford": {
         "proposition": ("proposition", "government", "正方"),
         "opposition": ("opposition", "反方"),
-        "devil": ("devil's advocate", "devil", "魔鬼代言人"),
+        "devil": ("devil's advocate", "devil", "魔鬼辩手", "魔鬼代言人"),
     },
     "decision": {
         "debater_a": ("debater a", "辩手A"),

@@ -318,3 +318,14 @@ def test_labels_and_stage_directions_on_their_own_lines_are_cut() -> None:
         "Commutes waste hours.\n\nOffices matter less.",
         ["echoed prompt labels removed", "stage directions removed"],
     )
+
+
+@pytest.mark.parametrize("seat", ["魔鬼辩手", "魔鬼代言人", "正方"])
+def test_a_chinese_label_under_the_rulebooks_names_is_cut(seat: str) -> None:
+    from moot.checks import Voice
+
+    text = f"通勤浪费时间。\n{seat}本轮的发言：办公室没那么重要。"
+    assert clean_voice(text, final=True, voice=Voice("zh")) == (
+        "通勤浪费时间。\n办公室没那么重要。",
+        ["echoed prompt labels removed"],
+    )

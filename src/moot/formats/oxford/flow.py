@@ -30,7 +30,7 @@ TEMPERATURES = {"proposition": 0.3, "opposition": 0.3, "devil": 0.7, "chair": 0.
 SIDES = {
     "proposition": ("proposition", "government", "正方"),
     "opposition": ("opposition", "反方"),
-    "devil": ("devil's advocate", "devil", "魔鬼代言人"),
+    "devil": ("devil's advocate", "devil", "魔鬼辩手", "魔鬼代言人"),
 }
 # A step's prompt opens with the record (record.j2): the motion, then what the step may
 # see, in a fixed order; the speaker's persona and instructions come after it. Steps that
