@@ -175,7 +175,9 @@ def test_english_errors_are_as_they_were(
      (["--format", "adversarial"], "错误： 对抗式审查至少需要两个参与者，现在是0个\n"),
      (["--model", "nosuch"], "错误： 未知模型 'nosuch'\n"),
      (["--rounds", "2"], "错误： --rounds 不适用于 --format oxford\n"),
-     (["--temperature", "judge=5"], "错误： --temperature judge=5.0 不允许：应不大于2\n")],
+     (["--temperature", "judge=5"], "错误： --temperature judge=5.0 不允许：应不大于2\n"),
+     (["--format", "decision", "--max-rounds", "4"],
+      "错误： --max-rounds 不适用于 --format decision\n")],
 )  # fmt: skip
 def test_a_setting_wrong_for_a_chinese_motion_is_said_in_chinese(
     cli: Cli, tmp_path: Path, args: list[str], says: str
