@@ -176,18 +176,48 @@ def test_english_errors_are_as_they_were(
      (["--model", "nosuch"], "错误： 未知模型 'nosuch'\n"),
      (["--rounds", "2"], "错误： --rounds 不适用于 --format oxford\n"),
      (["--temperature", "judge=5"], "错误： --temperature judge=5.0 不允许：应不大于2\n"),
+     (["--format", "foo"],
+      "错误： 未知赛制 'foo'\n提示： 可选的赛制有：oxford, decision, challenge, adversarial\n"),
+     (["--lang", "fr"],
+      "错误： --lang 'fr' 不允许：应为 'auto', 'en' 或 'zh'\n提示： 见 moot run --help\n"),
+     (["--no-save", "--out", "d"], "错误： --no-save 和 --out 互相矛盾\n提示： 只能选其中一个\n"),
      (["--format", "decision", "--max-rounds", "4"],
-      "错误： --max-rounds 不适用于 --format decision\n")],
+      "错误： --max-rounds 不适用于 --format decision\n"),
+     (["--time-limit", "5"], "错误： --time-limit 只适用于真人席位\n"),
+     (["--role", "judge"], "错误： --role 'judge' 不是“键=值”的形式\n提示： 例如 --role judge=…\n"),
+     (["--temperature", "judge=abc"], "错误： 温度 'abc' 不是0到2之间的数字\n提示： 例如 0.7\n")],
 )  # fmt: skip
 def test_a_setting_wrong_for_a_chinese_motion_is_said_in_chinese(
     cli: Cli, tmp_path: Path, args: list[str], says: str
 ) -> None:
     done = cli("run", "城市应该禁止汽车吗", *args, "--dry-run", home=tmp_path)
     assert done.returncode == 2 and done.stderr.startswith(says), done.stderr
-    typed = ("nosuch", "smollm2-135m", "gemma3-270m", ".gguf", "hf:OWNER/REPO/FILE.gguf")
-    assert said(done.stderr, also=typed) == [], done.stderr
+    typed = ("nosuch", "smollm2-135m", "gemma3-270m", ".gguf", "hf:OWNER/REPO/FILE.gguf", "foo")
+    typed += ("human", "'judge'", "'abc'")
+    formats = ("oxford", "decision", "challenge", "adversarial", "'auto', 'en'", "'zh'", "'fr'")
+    assert said(done.stderr, also=(*typed, *formats)) == [], done.stderr
     english = cli("run", "Cities should ban cars", *args, "--dry-run", home=tmp_path)
     assert english.returncode == 2 and english.stderr.startswith("error: "), english.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [(["--format", "foo"],
+      "error: unknown format 'foo'\n"
+      "hint: choose one of: oxford, decision, challenge, adversarial\n"),
+     (["--lang", "fr"],
+      "error: --lang 'fr' is not allowed: input should be 'auto', 'en' or 'zh'\n"
+      "hint: see moot run --help\n"),
+     (["--no-save", "--out", "d"],
+      "error: --no-save and --out contradict each other\nhint: choose one\n")],
+)  # fmt: skip
+def test_a_setting_wrong_for_an_english_motion_is_said_as_it_was(
+    cli: Cli, tmp_path: Path, args: list[str], says: str
+) -> None:
+    done = cli("run", "Cities should ban cars", *args, "--dry-run", home=tmp_path)
+    assert (done.returncode, done.stderr) == (2, says)
+    bare = cli("run", "--format", "foo", "--dry-run", home=tmp_path)  # no motion: no language
+    assert bare.stderr.startswith("error: unknown format 'foo'\n"), bare.stderr
 
 
 def test_a_chinese_seat_whose_input_ends_says_so_in_chinese(
