@@ -4,9 +4,11 @@ A turn records its flags and notes in English: they are its stable keys (`moot c
 older transcripts read them so). A debate in another language shows each through that
 language's `[flags]` table, whose keys are the recorded English forms with `{fields}` for
 the parts that vary (a limit, a language's name, a quoted sentence): the field's value is
-shown translated in turn where the tables know it, else as it was recorded. Its `[errors]`
-table does the same for the errors a debate can end on (a `MootError`'s message and hint,
-raised in English): a front end shows them through `shown` too.
+shown translated in turn where the tables know it, else as it was recorded; a field the
+shown form writes `{name!s}` is shown as recorded (an identifier: a format's name, a model's
+id). Its `[errors]` table does the same for the errors a debate can end on or be refused
+with (a `MootError`'s message and hint, raised in English): a front end shows them through
+`shown` too.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from moot.prompts import ENGINE, LANGUAGES, builtin_root
 
 FILE = "words.toml"
 _FIELD = re.compile(r"\{(\w+)\}")
+_VERBATIM = re.compile(r"\{(\w+)!s\}")  # a field shown as recorded, never translated
 _SEPARATOR = "; "  # what joins several flags of one turn in a document's header
 _PATH = re.compile(r"[a-z_]+(?:\.[a-z0-9_]+)*")  # a reply's field: `agreements.0.point`
 # A flag is a line; a saved file may hold anything. Past these lengths a text is shown as
@@ -34,6 +37,7 @@ class _Pattern:
     regex: re.Pattern[str]
     shown: str
     weight: int  # literal characters: the most specific pattern is tried first
+    verbatim: frozenset[str]  # the fields shown as recorded
 
 
 def _compile(recorded: str, shown: str) -> _Pattern:
@@ -44,7 +48,8 @@ def _compile(recorded: str, shown: str) -> _Pattern:
         pos = m.end()
     parts.append(re.escape(recorded[pos:]))
     literal = len(_FIELD.sub("", recorded))
-    return _Pattern(re.compile("".join(parts), re.DOTALL), shown, literal)
+    verbatim = frozenset(_VERBATIM.findall(shown))
+    return _Pattern(re.compile("".join(parts), re.DOTALL), shown, literal, verbatim)
 
 
 @functools.cache
@@ -104,7 +109,10 @@ class Words:
         for pattern in self._patterns if len(text) <= _LONGEST_FLAG else ():
             m = pattern.regex.fullmatch(text)
             if m:
-                values = {k: self._shown(v, depth=depth + 1) for k, v in m.groupdict().items()}
+                values = {
+                    k: v if k in pattern.verbatim else self._shown(v, depth=depth + 1)
+                    for k, v in m.groupdict().items()
+                }
                 return pattern.shown.format(**values)
         if _PATH.fullmatch(text) and text.split(".")[0] in self._fields:
             return ".".join(self._fields.get(part, part) for part in text.split("."))

@@ -12,6 +12,7 @@ models' own words left out.
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import re
 from pathlib import Path
@@ -22,10 +23,14 @@ import yaml
 from rich.console import Console
 
 from conftest import Cli, real_model_path
-from moot.errors import CallTimeoutError, MootError
+from gguf_samples import LLAMA_7B, shape, write_gguf
+from moot.errors import CallTimeoutError, MootError, NotEnoughMemoryError
 from moot.inference import scripted
 from moot.inference.protocol import ChatRequest, Message
+from moot.models import memory
+from moot.models.free import Free
 from moot.transcript import load
+from moot.words import words
 from test_chinese_output import RUNS, Chinese, body, english, run
 
 # A terminal wide enough that a table shows each model id (a path) in full: a name, not
@@ -177,17 +182,112 @@ def test_english_errors_are_as_they_were(
      (["--format", "adversarial"], "错误： 对抗式审查至少需要两个参与者，现在是0个\n"),
      (["--model", "nosuch"], "错误： 未知模型 'nosuch'\n"),
      (["--rounds", "2"], "错误： --rounds 不适用于 --format oxford\n"),
-     (["--temperature", "judge=5"], "错误： --temperature judge=5.0 不允许：应不大于2\n")],
+     (["--temperature", "judge=5"], "错误： --temperature judge=5.0 不允许：应不大于2\n"),
+     (["--format", "foo"],
+      "错误： 未知赛制 'foo'\n提示： 可选的赛制有：oxford, decision, challenge, adversarial\n"),
+     (["--lang", "fr"],
+      "错误： --lang 'fr' 不允许：应为 'auto', 'en' 或 'zh'\n提示： 见 moot run --help\n"),
+     (["--no-save", "--out", "d"], "错误： --no-save 和 --out 互相矛盾\n提示： 只能选其中一个\n"),
+     (["--format", "decision", "--max-rounds", "4"],
+      "错误： --max-rounds 不适用于 --format decision\n"),
+     (["--time-limit", "5"], "错误： --time-limit 只适用于真人席位\n"),
+     (["--role", "judge"], "错误： --role 'judge' 不是“键=值”的形式\n提示： 例如 --role judge=…\n"),
+     (["--temperature", "judge=abc"], "错误： 温度 'abc' 不是0到2之间的数字\n提示： 例如 0.7\n")],
 )  # fmt: skip
 def test_a_setting_wrong_for_a_chinese_motion_is_said_in_chinese(
     cli: Cli, tmp_path: Path, args: list[str], says: str
 ) -> None:
     done = cli("run", "城市应该禁止汽车吗", *args, "--dry-run", home=tmp_path)
     assert done.returncode == 2 and done.stderr.startswith(says), done.stderr
-    typed = ("nosuch", "smollm2-135m", "gemma3-270m", ".gguf", "hf:OWNER/REPO/FILE.gguf")
-    assert said(done.stderr, also=typed) == [], done.stderr
+    typed = ("nosuch", "smollm2-135m", "gemma3-270m", ".gguf", "hf:OWNER/REPO/FILE.gguf", "foo")
+    typed += ("human", "'judge'", "'abc'")
+    formats = ("oxford", "decision", "challenge", "adversarial", "'auto', 'en'", "'zh'", "'fr'")
+    assert said(done.stderr, also=(*typed, *formats)) == [], done.stderr
     english = cli("run", "Cities should ban cars", *args, "--dry-run", home=tmp_path)
     assert english.returncode == 2 and english.stderr.startswith("error: "), english.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [(["--format", "foo"],
+      "error: unknown format 'foo'\n"
+      "hint: choose one of: oxford, decision, challenge, adversarial\n"),
+     (["--lang", "fr"],
+      "error: --lang 'fr' is not allowed: input should be 'auto', 'en' or 'zh'\n"
+      "hint: see moot run --help\n"),
+     (["--no-save", "--out", "d"],
+      "error: --no-save and --out contradict each other\nhint: choose one\n")],
+)  # fmt: skip
+def test_a_setting_wrong_for_an_english_motion_is_said_as_it_was(
+    cli: Cli, tmp_path: Path, args: list[str], says: str
+) -> None:
+    done = cli("run", "Cities should ban cars", *args, "--dry-run", home=tmp_path)
+    assert (done.returncode, done.stderr) == (2, says)
+    bare = cli("run", "--format", "foo", "--dry-run", home=tmp_path)  # no motion: no language
+    assert bare.stderr.startswith("error: unknown format 'foo'\n"), bare.stderr
+
+
+# The memory plan's figures: its units, and the context size as llama.cpp names it.
+_MEMORY = ("GiB", "MiB", "KiB", "KV", "n_ctx")
+
+
+@pytest.mark.parametrize(
+    ("args", "free", "says"),
+    [([], Free(ram=1 << 20), "错误： 本场辩论的模型在 n_ctx 为"),
+     (["--role", "opposition=B"], Free(ram=1 << 20), "错误： 本场辩论的2个模型在 n_ctx 为"),
+     (["--gpu-layers", "-1"], Free(ram=1 << 50, gpu=1 << 20), "错误： 本场辩论的模型在 n_ctx 为")],
+)  # fmt: skip
+def test_a_chinese_debate_that_does_not_fit_in_memory_is_refused_in_chinese(
+    cli: Cli,
+    tmp_path: Path,
+    dry_models: tuple[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    free: Free,
+    says: str,
+) -> None:
+    """Refused before any model loads (no --dry-run: the models' headers are planned)."""
+    monkeypatch.setattr(memory, "free_memory", lambda gpu=False: free)
+    args = [a.replace("B", dry_models[1]) for a in args]
+    run = ["--model", dry_models[0], *args, "--no-save", "--yes"]
+    done = cli("run", "城市应该禁止汽车吗", *run, home=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(says) and "可用的只有1 MiB" in done.stderr, done.stderr
+    assert "\n提示： 可以" in done.stderr, done.stderr
+    names = (*dry_models, *(Path(m).stem for m in dry_models), *_MEMORY)
+    assert said(done.stderr, also=names) == [], done.stderr
+    english = cli("run", "Cities should ban cars", *run, home=tmp_path)
+    assert english.returncode == 2
+    assert (
+        english.stderr.startswith("error: the debate's ")
+        and " is free\nhint: use " in english.stderr
+    )
+
+
+def test_every_refusal_of_the_memory_plan_is_said_in_chinese(tmp_path: Path) -> None:
+    """Each way the memory plan words a refusal (one model or several, one at a time, the
+    GPU's memory, KV snapshots; a smaller context that fits or none) has its Chinese."""
+    gguf = [
+        write_gguf(tmp_path / f"{n}.gguf", extra=shape("llama", **LLAMA_7B)) for n in ("a", "b")
+    ]
+    zh, shown = words("zh"), set()
+    for count, one_at_a_time, gpu, snapshots in itertools.product(
+        (1, 2), (False, True), (0, -1), (0, 2)
+    ):
+        models = [(f"model-{i}", gguf[i]) for i in range(count)]
+        planned = memory.plan(
+            models, 8192, gpu_layers=gpu, one_at_a_time=one_at_a_time, snapshots=snapshots
+        )
+        at_4096 = planned.at(4096).gpu if gpu else planned.at(4096).host
+        for room in (1 << 20, at_4096):  # nothing fits; half the context fits
+            free = Free(ram=1 << 50, gpu=room) if gpu else Free(ram=room)
+            with pytest.raises(NotEnoughMemoryError) as caught:
+                memory.check_fits(planned, free)
+            for english_text in (caught.value.message, caught.value.hint):
+                text = zh.shown(english_text)
+                assert said(text, also=("model-0", *_MEMORY)) == [], (english_text, text)
+                shown.add(re.sub(r"[\d.,]+ [KMG]?i?B|\d+", "N", english_text))
+    assert len(shown) == 9 + 8, sorted(shown)  # every message, every hint
 
 
 def test_a_chinese_seat_whose_input_ends_says_so_in_chinese(

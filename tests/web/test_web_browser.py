@@ -152,6 +152,21 @@ def test_the_forms_problems_are_shown_beside_their_fields(page: Any, server: Ser
     assert "at least two participants" in page.locator(".invalid").first.inner_text()
 
 
+def test_a_page_in_chinese_says_its_forms_problems_in_chinese(page: Any) -> None:
+    """With no motion to tell the debate's language, the page's own decides: it names it
+    in every request it sends."""
+    page.click("#switch-language")
+    try:
+        page.wait_for_selector("html[lang=zh]")
+        page.click("#debate-form button[type=submit]")  # no motion
+        page.wait_for_selector("[data-field=motion].invalid")
+        error = page.locator("[data-field=motion] .field-error").inner_text()
+        assert "辩题是空的" in error and "请给出辩题或话题" in error, error
+    finally:
+        page.click("#switch-language")  # the browser's other pages are shown in English
+    page.wait_for_selector("html[lang=en]")
+
+
 def test_a_closed_tab_leaves_the_debate_running_and_a_new_one_finds_it(
     browser: Browser, page: Any, server: Served
 ) -> None:

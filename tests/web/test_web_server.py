@@ -424,6 +424,127 @@ def test_a_form_problem_is_named_by_its_field(
     assert len(client.get("/api/jobs").json()["jobs"]) == before
 
 
+# A Chinese debate's form: its problems are said in Chinese; what stays is what the user
+# typed or would type (a value, an option, a role's or a format's id).
+ZH_MOTION = "城市应该禁止汽车吗"
+ROLES = ("proposition", "opposition", "devil", "chair", "judge")
+FORMATS = ("oxford", "decision", "challenge", "adversarial")
+
+
+_MODEL_REFS = ("no-such-model", ".gguf", "hf:OWNER/REPO/FILE.gguf")
+_EFFORT = ("huge", "low", "medium", "high", "max")
+
+
+@pytest.mark.parametrize(
+    ("form", "field", "message", "typed"),
+    [({"motion": "", "lang": "zh"}, "motion", "辩题是空的", ()),
+     ({"params": {"max_rounds": "99"}}, "params.max_rounds",
+      "--max-rounds 99 不允许：应不大于8", ()),
+     ({"params": {"max_rounds": "three"}}, "params.max_rounds", "'three' 不是整数", ("three",)),
+     ({"temperatures": {"judge": "5"}}, "temperatures.judge",
+      "--temperature judge=5.0 不允许：应不大于2", ()),
+     ({"temperatures": {"king": "0.5"}}, "temperatures.king",
+      "温度：--format oxford 没有角色 'king'", ("king", *ROLES)),
+     ({"roles": {"judge": "no-such-model"}}, "roles.judge",
+      "未知模型 'no-such-model'", _MODEL_REFS),
+     ({"seed": "x"}, "seed", "'x' 不是整数", ()),
+     ({"format": "parliament"}, "format", "未知赛制 'parliament'", ("parliament", *FORMATS)),
+     ({"format": "challenge", "params": {"effort": "huge"}}, "params.effort",
+      "--effort 'huge' 不允许：应为 'low', 'medium', 'high' 或 'max'", _EFFORT),
+     ({"lang": "fr"}, "lang",
+      "--lang 'fr' 不允许：应为 'auto', 'en' 或 'zh'", ("fr", "auto", "en", "zh")),
+     ({"max_tokens": "0"}, "max_tokens", "--max-tokens 0 不允许：应不小于1", ())],
+)  # fmt: skip
+def test_a_chinese_forms_problem_is_said_in_chinese(
+    client: httpx.Client, form: dict[str, Any], field: str, message: str, typed: tuple[str, ...]
+) -> None:
+    from test_chinese_commands import said
+
+    answer = client.post("/api/debates", json={"motion": ZH_MOTION, **form})
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["errors"][field]
+    assert error["message"] == message and error["hint"], error
+    assert said(f"{error['message']} {error['hint']}", also=(*typed, "moot")) == [], error
+
+
+def test_the_debates_language_beats_the_pages_and_the_page_says_the_rest(
+    client: httpx.Client,
+) -> None:
+    """A form's problems are said in its debate's language (its lang, else its motion's);
+    a form with neither, or one the server cannot read, in the page's (Accept-Language)."""
+    zh, en = {"accept-language": "zh-CN,zh;q=0.9,en;q=0.8"}, {"accept-language": "en-GB"}
+    rounds = {"params": {"max_rounds": "99"}}
+
+    def message(form: dict[str, Any], page: dict[str, str]) -> str:
+        answer = client.post("/api/debates", json=form, headers=page)
+        assert answer.status_code == 400, answer.text
+        return str(next(iter(answer.json()["errors"].values()))["message"])
+
+    assert message({"motion": ZH_MOTION, **rounds}, en).endswith("不允许：应不大于8")
+    assert message({"motion": MOTION, **rounds}, zh).endswith(
+        "is not allowed: input should be less than or equal to 8"
+    )
+    assert message({"motion": MOTION, "lang": "zh", **rounds}, en).endswith("不允许：应不大于8")
+    assert message({"motion": ""}, zh) == "辩题是空的"
+    assert message({"motion": ""}, en) == message({"motion": ""}, {}) == "the motion is empty"
+
+    unread = [
+        (b"{not", "application/json", 400, "the form is not JSON", "表单不是 JSON"),
+        (b"[1]", "application/json", 400, "the form is not an object", "表单不是 JSON 对象"),
+        (b"x", "text/plain", 415, "send the form as JSON", "请以 JSON 发送表单"),
+    ]
+    for body, kind, status, english, chinese in unread:
+        for page, said, hint in ((zh, chinese, "请重新加载页面"), ({}, english, "reload the page")):
+            for path in ("/api/debates", "/api/tournaments"):
+                headers = {"content-type": kind, **page}
+                answer = client.post(path, content=body, headers=headers)
+                assert answer.status_code == status
+                assert answer.json() == {"error": {"message": said, "hint": hint}}
+    missing = client.get("/api/jobs/nosuch", headers=zh)
+    assert missing.status_code == 404
+    assert missing.json() == {"error": {"message": "没有这场辩论", "hint": ""}}
+    assert client.get("/api/jobs/nosuch").json()["error"]["message"] == "no such debate"
+
+
+def test_an_answer_to_a_chinese_debate_is_refused_in_chinese(client: httpx.Client) -> None:
+    """The page shows the debate in its language: what it answers is refused in it too."""
+    said = {
+        "seat": {"message": "这场辩论中没有真人席位", "hint": "把一个席位的模型设为 human"},
+        "evidence": {
+            "message": "辩论没有在等这份证据",
+            "hint": "请重新加载页面：页面会显示辩论现在要求的内容",
+        },
+    }
+    chinese, english = start(client, motion=ZH_MOTION)["id"], start(client)["id"]
+    for path, error in said.items():
+        refused = client.post(f"/api/jobs/{chinese}/{path}", json={"ask": 1, "text": "x"})
+        assert (refused.status_code, refused.json()) == (409, {"error": error})
+        refused = client.post(f"/api/jobs/{english}/{path}", json={"ask": 1, "text": "x"})
+        assert refused.status_code == 409 and refused.json()["error"]["message"].isascii()
+
+
+@pytest.mark.parametrize(
+    ("form", "field", "message", "hint"),
+    [({"models": ["a"]}, "models", "锦标赛需要两个或更多 --model", "--model A --model B"),
+     ({"models": ["a", "b"], "format": "decision"}, "format",
+      "--format decision 没有可让模型对阵的正反两方", "锦标赛可用 oxford 或 challenge"),
+     ({"models": ["a", "b"], "swaps": "x"}, "swaps", "'x' 不是整数", "请输入数字，例如 3"),
+     ({"models": ["a", "b"], "motions": "", "lang": "zh"}, "motions",
+      "没有辩题", "每行写一个辩题")],
+)  # fmt: skip
+def test_a_chinese_tournaments_form_problem_is_said_in_chinese(
+    client: httpx.Client, form: dict[str, Any], field: str, message: str, hint: str
+) -> None:
+    answer = client.post(
+        "/api/tournaments", json={"motions": f"{ZH_MOTION}\n学校应该取消作业吗", **form}
+    )
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["errors"][field] == {"message": message, "hint": hint}
+    as_english = {"motions": MOTION, **{k: v for k, v in form.items() if k != "lang"}}
+    english = client.post("/api/tournaments", json=as_english)
+    assert english.status_code == 400 and english.json()["errors"][field]["message"].isascii()
+
+
 def test_the_formats_describe_their_seats_and_rules(client: httpx.Client) -> None:
     formats = {f["name"]: f for f in client.get("/api/formats").json()["debate"]}
     assert set(formats) == {"oxford", "decision", "challenge", "adversarial"}

@@ -123,12 +123,13 @@ def run(
     """Run a debate on MOTION and print its result. `--role ROLE=human` takes a seat
     yourself: you are shown what the seat may see and type its turns."""
     console = Console()
+    if motion is not None and motion.strip():  # a wrong setting is said in the debate's language
+        speak(_language(lang, motion))
     get_format(fmt)  # an unknown format is the first thing to say
     if no_save and out is not None:
         raise UsageError("--no-save and --out contradict each other", hint="choose one")
     text = _motion(motion, lang, yes=yes, fmt=fmt)
-    if lang == "auto" or lang in LANGUAGES:  # a wrong setting is said in the debate's language
-        speak(resolve_language(lang, text))
+    speak(_language(lang, text))
     if fmt == "oxford" and sys.stdin.isatty() and not yes:  # the rulebook's first step
         text, params = confirm(
             console,
@@ -179,6 +180,12 @@ def run(
         if folder:
             folder.release()  # a debate that wrote nothing leaves nothing behind
         raise
+
+
+def _language(lang: str, motion: str) -> str:
+    """The language of a debate on MOTION: --lang's, or the motion's where --lang names none
+    (an unknown --lang is refused later, in the motion's language)."""
+    return resolve_language(lang if lang in LANGUAGES else "auto", motion)
 
 
 def _asker(console: Console, language: str) -> Callable[[str], str]:

@@ -27,11 +27,12 @@ from moot._version import __version__
 from moot.config import tournaments_dir
 from moot.errors import MootError, UsageError
 from moot.inference.human import HUMAN
+from moot.prompts import LANGUAGES
 from moot.web import forms, runs, wire
 from moot.web import tournament as tournaments
 from moot.web.evidence import NotAsked
 from moot.web.guard import Guard
-from moot.web.jobs import END, Hub, Job
+from moot.web.jobs import END, Hub, Job, shown
 
 STATIC = Path(__file__).parent / "static"
 TYPES = {
@@ -111,7 +112,7 @@ class _Api:
     def asset(self, request: Request) -> Response:
         name = request.path_params["name"]
         if name not in self.static:
-            return _missing("no such file")
+            return _missing("no such file", _page_language(request))
         return self._file(name)
 
     def _file(self, name: str) -> Response:
@@ -130,7 +131,7 @@ class _Api:
         try:
             entries = models.list()
         except MootError as exc:
-            return _error(exc)
+            return _error(exc, _page_language(request))
         listed = [
             {
                 "id": m.id,
@@ -149,7 +150,8 @@ class _Api:
         return JSONResponse({"jobs": [j.info() for j in reversed(self.hub.jobs())]})
 
     async def start_debate(self, request: Request) -> Response:
-        form = await _form(request)
+        page = _page_language(request)
+        form = await _form(request, page)
         if isinstance(form, Response):
             return form
 
@@ -157,10 +159,11 @@ class _Api:
             setup = forms.debate_setup(form, dry_run=self.dry_run)
             return self.hub.submit(runs.debate_job(setup, pace=self.pace))
 
-        return await self._start(start)
+        return await self._start(start, forms.language_of(form, page))
 
     async def start_tournament(self, request: Request) -> Response:
-        form = await _form(request)
+        page = _page_language(request)
+        form = await _form(request, page)
         if isinstance(form, Response):
             return form
 
@@ -168,26 +171,30 @@ class _Api:
             choice = tournaments.choose(form, dry_run=self.dry_run)
             return self.hub.submit(tournaments.tournament_job(choice, parallel=self.parallel))
 
-        return await self._start(start)
+        return await self._start(start, tournaments.language_of(form, page))
 
-    async def _start(self, start: Callable[[], Job]) -> Response:
+    async def _start(self, start: Callable[[], Job], language: str) -> Response:
+        """The job START submits, or its form's problems said in LANGUAGE (the debate's)."""
         try:
             job = await run_in_threadpool(start)
         except forms.FormErrors as exc:
-            return JSONResponse({"errors": exc.fields}, status_code=400)
+            errors = {name: shown(error, language) for name, error in exc.fields.items()}
+            return JSONResponse({"errors": errors}, status_code=400)
         except MootError as exc:
-            return _error(exc)
+            return _error(exc, language)
         return JSONResponse(job.info(), status_code=201)
 
     def job(self, request: Request) -> Response:
         job = self.hub.get(request.path_params["job"])
-        return JSONResponse(job.info()) if job else _missing("no such debate")
+        if job is None:
+            return _missing("no such debate", _page_language(request))
+        return JSONResponse(job.info())
 
     async def events(self, request: Request) -> Response:
         """The job's events so far, then each as it comes, until it is over."""
         job = self.hub.get(request.path_params["job"])
         if job is None:
-            return _missing("no such debate")
+            return _missing("no such debate", _page_language(request))
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[wire.Wire] = asyncio.Queue()
 
@@ -214,11 +221,12 @@ class _Api:
         return EventSourceResponse(stream(), ping=15)
 
     async def _answer(self, request: Request) -> tuple[Job, dict[str, Any]] | Response:
-        """The job a page answers and the form it answers with, or the response refusing it."""
+        """The job a page answers and the form it answers with, or the response refusing it
+        (in the job's language: the page shows the debate in it)."""
         job = self.hub.get(request.path_params["job"])
         if job is None:
-            return _missing("no such debate")
-        form = await _form(request)
+            return _missing("no such debate", _page_language(request))
+        form = await _form(request, job.language)
         return form if isinstance(form, Response) else (job, form)
 
     async def seat(self, request: Request) -> Response:
@@ -228,10 +236,13 @@ class _Api:
             return answering
         job, form = answering
         if job.seat is None:
-            return _conflict("no person holds a seat in this debate", "give a seat the model human")
+            return _conflict(
+                "no person holds a seat in this debate", "give a seat the model human", job.language
+            )
         problem = job.seat.answer(form)
         if problem is not None:
-            return _conflict(problem, "reload the page: it shows what the seat is asked now")
+            hint = "reload the page: it shows what the seat is asked now"
+            return _conflict(problem, hint, job.language)
         return JSONResponse({"answered": form.get("ask")})
 
     async def evidence(self, request: Request) -> Response:
@@ -242,20 +253,20 @@ class _Api:
             return answering
         job, form = answering
         if job.evidence is None:
-            return _conflict("the debate asks for no evidence", "reload the page")
+            return _conflict("the debate asks for no evidence", "reload the page", job.language)
         try:
             job.evidence.answer(form)
         except NotAsked as exc:
-            return _conflict(exc.message, exc.hint)
+            return _conflict(exc.message, exc.hint, job.language)
         except UsageError as exc:
-            errors = {"evidence": {"message": exc.message, "hint": exc.hint}}
-            return JSONResponse({"errors": errors}, status_code=400)
+            error = shown({"message": exc.message, "hint": exc.hint}, job.language)
+            return JSONResponse({"errors": {"evidence": error}}, status_code=400)
         return JSONResponse({"answered": form.get("ask")})
 
     def stop(self, request: Request) -> Response:
         job = self.hub.get(request.path_params["job"])
         if job is None:
-            return _missing("no such debate")
+            return _missing("no such debate", _page_language(request))
         self.hub.stop(job)
         return JSONResponse(job.info())
 
@@ -265,7 +276,7 @@ class _Api:
         try:
             saved = history.list_debates()
         except MootError as exc:
-            return _error(exc)
+            return _error(exc, _page_language(request))
         listed = []
         for debate in reversed(saved):
             item = wire.saved_summary(debate)
@@ -285,7 +296,7 @@ class _Api:
                 return JSONResponse({"deleted": debate.id})
             item = wire.saved_debate(debate)
         except MootError as exc:
-            return _error(exc)
+            return _error(exc, _page_language(request))
         item["job"] = live.id if live else None
         return JSONResponse(item)
 
@@ -298,7 +309,7 @@ class _Api:
                 raise UsageError("the debate finished already", hint="open it to read it")
             job = self.hub.submit(runs.resume_job(debate, pace=self.pace))
         except MootError as exc:
-            return _error(exc)
+            return _error(exc, _page_language(request))
         return JSONResponse(job.info(), status_code=201)
 
     def download(self, request: Request) -> Response:
@@ -311,7 +322,7 @@ class _Api:
                 debate.path / name, what=name, limit=files.RECORD_LIMIT, follow_symlinks=False
             )
         except MootError as exc:
-            return _error(exc)
+            return _error(exc, _page_language(request))
         kind = DOWNLOAD_TYPES.get(Path(name).suffix, "application/octet-stream")
         disposition = f'attachment; filename="{name}"'
         return Response(data, media_type=kind, headers={"content-disposition": disposition})
@@ -324,7 +335,7 @@ class _Api:
         except OSError:
             names = set()
         if not _ID.fullmatch(ident) or ident not in names:
-            return _missing("no such tournament")
+            return _missing("no such tournament", _page_language(request))
         try:
             data = files.read_bytes(
                 root / ident / "ratings.png",
@@ -333,7 +344,7 @@ class _Api:
                 follow_symlinks=False,
             )
         except MootError:
-            return _missing("the tournament has no ratings chart yet")
+            return _missing("the tournament has no ratings chart yet", _page_language(request))
         return Response(data, media_type="image/png")
 
     def _saved(self, ident: str) -> history.SavedDebate:
@@ -346,43 +357,46 @@ class _Api:
         raise NotFound(f"no saved debate {ident!r}", hint="see the history")
 
 
-async def _form(request: Request) -> dict[str, Any] | Response:
+def _page_language(request: Request) -> str:
+    """The language the page is shown in, as it says in Accept-Language (its first tag): what
+    the server's answers are said in where no debate says otherwise."""
+    first = request.headers.get("accept-language", "").split(",")[0].split(";")[0]
+    tag = first.strip().lower().split("-")[0]
+    return tag if tag in LANGUAGES else "en"
+
+
+async def _form(request: Request, language: str) -> dict[str, Any] | Response:
+    """The request's form, or the response refusing it (said in LANGUAGE)."""
     if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
-        return JSONResponse(
-            {"error": {"message": "send the form as JSON", "hint": "reload the page"}},
-            status_code=415,
-        )
+        return _refusal(415, "send the form as JSON", "reload the page", language)
     body = b""
     async for chunk in request.stream():
         body += chunk
         if len(body) > BODY_LIMIT:
-            return JSONResponse(
-                {"error": {"message": "the form is too large", "hint": "shorten it"}},
-                status_code=413,
-            )
+            return _refusal(413, "the form is too large", "shorten it", language)
     try:
         form = json.loads(body)
     except (ValueError, RecursionError):
-        return JSONResponse(
-            {"error": {"message": "the form is not JSON", "hint": "reload the page"}},
-            status_code=400,
-        )
+        return _refusal(400, "the form is not JSON", "reload the page", language)
     if not isinstance(form, dict):
-        return JSONResponse(
-            {"error": {"message": "the form is not an object", "hint": "reload the page"}},
-            status_code=400,
-        )
+        return _refusal(400, "the form is not an object", "reload the page", language)
     return form
 
 
-def _error(exc: MootError) -> Response:
-    status = 404 if isinstance(exc, NotFound) else 400
-    return JSONResponse({"error": {"message": exc.message, "hint": exc.hint}}, status_code=status)
+def _refusal(status: int, message: str, hint: str, language: str) -> Response:
+    """An error the page shows beside what it asked: MESSAGE and HINT (moot's English) in
+    LANGUAGE."""
+    error = shown({"message": message, "hint": hint}, language)
+    return JSONResponse({"error": error}, status_code=status)
 
 
-def _conflict(message: str, hint: str) -> Response:
-    return JSONResponse({"error": {"message": message, "hint": hint}}, status_code=409)
+def _error(exc: MootError, language: str) -> Response:
+    return _refusal(404 if isinstance(exc, NotFound) else 400, exc.message, exc.hint, language)
 
 
-def _missing(message: str) -> Response:
-    return JSONResponse({"error": {"message": message, "hint": ""}}, status_code=404)
+def _conflict(message: str, hint: str, language: str) -> Response:
+    return _refusal(409, message, hint, language)
+
+
+def _missing(message: str, language: str) -> Response:
+    return _refusal(404, message, "", language)

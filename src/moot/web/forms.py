@@ -9,7 +9,7 @@ from typing import Any
 from moot.errors import MootError, UsageError
 from moot.formats import NAMES, get_format
 from moot.formats.base import Format, RunOptions
-from moot.prompts import LANGUAGES
+from moot.prompts import LANGUAGES, detect_language
 from moot.settings import DebateSetup, check_model_ref, check_motion, prepare, settings
 
 FieldErrors = dict[str, dict[str, str]]
@@ -187,6 +187,16 @@ def form_field(exc: MootError) -> str:
         field = field.removeprefix("run.")
         return field if field == "max_tokens" else "form"
     return field
+
+
+def language_of(form: dict[str, Any], page: str, *, motion: object = None) -> str:
+    """The language a form's problems are said in: its debate's where the form says it (its
+    language, else its MOTION's: the form's motion unless given), else the page's (PAGE)."""
+    lang = text_of(form.get("lang"))
+    if lang in LANGUAGES:
+        return lang
+    text = text_of(form.get("motion") if motion is None else motion)
+    return detect_language(text) if text.strip() else page
 
 
 def problem(message: str, hint: str) -> dict[str, str]:

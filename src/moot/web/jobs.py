@@ -25,12 +25,10 @@ END: Wire = {"type": "end"}  # after a job's last event: nothing more will come
 OVER = ("finished", "stopped", "failed")
 
 
-def _shown(error: dict[str, str] | None, language: str) -> dict[str, str] | None:
+def shown(error: dict[str, str], language: str) -> dict[str, str]:
     """An error (its message and hint in moot's English) as a debate in LANGUAGE shows it."""
-    if error is None:
-        return None
-    shown = words(language).shown
-    return {key: shown(text) for key, text in error.items()}
+    said = words(language).shown
+    return {key: said(text) for key, text in error.items()}
 
 
 class Job:
@@ -275,7 +273,7 @@ class Hub:
                 self._busy.subtract(job.holds)
                 self._busy = +self._busy  # counts at zero go
                 self._threads.pop(job.id, None)
-            job.update(state=state, error=_shown(error, job.language))
+            job.update(state=state, error=shown(error, job.language) if error else None)
             self._dispatch()
 
     def _forget_old(self) -> None:

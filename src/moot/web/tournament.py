@@ -20,6 +20,7 @@ from moot.tournaments.plan import (
     word_motions,
 )
 from moot.tournaments.run import DebateBegun, DebateDone, DebateFailed, InDebate, TournamentEvent
+from moot.web import forms
 from moot.web.forms import (
     FieldErrors,
     FormErrors,
@@ -101,6 +102,13 @@ def choose(form: object, *, dry_run: bool) -> Choice:
         for p in plan.debates
     ]
     return Choice(models, judges, motions, fmt.name, lang, seed, swaps, params, dry_run, debates)
+
+
+def language_of(form: dict[str, Any], page: str) -> str:
+    """The language the form's problems are said in: its tournament's (its language, else its
+    first motion's), else the page's (PAGE)."""
+    motions = [line for line in text_of(form.get("motions")).splitlines() if line.strip()]
+    return forms.language_of(form, page, motion=motions[0] if motions else "")
 
 
 # The fields of the tournament's form: an error naming another setting is the form's.

@@ -1,5 +1,7 @@
 // Building the page: elements from plain values, text always as text.
 
+import { preferredLanguage } from "./i18n.js";
+
 // An element: ATTRS set as attributes ("text" as its text, "on…" as listeners), CHILDREN
 // appended as nodes or as text.
 export function el(tag, attrs = {}, ...children) {
@@ -18,9 +20,10 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
-// The server's answer to a request: {ok, status, data}; data is its JSON, or null.
+// The server's answer to a request: {ok, status, data}; data is its JSON, or null. The
+// request names the page's language: a problem no debate's language decides is said in it.
 export async function api(path, { method = "GET", body } = {}) {
-  const init = { method, headers: {}, credentials: "same-origin" };
+  const init = { method, headers: { "accept-language": preferredLanguage() }, credentials: "same-origin" };
   if (body !== undefined) {
     init.headers["content-type"] = "application/json";
     init.body = JSON.stringify(body);
