@@ -1,5 +1,5 @@
-"""The Oxford rulebook's first step at a terminal: the motion shown as it will be debated,
-for the user to keep or replace, and the optional parameters offered with their defaults."""
+"""An Oxford debate's start at a terminal: the motion shown as it will be debated, for the
+user to keep or replace, and the optional parameters offered with their defaults."""
 
 from __future__ import annotations
 

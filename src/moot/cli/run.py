@@ -130,7 +130,7 @@ def run(
         raise UsageError("--no-save and --out contradict each other", hint="choose one")
     text = _motion(motion, lang, yes=yes, fmt=fmt)
     speak(_language(lang, text))
-    if fmt == "oxford" and sys.stdin.isatty() and not yes:  # the rulebook's first step
+    if fmt == "oxford" and sys.stdin.isatty() and not yes:  # the motion and options confirmed
         text, params = confirm(
             console,
             get_format(fmt),

@@ -1,7 +1,8 @@
 """Adversarial review: several models answer one question, revise against each other, a judge
 audits their claims after every round until resolved or the cap, a synthesizer writes one answer.
 
-Rulebook: docs/formats/adversarial.md. Every step below is one step of that rulebook.
+How it keeps its rulebook, and where it departs: docs/formats/adversarial.md. Every step
+below is one step of that rulebook.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Challenge: a proposer and a challenger argue over 1–5 rounds, evidence required, and a
 judge's synthesis must pick a side; a JSON state file follows every exchange.
 
-Rulebook: docs/formats/challenge.md. Every step below is one step of that rulebook.
+How it keeps its rulebook, and where it departs: docs/formats/challenge.md. Every step
+below is one step of that rulebook.
 """
 
 from __future__ import annotations

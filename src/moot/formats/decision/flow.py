@@ -1,11 +1,11 @@
 """The decision format: pinned debaters argue 2–4 named positions through blind openings,
 rebuttal rounds and a steelman swap; a neutral judge writes a decision document.
 
-Rulebook: docs/formats/decision.md. Each method of `_Run` is one phase of that rulebook. Each
-debater is one persistent speaker, as the rulebook's are: its rebuttals and its steelman go on
-the conversation of its own last usable speech (`follows`), so it remembers its opening and
-its earlier rebuttals, and each new prompt adds only what is new to it. The judge sees the
-whole record in one prompt.
+How it keeps its rulebook, and where it departs: docs/formats/decision.md. Each method of
+`_Run` is one phase of that rulebook. Each debater is one persistent speaker, as the
+rulebook's are: its rebuttals and its steelman go on the conversation of its own last usable
+speech (`follows`), so it remembers its opening and its earlier rebuttals, and each new
+prompt adds only what is new to it. The judge sees the whole record in one prompt.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Oxford Union debate: speeches, points of information, a devil's advocate, the chair's
 summaries, a completeness judge with an early stop, closing rebuttals and a brief.
 
-Rulebook: docs/formats/oxford.md. Every step below is one step of that rulebook.
+How it keeps its rulebook, and where it departs: docs/formats/oxford.md. Every step
+below is one step of that rulebook.
 """
 
 from __future__ import annotations
