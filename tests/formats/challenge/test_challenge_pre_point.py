@@ -1,6 +1,6 @@
 """Challenge debates saved before a verdict's disagreements named their point
 (tests/fixtures/challenge-pre-point, written by `moot` at commit 9fa1151; see its README) are
-checked, replayed and shown as they were saved."""
+re-judged, checked, replayed, resumed and shown as they were saved, and never rewritten."""
 
 from __future__ import annotations
 
@@ -64,6 +64,34 @@ def test_the_fixtures_are_of_the_old_form() -> None:
 
 
 @pytest.mark.parametrize("name", SAVED)
+def test_an_old_challenge_debate_is_judged_again(
+    cli: Cli, tmp_path: Path, name: str, dry_models: tuple[str, str]
+) -> None:
+    folder = _copy(tmp_path, name)
+    proc = cli("judge", str(folder / "transcript.json"), "--judge", dry_models[0], "--dry-run",
+               "--json", home=tmp_path / "home")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    [result] = json.loads(proc.stdout)
+    saved = _saved(OLD / name / "transcript.json")
+    verdict = saved["turns"][-1]["data"]
+    [judged] = result["turns"]
+    assert result["format"] == "challenge" and judged["step"] == "verdict"
+    assert judged["index"] == len(saved["turns"]) - 1
+    # The saved reply read as it was: each disagreement's sides, its point empty.
+    original = judged["original"]
+    assert original["disagreements"] == [{"point": "", **d} for d in verdict["disagreements"]]
+    assert {k: original[k] for k in verdict if k != "disagreements"} == {
+        k: v for k, v in verdict.items() if k != "disagreements"
+    }
+    assert judged["agreement"]["verdict"][0] == verdict["winner"]
+    assert judged["new"] is not None and judged["error"] is None
+    # Its result beside the debate; the debate's own files as they were.
+    written = _files(folder)
+    assert written.pop("judged/echo_a.json")
+    assert written == _files(OLD / name)
+
+
+@pytest.mark.parametrize("name", SAVED)
 def test_an_old_challenge_debate_is_checked(cli: Cli, tmp_path: Path, name: str) -> None:
     transcript = OLD / name / "transcript.json"
     proc = cli("check", str(transcript), "--json", home=tmp_path)
@@ -120,3 +148,46 @@ def test_an_old_verdict_renders_without_a_point(name: str) -> None:
     document = render(transcript)
     assert f"- {DISAGREEMENT[name][1]}\n" in document
     assert "echo:smollm2-135m (scripted)" in document
+
+
+def test_an_old_debate_stopped_after_its_verdict_resumes_into_it(cli: Cli, tmp_path: Path) -> None:
+    """The journal holds every turn of `judged`, its verdict among them: resumed, the debate
+    ends as it did, the saved verdict kept as it was said and worded as today's document
+    and state file word a disagreement without a point."""
+    folder = _copy(tmp_path, "interrupted")
+    home = tmp_path / "home"
+    proc = cli("resume", str(folder), "--quiet", home=home)
+    assert proc.returncode == 0, proc.stderr
+    resumed, finished = (
+        _saved(folder / "transcript.json"),
+        _saved(OLD / "judged" / "transcript.json"),
+    )
+    assert resumed["turns"] == finished["turns"]
+    assert resumed["result"]["verdict"] == finished["result"]["verdict"]
+    said, line = DISAGREEMENT["judged"]
+    document = (folder / "debate.md").read_text(encoding="utf-8")
+    assert f"- {line}\n" in document
+    state = _saved(Path(resumed["result"]["state_file"]))
+    assert state["verdict"]["disagreements"] == [line]
+    assert state["moot"]["verdict"]["disagreements"] == [said]
+
+
+def test_only_a_saved_reply_may_lack_a_point() -> None:
+    """A judge asked now must name each disagreement's point (the grammar, then validation),
+    and a saved disagreement is held to today's bounds in everything else."""
+    from pydantic import ValidationError
+
+    from moot.formats.challenge.schemas import verdict_schema
+    from moot.transcript import Turn, saved_reply
+
+    schema = verdict_schema("en")
+    assert "point" in schema.model_json_schema()["$defs"]["Disagreement"]["required"]
+    verdict = _saved(OLD / "judged" / "transcript.json")["turns"][-1]["data"]
+    with pytest.raises(ValidationError, match=r"disagreements\.0\.point"):
+        schema.model_validate_json(json.dumps(verdict))
+    turn = Turn(index=5, round=None, role="judge", step="verdict", model="m", temperature=0.2,
+                text="", data=verdict)  # fmt: skip
+    assert saved_reply(turn, schema).model_dump()["disagreements"][0]["point"] == ""
+    empty = {**verdict, "disagreements": [{"proposer": "", "challenger": "x"}]}
+    with pytest.raises(ValidationError, match=r"disagreements\.0\.proposer"):
+        saved_reply(turn.model_copy(update={"data": empty}), schema)
