@@ -191,3 +191,23 @@ def test_only_a_saved_reply_may_lack_a_point() -> None:
     empty = {**verdict, "disagreements": [{"proposer": "", "challenger": "x"}]}
     with pytest.raises(ValidationError, match=r"disagreements\.0\.proposer"):
         saved_reply(turn.model_copy(update={"data": empty}), schema)
+
+
+@pytest.mark.parametrize("name", SAVED)
+def test_an_old_state_file_reads_in_its_debates_language(name: str) -> None:
+    """The state file that moot wrote of each debate reads in the rulebook's shape, its
+    disagreements as lines without a point, in the language of the debate's topic."""
+    from moot.formats.challenge.state import read_state
+
+    result = _saved(OLD / name / "transcript.json")["result"]
+    read = read_state(OLD / "state" / f"{result['id']}.json")
+    assert read.id == result["id"] and read.status == "completed"
+    assert read.verdict is not None and read.verdict.winner == "echo:smollm2-135m"
+    assert read.moot.language == ("zh" if name == "judged-zh" else "en")
+    lines = [DISAGREEMENT[name][1]] if name in DISAGREEMENT else []
+    assert read.verdict.disagreements == lines
+    # The verdict as that moot's state file kept it: five of the judge's keys, as it said them.
+    keys = ("winner", "reasoning", "agreements", "disagreements", "recommendation")
+    assert read.moot.verdict == {k: result["verdict"][k] for k in keys}
+    if name == "judged-zh":
+        assert read.verdict.agreements == ["汽车使市中心拥堵（证据：双方都引用了拥堵数据）"]
