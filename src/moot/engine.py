@@ -56,6 +56,7 @@ from moot.transcript import (
     Transcript,
     Turn,
     TurnRecord,
+    saved_reply,
 )
 from moot.words import words
 
@@ -483,7 +484,7 @@ class Engine:
         variables["round"] = round
         prior = self._replayed(index, role_name, step)
         if prior is not None:
-            return schema.model_validate(prior.data or {}), self._reuse(prior, label)
+            return saved_reply(prior, schema), self._reuse(prior, label)
         request = self._request(
             role, step, variables, max_tokens, 0, structured=True, follows=follows
         )

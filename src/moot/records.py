@@ -13,7 +13,7 @@ one keeps, and read as schema 1.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -34,6 +34,8 @@ __all__ = [
     "Turn",
     "TurnRecord",
     "json_schema",
+    "reading_saved",
+    "saved_reply",
 ]
 
 SCHEMA_VERSION = 1
@@ -80,6 +82,25 @@ class Turn(BaseModel):
     # A local model's tokens for the reply (moot.inference.protocol.Generated): what a later
     # step that quotes the reply after its own prompt takes instead of evaluating it again.
     generated: dict[str, Any] | None = None
+
+
+M = TypeVar("M", bound=BaseModel)
+
+# The validation context of a structured reply read back from a saved turn (a resumed debate,
+# a re-judged one): there, and only there, a reply schema that has changed since reads the
+# form an earlier moot saved; a model's reply now is held to the schema as it is.
+SAVED_REPLY = "saved_reply"
+
+
+def saved_reply(turn: Turn, schema: type[M]) -> M:
+    """TURN's structured reply as it was saved, read back by SCHEMA (a ValidationError, as
+    `model_validate` raises it, where it does not fit)."""
+    return schema.model_validate(turn.data or {}, context={SAVED_REPLY: True})
+
+
+def reading_saved(context: object) -> bool:
+    """Whether a validator is reading a saved reply back (`saved_reply`): its context."""
+    return isinstance(context, dict) and context.get(SAVED_REPLY) is True
 
 
 class ModelInfo(BaseModel):

@@ -45,6 +45,7 @@ from moot.transcript import (
     field_error,
     load,
     make_private_dir,
+    saved_reply,
     write_atomic,
 )
 
@@ -279,7 +280,7 @@ class RejudgeEngine(Engine):
 
 def _original(prior: Turn, schema: type[T]) -> T:
     try:
-        return schema.model_validate(prior.data or {})
+        return saved_reply(prior, schema)
     except ValidationError as exc:
         raise _Broken(
             UsageError(

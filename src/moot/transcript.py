@@ -34,6 +34,8 @@ from moot.records import StopRecord as StopRecord
 from moot.records import Transcript as Transcript
 from moot.records import Turn as Turn
 from moot.records import TurnRecord as TurnRecord
+from moot.records import reading_saved as reading_saved
+from moot.records import saved_reply as saved_reply
 
 
 class Journal:

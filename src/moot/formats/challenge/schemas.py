@@ -6,11 +6,20 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    ValidationInfo,
+    create_model,
+    model_validator,
+)
 
 from moot.config import validate_params
 from moot.errors import UsageError
 from moot.formats.base import RunOptions, param
+from moot.transcript import reading_saved
 
 Effort = Literal["low", "medium", "high", "max"]
 Rounds = Annotated[int, Field(ge=1, le=5)]
@@ -122,6 +131,24 @@ def _items(kind: Any) -> Any:
     return (list[kind], Field(max_length=MAX_ITEMS))
 
 
+class _Disagreement(BaseModel):
+    """A key disagreement. One saved before disagreements named their point (by moot before
+    commit 8183a08: tests/fixtures/challenge-pre-point) is read back with an empty point."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _saved_without_point(
+        cls, data: Any, handler: ModelWrapValidatorHandler[_Disagreement], info: ValidationInfo
+    ) -> _Disagreement:
+        if not (reading_saved(info.context) and isinstance(data, dict) and "point" not in data):
+            return handler(data)
+        # Its sides are held to today's bounds; the point it never had is left empty (the
+        # document words such a disagreement without one), never made up.
+        return handler({**data, "point": "-"}).model_copy(update={"point": ""})
+
+
 @cache
 def verdict_schema(language: str) -> type[BaseModel]:
     """The synthesis judge's reply: the winner is an enum, so the grammar must pick a side.
@@ -138,7 +165,7 @@ def verdict_schema(language: str) -> type[BaseModel]:
     # argues Y", as the rulebook's summary lists them.
     disagreement = create_model(
         "Disagreement",
-        __config__=config,
+        __base__=_Disagreement,
         point=_text(b["point"]),
         proposer=_text(b["item"]),
         challenger=_text(b["item"]),

@@ -16,6 +16,7 @@ from moot.config import data_dir
 from moot.errors import UsageError
 from moot.files import create_atomic, make_private_dir, read_json, write_atomic
 from moot.formats.challenge import text
+from moot.prompts import detect_language
 
 # The rulebook's schema, key for key, so that a consumer written to it reads moot's file;
 # what moot records beyond it is under the one key `moot`. In the rulebook "tool" is the
@@ -186,6 +187,9 @@ def _from_first_shape(data: dict[str, Any]) -> dict[str, Any]:
         for r, ref in refs.items()
     }
     tools = {r: parts[0] for r, parts in split.items()}
+    # The first shape did not record the debate's language: it was its topic's, unless
+    # the debate was given another (--lang).
+    language = detect_language(str(data.get("topic", "")))
     verdict = data.get("verdict")
     exchanges = [
         {k: v for k, v in x.items() if k != "model"} | {"tool": tools.get(str(x.get("role")), "")}
@@ -196,9 +200,10 @@ def _from_first_shape(data: dict[str, Any]) -> dict[str, Any]:
         **{k: v for k, v in data.items() if k not in ("proposer", "challenger", "verdict")},
         **{r: {"tool": tools[r], "model": split[r][2] or tools[r]} for r in sides},
         "exchanges": exchanges,
-        "verdict": _first_verdict(verdict, tools) if isinstance(verdict, dict) else None,
+        "verdict": _first_verdict(verdict, tools, language) if isinstance(verdict, dict) else None,
         "moot": {
             "version": 1,
+            "language": language,
             "backends": {r: str(side.get("backend", "")) for r, side in sides.items()},
             "verdict": verdict,
         },
@@ -209,13 +214,13 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _first_verdict(verdict: dict[str, Any], tools: dict[str, str]) -> dict[str, Any]:
+def _first_verdict(verdict: dict[str, Any], tools: dict[str, str], language: str) -> dict[str, Any]:
     """The first shape's verdict in the rulebook's: its lists as the lines moot now writes
-    (in English: the first shape did not record the debate's language)."""
+    in LANGUAGE (a disagreement without its point, which that moot did not ask for)."""
 
     def lines(key: str, line: Callable[[str, dict[str, Any]], str]) -> list[Any]:
         items = verdict.get(key) or []
-        return [line("en", i) if isinstance(i, dict) else i for i in items]
+        return [line(language, i) if isinstance(i, dict) else i for i in items]
 
     winner = verdict.get("winner")
     return {
