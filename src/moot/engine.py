@@ -302,7 +302,7 @@ class Engine:
         *,
         round: int | None,
         label: str,
-        max_tokens: int,
+        max_tokens: int | None = None,
         limit: int | None = None,
         one_question: bool = False,
         accepted: bool | None = None,
@@ -315,10 +315,16 @@ class Engine:
         ONE_QUESTION (a point of information): the first question asked within the limit.
         A person's turn is theirs: kept as they submitted it, flagged when over the limit.
         FOLLOWS: an earlier turn whose conversation this step's prompt goes on (its prompt
-        and reply, then this step's), instead of opening one of its own."""
+        and reply, then this step's), instead of opening one of its own. MAX_TOKENS: the
+        budget of a turn without a limit; a limited turn's comes from its limit alone."""
         role = self.roles[role_name]
         grammar = closer = None
-        if limit is not None:
+        if limit is None:
+            if max_tokens is None:
+                raise ValueError(f"{step}: a turn without a limit needs its token budget")
+        else:
+            if max_tokens is not None:
+                raise ValueError(f"{step}: a limited turn's budget comes from its limit alone")
             max_tokens = token_budget(role.model, limit, self.language)
             if one_question:
                 # Held to one question within the limit where the backend takes a grammar;

@@ -181,12 +181,11 @@ class RejudgeEngine(Engine):
         *,
         round: int | None,
         label: str,
-        max_tokens: int,
         **kw: Any,
     ) -> Turn:
         if self._saved(role_name, step) is None:
             raise _Lost(f"{role_name}/{step} failed in the saved debate")
-        return super().speak(role_name, step, round=round, label=label, max_tokens=max_tokens, **kw)
+        return super().speak(role_name, step, round=round, label=label, **kw)
 
     def structured_or_fail(
         self,

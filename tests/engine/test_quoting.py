@@ -379,7 +379,7 @@ def test_the_format_says_which_seats_speak_for_a_side(
 
     def run(engine: Any, motion: str, params: Any) -> dict[str, Any]:
         for role in ("advocate", "respondent", "moderator"):
-            engine.speak(role, "say", round=1, label=role, max_tokens=200, limit=60, motion=motion)
+            engine.speak(role, "say", round=1, label=role, limit=60, motion=motion)
         return {}
 
     monkeypatch.setattr(

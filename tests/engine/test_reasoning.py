@@ -311,7 +311,7 @@ def test_the_think_budget_goes_beside_the_speechs_own_and_judges_never_think(
     model = ScriptedModel([speech(1), speech(2)])
     eng = engine(tmp_path, model, think_budget=300)
     eng.speak("a", "say", round=1, label="A", max_tokens=99, motion="cars")
-    eng.speak("a", "say", round=1, label="A", max_tokens=99, limit=40, motion="cars")
+    eng.speak("a", "say", round=1, label="A", limit=40, motion="cars")
     eng.structured("a", "say", Brief, round=None, label="J", max_tokens=50, motion="cars")
     free, limited, judged = model.requests
     assert (free.think_budget, free.sampling.max_tokens) == (300, 99)
@@ -540,3 +540,12 @@ def test_the_think_budget_a_caller_sets_reaches_every_speech(tmp_path: Path) -> 
     free = [r.think_budget for r in model.requests if r.reply_schema is None]
     assert free and set(free) == {9}
     assert {r.think_budget for r in model.requests if r.reply_schema is not None} == {0}
+
+
+def test_a_turn_has_a_limit_or_a_token_budget_never_both(tmp_path: Path) -> None:
+    """A limited turn's budget comes from its limit: a budget beside it would be ignored."""
+    eng = engine(tmp_path, ScriptedModel([speech(1)]), think_budget=0)
+    with pytest.raises(ValueError, match="comes from its limit"):
+        eng.speak("a", "say", round=1, label="A", max_tokens=99, limit=40, motion="cars")
+    with pytest.raises(ValueError, match="needs its token budget"):
+        eng.speak("a", "say", round=1, label="A", motion="cars")

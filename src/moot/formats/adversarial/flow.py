@@ -38,9 +38,8 @@ from moot.transcript import StopReason, Turn
 # answer is whose, so a model evaluates the answers once for all of them.
 STEPS = ("record", "answer", "revise", "judge", "synthesis")
 TEMPERATURES = {"participant": 0.3, "judge": 0.2, "synthesizer": 0.3}
-# Words (字 in Chinese) each speaker is told, and token budgets that fit them.
+# Words (字 in Chinese) each speaker is told: each sets its step's token budget.
 LIMITS = {"answer": 200, "synthesis": 250}
-TOKENS = {"answer": 360, "synthesis": 450}
 TRAJECTORY_CHARS = 300  # an answer from two or more rounds back is shown this long
 
 
@@ -137,7 +136,6 @@ class _Review:
                 step,
                 round=rnd,
                 label=text.participant(self.lang, role, me),
-                max_tokens=TOKENS["answer"],
                 limit=LIMITS["answer"],
                 me=me,
                 **shown,
@@ -305,7 +303,6 @@ def _synthesis(review: _Review, stop: str) -> str | None:
             "synthesis",
             round=None,
             label=text.label(review.lang, "synthesis"),
-            max_tokens=TOKENS["synthesis"],
             limit=LIMITS["synthesis"],
             **review.shown(held, review.history[-1]),
             winner=last["winner"] if last else None,

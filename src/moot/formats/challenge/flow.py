@@ -19,12 +19,10 @@ from moot.errors import MootError
 from moot.formats.base import Cast, Format, Judging, reply_field
 from moot.formats.challenge import text
 from moot.formats.challenge.schemas import (
-    BUDGETS,
     DEFAULT_EFFORT,
-    SUMMARY_TOKENS,
     SUMMARY_WORDS,
+    TURN_WORDS,
     VERDICT_TOKENS,
-    Budget,
     ChallengeOptions,
     ChallengeParams,
     make_params,
@@ -95,7 +93,7 @@ class _Debate:
     topic: str
     params: ChallengeParams
     state: DebateState
-    budget: Budget
+    turn_words: int  # a proposer's or challenger's turn, by the effort
     exchanges: list[Exchange] = field(default_factory=list)
     models: list[str] = field(default_factory=list)  # each exchange's model id, for its label
     failures: list[_Failure] = field(default_factory=list)
@@ -145,8 +143,7 @@ class _Debate:
                 step,
                 round=rnd,
                 label=text.speaker(self.lang, role, self.model_of(role)),
-                max_tokens=self.budget.turn_tokens,
-                limit=self.budget.turn_words,
+                limit=self.turn_words,
                 **self.context(upto=rnd),
                 **self.common(),
             ),
@@ -168,7 +165,7 @@ class _Debate:
 
     def common(self) -> dict[str, Any]:
         words = SUMMARY_WORDS.get(self.lang, SUMMARY_WORDS["en"])
-        limits = {"turn": self.budget.turn_words, "summary_min": words[0], "summary": words[1]}
+        limits = {"turn": self.turn_words, "summary_min": words[0], "summary": words[1]}
         return {"topic": self.topic, "language": self.lang, "limits": limits}
 
     def context(self, *, upto: int) -> dict[str, Any]:
@@ -205,7 +202,6 @@ class _Debate:
                 "summary",
                 round=rnd,
                 label=text.label(self.lang, "summary"),
-                max_tokens=SUMMARY_TOKENS,
                 limit=SUMMARY_WORDS.get(self.lang, SUMMARY_WORDS["en"])[1],
                 covers=text.span(self.lang, upto),
                 **self.context(upto=upto),
@@ -287,7 +283,7 @@ def run(engine: Engine, topic: str, params: ChallengeParams) -> dict[str, Any]:
     )
     if engine.rehearsal:  # a dry run's echoes never replace the last real debate's file
         state.rehearse()
-    debate = _Debate(engine, topic, params, state, BUDGETS[effort])
+    debate = _Debate(engine, topic, params, state, TURN_WORDS[effort])
     completed = _rounds(debate)
     if not debate.exchanges:
         _abort(debate)
@@ -400,7 +396,7 @@ def sample_variables() -> dict[str, dict[str, Any]]:
 
 def quoted_words(params: ChallengeParams) -> int:
     """The most one prompt quotes: every exchange of every round, and the summary."""
-    turn = BUDGETS[params.effort or DEFAULT_EFFORT].turn_words
+    turn = TURN_WORDS[params.effort or DEFAULT_EFFORT]
     return params.rounds * 2 * turn + max(most for _, most in SUMMARY_WORDS.values())
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, Literal
 
@@ -50,26 +49,13 @@ class ChallengeParams(BaseModel):
     effort_model: str | None = None  # the installed model that --effort picked, if any
 
 
-# -- effort: model choice and token budget ----------------------------------------------
+# -- effort: model choice and the words of a turn -----------------------------------------
 
-
-@dataclass(frozen=True)
-class Budget:
-    """Effort's token budget per turn, and the words the speakers are told they have."""
-
-    turn_tokens: int
-    turn_words: int
-
-
-BUDGETS = {
-    "low": Budget(200, 120),
-    "medium": Budget(350, 200),
-    "high": Budget(550, 320),
-    "max": Budget(800, 480),
-}
+# The words (字) a proposer's or challenger's turn may take at each effort: the turn's token
+# budget comes from it, as every limited step's does.
+TURN_WORDS = {"low": 120, "medium": 200, "high": 320, "max": 480}
 DEFAULT_EFFORT = "medium"
 # The rulebook's summary target is 500–800 tokens: about 350–550 words, 500–800 字.
-SUMMARY_TOKENS = 900
 SUMMARY_WORDS = {"en": (350, 550), "zh": (500, 800)}
 _EFFORT_SHARE = {"low": 0.0, "medium": 1 / 3, "high": 2 / 3, "max": 1.0}
 

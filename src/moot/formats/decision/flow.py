@@ -62,9 +62,8 @@ STEPS = (
     "judge_decision",
     "judge_document",
 )
-# Length limits (words; 字 in Chinese) and token budgets that fit them.
+# Length limits (words; 字 in Chinese): each sets its step's token budget.
 LIMITS = {"opening": 200, "rebut": 200, "steelman": 150}
-TOKENS = {"opening": 320, "rebut": 320, "steelman": 250}
 STEP_WORDS = 100  # a debater step's own instructions, in words: its share of a conversation
 # The judge reads every speech verbatim unless the record would not fit the judge model's
 # context beside its prompt and its longest reply; then each speech is shortened, with a
@@ -133,7 +132,6 @@ class _Run:
                 step,
                 round=rnd,
                 label=f"{phase} · {seat.name(self.lang)}",
-                max_tokens=TOKENS[step],
                 limit=LIMITS[step],
                 slot=seat.slot,
                 position=seat.position,

@@ -64,7 +64,7 @@ STEPS = (
 CLOSING = ("rebuttal", "verdict", "brief")  # the steps after the rounds
 POI_ACCEPT = 0.6
 
-# Length limits of the rulebook (words; 字 in Chinese) and token budgets that fit them.
+# Length limits of the rulebook (words; 字 in Chinese): each sets its step's token budget.
 LIMITS = {
     "speech": 150,
     "poi_question": 15,
@@ -74,17 +74,8 @@ LIMITS = {
     "rebuttal": 120,
     "verdict": 100,
 }
-TOKENS = {
-    "speech": 260,
-    "poi_question": 40,
-    "poi_answer": 60,
-    "devil": 210,
-    "summary": 210,
-    "rebuttal": 210,
-    "verdict": 180,
-    "judge": 220,
-    "brief": 900,
-}
+# The budgets of the structured replies; a limited step's comes from its limit.
+TOKENS = {"judge": 220, "brief": 900}
 
 LABELS: dict[str, dict[str, str]] = {
     "en": {
@@ -223,7 +214,6 @@ def _round(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) -> d
         "speech",
         round=rnd,
         label=label(lang, "proposition"),
-        max_tokens=TOKENS["speech"],
         limit=LIMITS["speech"],
         side="proposition",
         summary=state.summary,
@@ -235,7 +225,6 @@ def _round(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) -> d
         "speech",
         round=rnd,
         label=label(lang, "opposition"),
-        max_tokens=TOKENS["speech"],
         limit=LIMITS["speech"],
         side="opposition",
         follows=prop,
@@ -248,7 +237,6 @@ def _round(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) -> d
         "devil_attack",
         round=rnd,
         label=label(lang, "devil"),
-        max_tokens=TOKENS["devil"],
         limit=LIMITS["devil"],
         follows=opp,
         after="opposition_speech",
@@ -261,7 +249,6 @@ def _round(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) -> d
         "round_summary",
         round=rnd,
         label=label(lang, "summary"),
-        max_tokens=TOKENS["summary"],
         limit=LIMITS["summary"],
         proposition_speech=prop.text,
         opposition_speech=opp.text,
@@ -290,7 +277,6 @@ def _point_of_information(
         round=rnd,
         accepted=accepted,
         label=heading + outcome,
-        max_tokens=TOKENS["poi_question"],
         limit=LIMITS["poi_question"],
         one_question=True,
         side=asker,
@@ -313,7 +299,6 @@ def _point_of_information(
             "poi_answer",
             round=rnd,
             label=f"{label(lang, target)} ↩",
-            max_tokens=TOKENS["poi_answer"],
             limit=LIMITS["poi_answer"],
             side=target,
             asker=asker,
@@ -389,7 +374,6 @@ def _closing(engine: Engine, state: _State, common: dict[str, Any]) -> dict[str,
         "proposition",
         "rebuttal",
         round=None,
-        max_tokens=TOKENS["rebuttal"],
         limit=LIMITS["rebuttal"],
         label=f"{closing} · {label(lang, 'proposition')}",
         side="proposition",
@@ -400,7 +384,6 @@ def _closing(engine: Engine, state: _State, common: dict[str, Any]) -> dict[str,
         "opposition",
         "rebuttal",
         round=None,
-        max_tokens=TOKENS["rebuttal"],
         limit=LIMITS["rebuttal"],
         label=f"{closing} · {label(lang, 'opposition')}",
         side="opposition",
@@ -414,7 +397,6 @@ def _closing(engine: Engine, state: _State, common: dict[str, Any]) -> dict[str,
         "verdict",
         round=None,
         label=label(lang, "verdict"),
-        max_tokens=TOKENS["verdict"],
         limit=LIMITS["verdict"],
         proposition_rebuttal=prop.text,
         opposition_rebuttal=opp.text,
