@@ -537,3 +537,38 @@ def test_with_no_motion_a_chinese_run_offers_its_examples_in_chinese(
     assert _motion(None, "en", yes=False).startswith("This House")
     assert asked == ["没有给出辩题；请选一个", "No motion given; pick one"]
     assert english(capsys.readouterr().out.split("This House")[0]) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "says", "english"),
+    [(["--seed", "abc"], "错误： '--seed' 的值无效：应为整数",
+      "error: invalid value for '--seed': Input should be a valid integer"),
+     (["--formt", "oxford"], "错误： 没有这个选项：--formt（可用的选项：",
+      "error: no such option: --formt (Possible options:"),
+     (["extra"], "错误： 多出了参数（extra）", "error: got unexpected extra argument"),
+     (["--yes=1"], "错误： 选项 '--yes' 不带值。", "error: option '--yes' does not take a value."),
+     (["--out"], "错误： 选项 '--out' 需要一个值。",
+      "error: option '--out' requires an argument.")],
+)  # fmt: skip
+def test_a_command_line_click_refuses_is_said_in_the_motions_language(
+    cli: Cli, tmp_path: Path, args: list[str], says: str, english: str
+) -> None:
+    """Refused before moot reads it (click's parse errors): told in the language of the
+    motion on the command line, or of --lang, and as they were for an English motion."""
+    done = cli("run", "城市应该禁止汽车吗", *args, home=tmp_path)
+    assert done.returncode == 2 and done.stderr.startswith(says), done.stderr
+    assert "提示： 见 moot" in done.stderr
+    assert said(done.stderr, also=("extra", "oxford")) == [], done.stderr
+    told = cli("run", "--lang", "zh", "cities", *args, home=tmp_path)
+    assert told.stderr.startswith(says), told.stderr
+    plain = cli("run", "Cities should ban cars", *args, home=tmp_path)
+    assert plain.returncode == 2 and plain.stderr.startswith(english), plain.stderr
+
+
+def test_a_command_on_a_saved_chinese_debate_refused_by_click_says_so_in_chinese(
+    cli: Cli, tmp_path: Path, chinese: Chinese
+) -> None:
+    _, out = run(cli, tmp_path, "oxford", ())
+    for command in ("check", "replay", "judge"):
+        done = cli(command, str(out / "transcript.json"), "--nosuch", home=tmp_path)
+        assert done.returncode == 2 and done.stderr.startswith("错误： 没有这个选项：--nosuch")

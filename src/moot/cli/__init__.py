@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import typer
 
 from moot.cli.root import EXIT_CODES as EXIT_CODES
-from moot.cli.root import app, err, speak, speaking
+from moot.cli.root import app, err, speak, speak_as_saved, speaking
 from moot.errors import MootError
 
 
@@ -49,6 +50,7 @@ def main() -> None:
             raise
         ctx = getattr(exc, "ctx", None)
         command = ctx.command_path if ctx is not None else "moot"
+        speak(_language_of(argv))  # a Chinese motion's command line is told in Chinese
         message = exc.format_message()
         _error(message[:1].lower() + message[1:], f"see {command} --help")
         sys.exit(exc.exit_code)
@@ -110,6 +112,46 @@ def check_arguments(argv: list[str]) -> None:
             )
             raise UsageError(given, hint="give each option once")
         seen[param] = name
+
+
+# The commands whose first argument says the language of what they are asked about.
+_ON_A_MOTION = ("run",)
+_ON_A_SAVED_DEBATE = ("check", "judge", "replay")
+
+
+def _language_of(argv: list[str]) -> str:
+    """The language of the debate a command line is about, read before click could parse
+    it: `moot run`'s --lang, else its motion's script; a saved debate's, for the commands on
+    one; English otherwise."""
+    from moot.prompts import LANGUAGES, detect_language
+
+    command, rest = _command(argv)
+    name = getattr(command, "name", "")
+    if name not in (*_ON_A_MOTION, *_ON_A_SAVED_DEBATE):
+        return "en"
+    takes_value = {
+        opt
+        for p in getattr(command, "params", [])
+        if getattr(p, "param_type_name", "") == "option" and not getattr(p, "is_flag", False)
+        for opt in (*p.opts, *p.secondary_opts)
+    }
+    first, tokens = "", iter(rest)
+    for token in tokens:
+        option, eq, value = token.partition("=")
+        if token == "--":
+            first = first or next(tokens, "")
+            break
+        if not token.startswith("-") or token == "-":
+            first = first or token
+        elif option in takes_value:
+            value = value if eq else next(tokens, "")
+            if option == "--lang" and value in LANGUAGES and name in _ON_A_MOTION:
+                return value
+    if not first:
+        return "en"
+    if name in _ON_A_MOTION:
+        return detect_language(first)
+    return speak_as_saved(Path(first))[0]
 
 
 def _command(argv: list[str]) -> tuple[object, list[str]]:
