@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -15,6 +16,12 @@ from subprocess import DEVNULL, PIPE, Popen
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]  # the repository: its docs, benchmarks, fixtures
+
+# A run started in the background by a shell without job control (`make test &`) inherits
+# SIGINT ignored, and so would every moot it starts: the tests that press Ctrl-C on a moot
+# need it delivered as at a terminal, so the children start with the default again.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # The real models live in the user's moot home (installed by `make install`); remember it
 # before any test points MOOT_HOME elsewhere.
