@@ -102,6 +102,7 @@ def test_a_new_parameter_is_a_keyword_of_moot_debate(opening: Format, tmp_path: 
     with pytest.raises(UsageError, match="no parameter 'opening_words'"):
         debate_settings(MOTION, format="challenge", opening_words=90)
     assert "- `opening_words` (oxford): words an opening speech may take" in parameters_doc()
+    assert "`max_rounds` (oxford" in (moot.tournament.__doc__ or "")  # and a tournament's
 
 
 def test_a_new_parameter_is_a_field_of_the_pages_forms(opening: Format, tmp_path: Path) -> None:

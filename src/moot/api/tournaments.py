@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from moot.api.debates import debate_settings
+from moot.api.debates import debate_settings, parameters_doc
 from moot.config import RunSettings
 from moot.errors import MootError, UsageError
 from moot.formats import get_format
@@ -156,3 +157,12 @@ def tournament(
     report = report_of(t, samples=bootstrap)
     write(report, t.folder)
     return TournamentResult(report, t.folder, failed, failed_controls)
+
+
+# The format parameters `**params` takes, as `moot.debate` lists them (docs/hooks/parameters.py
+# gives the API page the same list).
+TOURNAMENT_PARAMETERS = "Each debate takes the format parameters `moot.debate` takes:"
+tournament.__doc__ = (
+    f"{tournament.__doc__}\n    {TOURNAMENT_PARAMETERS}\n\n"
+    f"{textwrap.indent(parameters_doc(), '    ')}\n"
+)
