@@ -11,6 +11,7 @@ models' own words left out.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import itertools
 import json
@@ -28,6 +29,7 @@ from moot.errors import CallTimeoutError, MootError, NotEnoughMemoryError
 from moot.inference import scripted
 from moot.inference.protocol import ChatRequest, Message
 from moot.models import memory
+from moot.models.catalog import CHAT_FORMATS
 from moot.models.free import Free
 from moot.transcript import load
 from moot.words import words
@@ -572,3 +574,107 @@ def test_a_command_on_a_saved_chinese_debate_refused_by_click_says_so_in_chinese
     for command in ("check", "replay", "judge"):
         done = cli(command, str(out / "transcript.json"), "--nosuch", home=tmp_path)
         assert done.returncode == 2 and done.stderr.startswith("错误： 没有这个选项：--nosuch")
+
+
+def _bad_model(case: str, folder: Path, home: Path) -> str:
+    """The model reference of CASE, made for real under FOLDER (a registered name in HOME's
+    registry): one a debate's model cannot resolve or load from."""
+    template = "{% for m in messages %}{{ m.content }}{% endfor %}"
+    path = folder / f"{case}.gguf"
+    folder.mkdir(parents=True, exist_ok=True)
+    if case == "missing":
+        return str(path)
+    if case == "folder":
+        path.mkdir()
+    elif case == "loop":
+        (folder / "other.gguf").symlink_to(path)
+        path.symlink_to(folder / "other.gguf")
+    elif case == "dangling":
+        path.symlink_to(folder / "nowhere.gguf")
+    elif case == "text":
+        path.write_text("hello, not a model\n")
+    elif case == "empty":
+        path.write_bytes(b"")
+    elif case == "short":
+        path.write_bytes(write_gguf(path).read_bytes()[:12])
+    elif case == "truncated":
+        path.write_bytes(write_gguf(path, chat_template=template).read_bytes()[:-20])
+    elif case == "version":
+        write_gguf(path, version=9, chat_template=template)
+    elif case == "no-template":
+        write_gguf(path)
+    elif case == "embedding":
+        write_gguf(path, arch="bert", chat_template=template)
+    elif case in ("registered-gone", "registered-changed", "registered-malformed"):
+        if case == "registered-changed":
+            write_gguf(path, chat_template=template)
+        entry = {"path": str(path), "sha256": "0" * 64, "chat_format": "chatml"}
+        if case == "registered-malformed":
+            entry["path"] = ""
+        registry = home / "models" / "registry.json"
+        registry.parent.mkdir(parents=True, exist_ok=True)
+        registry.write_text(json.dumps({"mine": entry}))
+        return "mine"
+    else:  # an id: of no model, of a catalog model not pulled, of a hub file not cached
+        return {"unknown": "nosuch", "not-pulled": "smollm2-135m", "hub": "hf:a/b/c.gguf"}[case]
+    return str(path)
+
+
+# What each case's English error says after the path or id (English output is unchanged).
+_BAD_MODELS = {
+    "missing": "error: no such model file: ",
+    "folder": " is a folder, not a model file\nhint: name the .gguf file inside it\n",
+    "loop": " is a symlink loop\nhint: point it at a .gguf file\n",
+    "dangling": "nowhere.gguf, which does not exist\nhint: point it at a .gguf file\n",
+    "text": " is not a GGUF model file (starts with b'hell', expected b'GGUF')\n",
+    "empty": " is empty (0 bytes)\nhint: pull the model again: `moot models pull …`\n",
+    "short": " is truncated: 12 bytes, shorter than a GGUF header\n",
+    "truncated": "\nhint: an interrupted download? pull the model again\n",
+    "version": ": unsupported GGUF version 9 (supported: 2, 3)\n",
+    "no-template": "chat format cannot be told from its architecture\n",
+    "embedding": " is an embedding model: it turns text into vectors and writes no replies\n",
+    "registered-gone": "error: the file registered as 'mine' is gone: ",
+    "registered-changed": f"expected {'0' * 64}\nhint: the file changed since it was registered",
+    "registered-malformed": ": the entry 'mine' is malformed: its path is not a file name\n",
+    "unknown": "error: unknown model 'nosuch'\n",
+    "not-pulled": "error: model 'smollm2-135m' is not installed\n",
+    "hub": "error: hf:a/b/c.gguf is not in the local cache\n",
+}
+# Names, not words: a file's first bytes, a format, a model's architecture and chat formats.
+_MODEL_NAMES = ("b'hell'", "b'GGUF'", "GGUF", "llama.cpp", "UTF-8", "'llama'", "sha256", "mmproj")
+_MODEL_NAMES += ("MOOT_HOME", "path", "chat_format", "mine", "nosuch", "smollm2-135m", ".gguf")
+
+
+# Hashed only when a debate runs (a dry run checks headers, not checksums): exit 1, as a
+# damaged file is.
+_HASHED = {"registered-changed"}
+
+
+@pytest.mark.parametrize("seat", ["model", "role"])
+@pytest.mark.parametrize("case", list(_BAD_MODELS))
+def test_a_model_that_does_not_resolve_or_load_is_refused_in_the_motions_language(
+    cli: Cli, tmp_path: Path, dry_models: tuple[str, str], case: str, seat: str
+) -> None:
+    """Before any debate starts: the reference, the file, its header, its checksum."""
+    home = tmp_path / "home"
+    ref = _bad_model(case, tmp_path / "bad", home)
+    run = ["--model", ref] if seat == "model" else ["--model", dry_models[0]]
+    run += [] if seat == "model" else ["--role", f"opposition={ref}"]
+    run += ["--no-save", "--yes"] if case in _HASHED else ["--no-save", "--dry-run"]
+    code = 1 if case in _HASHED else 2
+    done = cli("run", "城市应该禁止汽车吗", *run, home=home)
+    assert done.returncode == code and done.stderr.startswith("错误："), done.stderr
+    files = [p for p in (tmp_path / "bad").iterdir() if p.is_file() and not p.is_symlink()]
+    digests = tuple(hashlib.sha256(p.read_bytes()).hexdigest() for p in files)
+    paths = tuple(str(p) for p in (tmp_path / "bad").iterdir())
+    paths += (
+        str(home / "models" / "registry.json"),
+        str(tmp_path / "bad" / f"{case}.gguf"),
+        str(tmp_path / "bad" / "nowhere.gguf"),
+    )
+    formats = tuple(sorted(CHAT_FORMATS, key=len, reverse=True))
+    names = (*paths, ref, *digests, *_MODEL_NAMES, *formats, "hf:OWNER/REPO/FILE.gguf")
+    assert said(done.stderr, also=names) == [], done.stderr
+    english = cli("run", "Cities should ban cars", *run, home=home)
+    assert english.returncode == code and english.stderr.startswith("error: "), english.stderr
+    assert _BAD_MODELS[case] in english.stderr, english.stderr
