@@ -15,6 +15,7 @@ import hashlib
 import io
 import itertools
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -24,9 +25,10 @@ import yaml
 from rich.console import Console
 
 from conftest import Cli, real_model_path
-from gguf_samples import LLAMA_7B, shape, write_gguf
+from gguf_samples import LLAMA_7B, STRING, gguf_string, kv, shape, u32, write_gguf
 from moot.errors import CallTimeoutError, MootError, NotEnoughMemoryError
 from moot.inference import scripted
+from moot.inference.chat_template import chat_template_problem
 from moot.inference.protocol import ChatRequest, Message
 from moot.models import memory
 from moot.models.catalog import CHAT_FORMATS
@@ -603,8 +605,30 @@ def _bad_model(case: str, folder: Path, home: Path) -> str:
         write_gguf(path, version=9, chat_template=template)
     elif case == "no-template":
         write_gguf(path)
+    elif case == "fifo":
+        os.mkfifo(path)
+    elif case in _TEMPLATES:
+        write_gguf(path, chat_template=_TEMPLATES[case])
     elif case == "embedding":
         write_gguf(path, arch="bert", chat_template=template)
+    elif case == "speech":
+        write_gguf(path, arch="wavtokenizer-dec", chat_template=template)
+    elif case == "projector":
+        write_gguf(path, arch="clip", chat_template=template)
+    elif case == "adapter":
+        write_gguf(
+            path, chat_template=template, extra=[kv("general.type", STRING, gguf_string("adapter"))]
+        )
+    elif case == "split-part":
+        write_gguf(path, chat_template=template, extra=[u32("split.no", 1), u32("split.count", 3)])
+    elif case in ("registry-not-json", "catalog-default", "catalog-not-toml"):
+        if case == "registry-not-json":
+            (home / "models").mkdir(parents=True)
+            (home / "models" / "registry.json").write_text("{")
+        else:
+            home.mkdir(parents=True)
+            (home / "catalog.toml").write_text(_CATALOGS[case])
+        return "mine"
     elif case in ("registered-gone", "registered-changed", "registered-malformed"):
         if case == "registered-changed":
             write_gguf(path, chat_template=template)
@@ -636,6 +660,16 @@ _BAD_MODELS = {
     "registered-gone": "error: the file registered as 'mine' is gone: ",
     "registered-changed": f"expected {'0' * 64}\nhint: the file changed since it was registered",
     "registered-malformed": ": the entry 'mine' is malformed: its path is not a file name\n",
+    "registry-not-json": "registry.json is not valid JSON: Expecting property name enclosed in",
+    "catalog-default": "error: catalog default model 'nosuch' is not in the catalog (",
+    "catalog-not-toml": "catalog.toml is not valid TOML: Invalid statement (at line 1, column 1)\n",
+    "fifo": " is not a regular file (a FIFO, a device or a socket)\nhint: name a .gguf file\n",
+    "template-broken": ": the chat template tokenizer.chat_template is broken: Expected an",
+    "template-unsafe": "is malicious or unsafe (it reaches for the private attribute '__mro__')",
+    "speech": " is a speech model (wavtokenizer-dec), not a text-generation model\n",
+    "projector": " is a vision projector (mmproj), not a model: it goes with one\n",
+    "adapter": " is a LoRA adapter, not a model: it goes with one\n",
+    "split-part": " is part 2 of 3 of a split model: name its first part\n",
     "unknown": "error: unknown model 'nosuch'\n",
     "not-pulled": "error: model 'smollm2-135m' is not installed\n",
     "hub": "error: hf:a/b/c.gguf is not in the local cache\n",
@@ -643,6 +677,24 @@ _BAD_MODELS = {
 # Names, not words: a file's first bytes, a format, a model's architecture and chat formats.
 _MODEL_NAMES = ("b'hell'", "b'GGUF'", "GGUF", "llama.cpp", "UTF-8", "'llama'", "sha256", "mmproj")
 _MODEL_NAMES += ("MOOT_HOME", "path", "chat_format", "mine", "nosuch", "smollm2-135m", ".gguf")
+
+
+_TEMPLATES = {"template-broken": "{% if %}", "template-unsafe": "{{ ().__class__.__mro__ }}"}
+_CATALOGS = {"catalog-default": 'default = "nosuch"\n', "catalog-not-toml": "= x\n"}
+# What a parser says of a file, beside moot's words: jinja's of a template, tomllib's.
+_PARSERS = (
+    chat_template_problem(_TEMPLATES["template-broken"], rendered=True).detail,  # type: ignore[union-attr]
+    "Invalid statement (at line 1, column 1)",
+    "'__mro__'",
+    "wavtokenizer-dec",
+    "LoRA",
+    "tokenizer.chat_template",  # a GGUF key
+    "JSON",
+    "TOML",
+    "default",  # catalog.toml's keys
+    "[[models]]",
+    " id",
+)
 
 
 # Hashed only when a debate runs (a dry run checks headers, not checksums): exit 1, as a
@@ -669,11 +721,12 @@ def test_a_model_that_does_not_resolve_or_load_is_refused_in_the_motions_languag
     paths = tuple(str(p) for p in (tmp_path / "bad").iterdir())
     paths += (
         str(home / "models" / "registry.json"),
+        str(home / "catalog.toml"),
         str(tmp_path / "bad" / f"{case}.gguf"),
         str(tmp_path / "bad" / "nowhere.gguf"),
     )
     formats = tuple(sorted(CHAT_FORMATS, key=len, reverse=True))
-    names = (*paths, ref, *digests, *_MODEL_NAMES, *formats, "hf:OWNER/REPO/FILE.gguf")
+    names = (*paths, ref, *digests, *_MODEL_NAMES, *formats, *_PARSERS, "hf:OWNER/REPO/FILE.gguf")
     assert said(done.stderr, also=names) == [], done.stderr
     english = cli("run", "Cities should ban cars", *run, home=home)
     assert english.returncode == code and english.stderr.startswith("error: "), english.stderr
