@@ -35,6 +35,7 @@ from moot.models.catalog import CHAT_FORMATS
 from moot.models.free import Free
 from moot.transcript import load
 from moot.words import words
+from store_layouts import MODEL_LAYER, gguf, ollama_manifest, ollama_model, place
 from test_chinese_output import RUNS, Chinese, body, english, run
 
 # A terminal wide enough that a table shows each model id (a path) in full: a name, not
@@ -731,3 +732,148 @@ def test_a_model_that_does_not_resolve_or_load_is_refused_in_the_motions_languag
     english = cli("run", "Cities should ban cars", *run, home=home)
     assert english.returncode == code and english.stderr.startswith("error: "), english.stderr
     assert _BAD_MODELS[case] in english.stderr, english.stderr
+
+
+def _store_model(case: str, home: Path) -> str:
+    """The reference of CASE: a model of Ollama's store, LM Studio's models folder or
+    llama.cpp's cache under HOME, laid out for real, that a debate cannot resolve or load."""
+    ollama, lmstudio = home / ".ollama" / "models", home / ".lmstudio" / "models"
+    llamacpp = home / ".cache" / "llama.cpp"
+    layer = {"mediaType": MODEL_LAYER, "digest": "sha256:" + "3" * 64, "size": 10}
+    if case == "ollama-manifest-folder":
+        (ollama / "manifests" / "registry.ollama.ai" / "library" / "bad" / "latest").mkdir(
+            parents=True
+        )
+    elif case == "ollama-manifest-not-json":
+        ollama_manifest(ollama, "bad", layers=[]).write_text("{")
+    elif case == "ollama-manifest-not-utf8":
+        ollama_manifest(ollama, "bad", layers=[]).write_bytes(b"\xff")
+    elif case == "ollama-manifest-too-large":
+        ollama_manifest(ollama, "bad", layers=[]).write_bytes(b" " * (2**20 + 1))
+    elif case == "ollama-no-layers":
+        ollama_manifest(ollama, "bad", layers=[]).write_text('{"layers": "none"}')
+    elif case == "ollama-no-model-layer":
+        ollama_manifest(ollama, "bad", layers=[{**layer, "mediaType": "text/plain"}])
+    elif case == "ollama-tensors":
+        tensor = {**layer, "mediaType": "application/vnd.ollama.image.tensor"}
+        ollama_manifest(ollama, "bad", layers=[tensor, tensor, tensor])
+    elif case == "ollama-digest":
+        ollama_manifest(ollama, "bad", layers=[{**layer, "digest": "md5:0"}])
+    elif case == "ollama-blob-missing":
+        ollama_manifest(ollama, "bad", layers=[layer])
+    elif case == "ollama-blob-size":
+        blob = ollama_model(ollama, "bad")
+        blob.write_bytes(blob.read_bytes() + b"\0")
+    elif case == "ollama-blob-changed":
+        blob = ollama_model(ollama, "bad")
+        blob.write_bytes(blob.read_bytes().replace(b"m.content", b"m.Content"))
+    elif case == "ollama-blob-loop":
+        blob = ollama_model(ollama, "bad")
+        blob.unlink()
+        blob.symlink_to(blob)
+    elif case == "lmstudio-no-file":
+        place(lmstudio / "pub" / "bad" / "other.gguf")
+        return "lmstudio:pub/bad/bad.gguf"
+    elif case == "lmstudio-no-model":
+        (lmstudio / "pub" / "bad").mkdir(parents=True)
+        (lmstudio / "pub" / "bad" / "README.md").write_text("hello")
+    elif case == "lmstudio-two":
+        place(lmstudio / "pub" / "bad" / "one.gguf")
+        place(lmstudio / "pub" / "bad" / "two.gguf")
+    elif case == "lmstudio-not-folder":
+        place(lmstudio / "pub" / "bad", data=b"hello")
+    elif case in ("lmstudio-split", "llamacpp-split"):
+        folder = lmstudio / "pub" / "bad" if case == "lmstudio-split" else llamacpp
+        place(folder / "bad-00001-of-00002.gguf", data=gguf(extra={"split.count": 2}))
+        if case == "llamacpp-split":
+            return "llamacpp:bad-00001-of-00002.gguf"
+    elif case == "llamacpp-folder":
+        (llamacpp / "bad.gguf").mkdir(parents=True)
+    refs = {"ollama": "ollama:bad", "lmstudio": "lmstudio:pub/bad", "llamacpp": "llamacpp:bad.gguf"}
+    bad = {"ollama-bad-ref": "ollama:bad/x/y/z", "lmstudio-bad-ref": "lmstudio:bad"}
+    return (
+        bad.get(case)
+        or {"llamacpp-bad-ref": "llamacpp:bad.bin"}.get(case)
+        or refs[case.split("-")[0]]
+    )
+
+
+# What each case's English error says (English output is unchanged).
+_STORE_MODELS = {
+    "ollama-bad-ref": "error: bad Ollama reference 'ollama:bad/x/y/z'\nhint: write ollama:NAME",
+    "ollama-missing": "error: ollama:bad:latest is not in Ollama's store (",
+    "ollama-elsewhere": "error: ollama:bad:latest is not in Ollama's store (",
+    "ollama-manifest-folder": "/latest cannot be read\nhint: `ollama pull bad:latest` fetches",
+    "ollama-manifest-not-json": "/latest is not valid JSON: Expecting property name enclosed",
+    "ollama-manifest-not-utf8": "/latest is not UTF-8 text (byte 0)\nhint: `ollama pull bad",
+    "ollama-manifest-too-large": "/latest is 1,048,577 bytes, over moot's limit of 1,048,576\n",
+    "ollama-no-layers": "/latest lists no layers moot can read\nhint: `ollama pull",
+    "ollama-no-model-layer": "for bad:latest has no model layer (application/vnd.ollama.image.",
+    "ollama-tensors": "stores bad:latest as 3 per-tensor layers, not one GGUF file; llama.cpp",
+    "ollama-digest": "/latest: the model layer's digest is not sha256:<hex>\n",
+    "ollama-blob-missing": f"names the blob sha256-{'3' * 64}, which is not in ",
+    "ollama-blob-size": "bytes where its manifest says ",
+    "ollama-blob-changed": "this one no longer matches its name: it is damaged; `ollama pull",
+    "ollama-blob-loop": " is a symlink loop\nhint: `ollama pull bad:latest` fetches it",
+    "lmstudio-bad-ref": "error: bad LM Studio reference 'lmstudio:bad'\nhint: write lmstudio:",
+    "lmstudio-missing": "error: lmstudio:pub/bad is not in LM Studio's models folder (",
+    "lmstudio-no-file": "error: lmstudio:pub/bad/bad.gguf: there is no ",
+    "lmstudio-no-model": "/pub/bad holds no GGUF model\nhint: download it in LM Studio (or `lms",
+    "lmstudio-two": "pub/bad holds 2 models: one.gguf, two.gguf\nhint: name one: lmstudio:",
+    "lmstudio-not-folder": "/pub/bad cannot be read\nhint: download it in LM Studio",
+    "lmstudio-split": ": part 2 of 2 of the split model is missing: ",
+    "llamacpp-bad-ref": "error: bad llama.cpp cache reference 'llamacpp:bad.bin'\nhint: write",
+    "llamacpp-missing": "error: llamacpp:bad.gguf is not in llama.cpp's cache (",
+    "llamacpp-folder": "/bad.gguf cannot be read\nhint: llama.cpp downloads into its cache",
+    "llamacpp-split": "llamacpp:bad-00001-of-00002.gguf: part 2 of 2 of the split model is",
+}
+# Names, not words: the stores, their tools' commands and forms, a layer's media type.
+_STORE_NAMES = ("Ollama", "LM Studio", "llama.cpp", "llama-cli -hf OWNER/REPO", "FILE")
+_STORE_NAMES += ("ollama:NAME[:TAG]", "ollama:qwen3:8b", "ollama:hf.co/OWNER/REPO:TAG")
+_STORE_NAMES += ("lmstudio:PUBLISHER/MODEL/FILE.gguf", "lmstudio:PUBLISHER/MODEL")
+_STORE_NAMES += ("llamacpp:FILE.gguf", MODEL_LAYER, "sha256:<hex>", "sha256-", "one.gguf")
+_STORE_NAMES += ("two.gguf", "ollama pull bad:latest", "ollama:bad:latest", "bad:latest")
+_STORE_NAMES += ("lms get pub/bad", "lmstudio:pub/bad/one.gguf", *_PARSERS)
+
+
+@pytest.mark.parametrize("case", list(_STORE_MODELS))
+def test_a_model_of_another_tools_store_that_cannot_be_used_is_refused_in_the_motions_language(
+    cli: Cli, tmp_path: Path, case: str
+) -> None:
+    """`ollama:`, `lmstudio:` and `llamacpp:` references: not in the store, or its manifest,
+    blob, folder or split parts unusable, laid out for real in a private HOME."""
+    home = tmp_path / "home"
+    home.mkdir()
+    ref = _store_model(case, home)
+    env: dict[str, str | None] = {"COLUMNS": "400"}
+    env |= {var: None for var in ("OLLAMA_MODELS", "LLAMA_CACHE", "XDG_CACHE_HOME")}
+    if case == "ollama-elsewhere":  # the one store $OLLAMA_MODELS names
+        env["OLLAMA_MODELS"] = str(home / "elsewhere")
+    hashed = case == "ollama-blob-changed"  # hashed when a debate runs (a dry run does not)
+    run = ["--model", ref, "--no-save", "--yes" if hashed else "--dry-run"]
+    code = 2
+    done = cli("run", "城市应该禁止汽车吗", *run, home=home, env=env)
+    assert done.returncode == code and done.stderr.startswith("错误："), done.stderr
+    files = [p for p in home.rglob("*") if p.is_file() and not p.is_symlink()]
+    digests = tuple(hashlib.sha256(p.read_bytes()).hexdigest() for p in files)
+    digests += tuple(p.name.removeprefix("sha256-") for p in files)  # a blob's name
+    paths = tuple(str(p) for p in sorted(home.rglob("*"), key=lambda p: -len(str(p))))
+    shard = "bad-00002-of-00002.gguf"
+    for path in (
+        home / ".lmstudio" / "models" / "pub" / "bad" / "bad.gguf",
+        home / ".lmstudio" / "models" / "pub" / "bad" / shard,
+        home / ".lmstudio" / "models",
+        home / ".cache" / "lm-studio" / "models",
+        home / ".cache" / "llama.cpp" / shard,
+        home / ".cache" / "llama.cpp",
+        home / ".ollama" / "models" / "blobs",
+        home / ".ollama" / "models",
+        home / "elsewhere",
+        Path("/usr/share/ollama/.ollama/models"),
+    ):
+        paths += (str(path),)
+    names = (*paths, str(home), ref, *digests, *_MODEL_NAMES, *_STORE_NAMES, "3" * 64)
+    assert said(done.stderr, also=names) == [], done.stderr
+    english = cli("run", "Cities should ban cars", *run, home=home, env=env)
+    assert english.returncode == code and english.stderr.startswith("error: "), english.stderr
+    assert _STORE_MODELS[case] in english.stderr, english.stderr
