@@ -187,3 +187,9 @@ def test_a_models_folder_that_links_to_nothing_is_named_as_such(tmp_path: Path, 
     home.mkdir()
     (home / "models").symlink_to(tmp_path / "gone")
     refused(cli("models", "add", "mine", str(tmp_path / "x.gguf"), home=home), "a link to nothing")
+
+
+def test_a_reference_with_colons_is_shown_as_written(tmp_path: Path, cli: Cli) -> None:
+    """`:a:` in a model reference is no emoji code: the error shows what the user typed."""
+    done = cli("run", "cities ban cars", "--model", "ollama:a:b:c", "--dry-run", home=tmp_path)
+    assert done.returncode == 2 and "'ollama:a:b:c'" in done.stderr, done.stderr

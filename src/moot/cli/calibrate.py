@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -25,7 +24,7 @@ from moot.cli.options import (
     format_options,
     run_settings,
 )
-from moot.cli.root import app
+from moot.cli.root import Console, app
 from moot.errors import UsageError
 from moot.render import safe
 from moot.tournaments.calibration import (

@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from moot.cli.root import app
+from moot.cli.root import Console, app
 from moot.debate_check import DebateCheck, check_debate
 from moot.formats.base import SAVED_HINT
 from moot.render import safe

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import typer
-from rich.console import Console
 
+from moot.cli.root import Console
 from moot.formats.base import Format, Parameter, bare
 from moot.render import safe
 

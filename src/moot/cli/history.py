@@ -10,11 +10,10 @@ import sys
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from moot import history
-from moot.cli.root import app, err
+from moot.cli.root import Console, app, err
 from moot.errors import UsageError
 from moot.render import printable, safe, show_document
 from moot.words import words

@@ -7,11 +7,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from moot.cli.options import DryRun
-from moot.cli.root import app, speak_as_saved
+from moot.cli.root import Console, app, speak_as_saved
 from moot.formats import NAMES as FORMATS
 from moot.render import safe
 from moot.words import words

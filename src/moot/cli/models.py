@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from moot.cli.root import app
+from moot.cli.root import Console, app
 from moot.config import RunSettings, validate_params
 from moot.errors import ModelIntegrityError, UsageError
 from moot.models import store

@@ -5,9 +5,10 @@ that imports them."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import rich.console
 import typer
-from rich.console import Console
 
 from moot._version import __version__
 
@@ -26,6 +27,16 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     epilog=EXIT_CODES,
 )
+
+
+class Console(rich.console.Console):
+    """rich's console, reading no `:name:` in what it prints as an emoji code: a model
+    reference (`ollama:a:b`), a path or a speech is shown as written."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("emoji", False)
+        super().__init__(**kwargs)
+
 
 err = Console(stderr=True, soft_wrap=True)
 

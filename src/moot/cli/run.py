@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
 from moot import history
 from moot.api import Debate
@@ -26,7 +25,7 @@ from moot.cli.options import (
     format_options,
     run_settings,
 )
-from moot.cli.root import app, err, speak, speak_as_saved
+from moot.cli.root import Console, app, err, speak, speak_as_saved
 from moot.cli.seat import END, Reader, TerminalSeat
 from moot.config import THINK_BUDGET
 from moot.errors import UsageError

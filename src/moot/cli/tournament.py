@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -32,7 +31,7 @@ from moot.cli.options import (
     format_options,
     run_settings,
 )
-from moot.cli.root import app, speak
+from moot.cli.root import Console, app, speak
 from moot.config import MAX_PARALLEL
 from moot.engine import Notice, TurnStarted
 from moot.errors import MootError, UsageError
