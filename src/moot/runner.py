@@ -438,9 +438,18 @@ def replay(path: Path, *, listeners: list[Listener] | None = None) -> ReplayRepo
         if old is None or (old.role, old.step, old.text) != (turn.role, turn.step, turn.text):
             when = "after the rounds" if turn.round is None else f"round {turn.round}"
             where = f"{when}, {turn.role}/{turn.step}"
-            saved_text = old.text if old else ""
-            report = ReplayReport(turn.index + 1, turn.index, saved_text, turn.text, where)
-            raise _Diverged(replace(report, round=turn.round, role=turn.role, step=turn.step))
+            raise _Diverged(
+                ReplayReport(
+                    turn.index + 1,
+                    turn.index,
+                    old.text if old else "",
+                    turn.text,
+                    where,
+                    round=turn.round,
+                    role=turn.role,
+                    step=turn.step,
+                )
+            )
 
     decoding = setup.run.decoding
     try:

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from moot.cli.root import EXIT_CODES as EXIT_CODES
-from moot.cli.root import app, err, speak, speak_as_saved, speaking
+from moot.cli.root import app, debate_language, err, speak, speak_as_saved, speaking
 from moot.errors import MootError
 
 
@@ -123,8 +123,6 @@ def _language_of(argv: list[str]) -> str:
     """The language of the debate a command line is about, read before click could parse
     it: `moot run`'s --lang, else its motion's script; a saved debate's, for the commands on
     one; English otherwise."""
-    from moot.prompts import LANGUAGES, detect_language
-
     command, rest = _command(argv)
     name = getattr(command, "name", "")
     if name not in (*_ON_A_MOTION, *_ON_A_SAVED_DEBATE):
@@ -135,7 +133,7 @@ def _language_of(argv: list[str]) -> str:
         if getattr(p, "param_type_name", "") == "option" and not getattr(p, "is_flag", False)
         for opt in (*p.opts, *p.secondary_opts)
     }
-    first, tokens = "", iter(rest)
+    first, lang, tokens = "", "auto", iter(rest)
     for token in tokens:
         option, eq, value = token.partition("=")
         if token == "--":
@@ -145,13 +143,10 @@ def _language_of(argv: list[str]) -> str:
             first = first or token
         elif option in takes_value:
             value = value if eq else next(tokens, "")
-            if option == "--lang" and value in LANGUAGES and name in _ON_A_MOTION:
-                return value
-    if not first:
-        return "en"
+            lang = value if option == "--lang" else lang
     if name in _ON_A_MOTION:
-        return detect_language(first)
-    return speak_as_saved(Path(first))[0]
+        return debate_language(lang, first)
+    return speak_as_saved(Path(first))[0] if first else "en"
 
 
 def _command(argv: list[str]) -> tuple[object, list[str]]:

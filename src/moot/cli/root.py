@@ -55,6 +55,14 @@ def speak(language: str) -> None:
     speaking.language = language
 
 
+def debate_language(lang: str, motion: str) -> str:
+    """The language of a debate on MOTION: --lang's, or the motion's where --lang names none
+    (an unknown --lang is refused later, in the motion's language)."""
+    from moot.prompts import LANGUAGES, resolve_language
+
+    return resolve_language(lang if lang in LANGUAGES else "auto", motion)
+
+
 def speak_as_saved(path: Path) -> tuple[str, str]:
     """Speak the language of the debate saved at PATH (a transcript.json); its language and
     format. A file that does not read as one, or names a language moot has no pack for, is

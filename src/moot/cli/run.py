@@ -25,7 +25,7 @@ from moot.cli.options import (
     format_options,
     run_settings,
 )
-from moot.cli.root import Console, app, err, speak, speak_as_saved
+from moot.cli.root import Console, app, debate_language, err, speak, speak_as_saved
 from moot.cli.seat import END, Reader, TerminalSeat
 from moot.config import THINK_BUDGET
 from moot.errors import UsageError
@@ -33,7 +33,7 @@ from moot.formats import get_format
 from moot.formats.adversarial.text import evidence_prompt
 from moot.formats.oxford.flow import EXAMPLE_MOTIONS, label
 from moot.inference.human import SeatLeft, is_human_ref
-from moot.prompts import LANGUAGES, resolve_language
+from moot.prompts import resolve_language
 from moot.render import LiveView, safe, show_document
 from moot.runner import DebateRun as Runner
 from moot.runner import ReplayReport
@@ -123,12 +123,12 @@ def run(
     yourself: you are shown what the seat may see and type its turns."""
     console = Console()
     if motion is not None and motion.strip():  # a wrong setting is said in the debate's language
-        speak(_language(lang, motion))
+        speak(debate_language(lang, motion))
     get_format(fmt)  # an unknown format is the first thing to say
     if no_save and out is not None:
         raise UsageError("--no-save and --out contradict each other", hint="choose one")
     text = _motion(motion, lang, yes=yes, fmt=fmt)
-    speak(_language(lang, text))
+    speak(debate_language(lang, text))
     if fmt == "oxford" and sys.stdin.isatty() and not yes:  # the motion and options confirmed
         text, params = confirm(
             console,
@@ -179,12 +179,6 @@ def run(
         if folder:
             folder.release()  # a debate that wrote nothing leaves nothing behind
         raise
-
-
-def _language(lang: str, motion: str) -> str:
-    """The language of a debate on MOTION: --lang's, or the motion's where --lang names none
-    (an unknown --lang is refused later, in the motion's language)."""
-    return resolve_language(lang if lang in LANGUAGES else "auto", motion)
 
 
 def _asker(console: Console, language: str) -> Callable[[str], str]:
