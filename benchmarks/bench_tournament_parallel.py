@@ -2,14 +2,23 @@
 
 The same seeded 2-model Oxford tournament of 8 debates (SmolLM2 and Gemma, 2 motions, 2
 swap pairs, short: 3 rounds, 32 tokens a speech, no controls) is run by the command line in a
-fresh folder with --parallel 1, 2 and 4: the wall time of each, its ratio to the sequential
-run's, and the peak resident memory of the whole process tree (the workers included),
-sampled every 0.2 s, and how many debates said word for word what the sequential run's
-did. The target of issue 31 is --parallel 2 at most 0.70 of the sequential
-wall time on a 2-core machine.
+fresh folder with --parallel 1, 2 (worker processes), 2 --batch (one process, each step of a
+model one llama.cpp batch of both debates' tokens) and 4: the wall time of each, its ratio to
+the sequential run's, and the peak resident memory of the whole process tree (the workers
+included), sampled every 0.2 s, and how many debates said word for word what the sequential
+run's did. The target of issue 31 is --parallel 2 at most 0.70 of the sequential wall time
+on a 2-core machine.
 
-    python benchmarks/bench_tournament_parallel.py          # 1, 2 and 4
-    python benchmarks/bench_tournament_parallel.py 1 2      # only those
+Beside them, the ceiling of each way on this machine (`ceiling`): llama.cpp's own cost of a
+decoding step on moot's shared context, one sequence on every core, one sequence on one
+core (what each of N worker processes gets) and two sequences in one batch (what --batch
+decodes), each after a prompt of its own. A tournament spends most of its time in such
+steps, so two debates at once can take no less than `processes_floor` (one thread's step,
+halved, over every core's) or `batch_floor` (a two-sequence step, halved, over a
+one-sequence one) of the sequential time.
+
+    python benchmarks/bench_tournament_parallel.py            # 1, 2, 2b and 4, the ceiling
+    python benchmarks/bench_tournament_parallel.py 1 2 2b     # only those runs
 """
 
 from __future__ import annotations
@@ -28,7 +37,7 @@ MOTIONS = (
     "This House believes that cities should ban private cars from their centres",
     "This House would make voting compulsory",
 )
-PARALLEL = (1, 2, 4)
+PARALLEL = ("1", "2", "2b", "4")  # "2b": --parallel 2 --batch
 ARGS = ("--max-rounds", "3", "--max-tokens", "32", "--swaps", "2", "--seed", "3")
 ARGS += ("--controls", "0", "--bootstrap", "0", "--quiet")
 
@@ -50,15 +59,17 @@ def tree_rss(pid: int) -> int:
     return total
 
 
-def tournament(parallel: int, folder: Path) -> dict[str, Any]:
-    """One run of the tournament with PARALLEL debates at once: wall, peak RSS, debates."""
+def tournament(run: str, folder: Path) -> dict[str, Any]:
+    """One run of the tournament (RUN: debates at once, "b" for --batch): wall, peak RSS,
+    debates."""
     motions = folder / "motions.txt"
     motions.write_text("\n".join(MOTIONS) + "\n")
-    out = folder / f"p{parallel}"
+    out = folder / f"p{run}"
     models = [a for m in MODELS for a in ("--model", m)]
     cmd = [sys.executable, "-m", "moot", "tournament", *models, "--motions", str(motions)]
-    cmd += [*ARGS, "--out", str(out), "--parallel", str(parallel)]
-    print(f"tournament: --parallel {parallel}", file=sys.stderr)
+    cmd += [*ARGS, "--out", str(out), "--parallel", run.rstrip("b")]
+    cmd += ["--batch"] if run.endswith("b") else []
+    print(f"tournament: --parallel {run}", file=sys.stderr)
     load = os.getloadavg()[0]  # a shared machine's other work slows each run its own way
     began, peak = time.perf_counter(), 0
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -68,7 +79,7 @@ def tournament(parallel: int, folder: Path) -> dict[str, Any]:
     wall = time.perf_counter() - began
     _, err = proc.communicate()
     if proc.returncode != 0:
-        raise RuntimeError(f"--parallel {parallel} failed ({proc.returncode}): {err[-2000:]}")
+        raise RuntimeError(f"--parallel {run} failed ({proc.returncode}): {err[-2000:]}")
     debates = sorted((out / "debates").iterdir())
     transcripts = {d.name: json.loads((d / "transcript.json").read_text()) for d in debates}
     return {
@@ -87,7 +98,7 @@ def tournament(parallel: int, folder: Path) -> dict[str, Any]:
     }
 
 
-def run(results: dict[str, Any], *, parallel: tuple[int, ...] = PARALLEL) -> None:
+def run(results: dict[str, Any], *, parallel: tuple[str, ...] = PARALLEL) -> None:
     table: dict[str, Any] = results.setdefault("tournament_parallel", {})
     table["cores"] = len(os.sched_getaffinity(0))
     with tempfile.TemporaryDirectory(prefix="moot-bench-") as tmp:
@@ -97,7 +108,7 @@ def run(results: dict[str, Any], *, parallel: tuple[int, ...] = PARALLEL) -> Non
     first = table.get("parallel_1")
     for n in parallel:
         row = table[f"parallel_{n}"]
-        if first and n != 1:
+        if first and n != "1":
             row["ratio_to_sequential"] = round(row["wall_s"] / first["wall_s"], 3)
             # The same ratio per token generated, for runs whose debates said more or less.
             row["ratio_per_token"] = round(
@@ -108,13 +119,81 @@ def run(results: dict[str, Any], *, parallel: tuple[int, ...] = PARALLEL) -> Non
             )
             # Each debate decoded alone in its worker: the same words as one after another?
             row["same_words_as_sequential"] = sum(
-                words[n].get(k) == spoken for k, spoken in words[1].items()
+                words[n].get(k) == spoken for k, spoken in words["1"].items()
             )
+    table["ceiling"] = {model: ceiling(model) for model in MODELS}
+
+
+# -- the ceiling: llama.cpp's cost of one decoding step, by threads and sequences -----------
+
+PROMPT = 1024  # tokens of prompt each sequence holds before the timed steps
+STEPS = 48  # steps timed, each figure the best of REPEATS runs
+REPEATS = 3
+
+
+def ceiling(model_id: str) -> dict[str, Any]:
+    """Milliseconds a step on MODEL_ID: one sequence on every core and on one core, two
+    sequences (prompts of their own) in one batch on every core; the floors they set."""
+    from moot.inference.llama import LlamaCppModel
+    from moot.models import store
+
+    cores = len(os.sched_getaffinity(0))
+    step = {
+        "one_sequence_all_cores": _step_ms(LlamaCppModel, store, model_id, cores, 1),
+        "one_sequence_one_core": _step_ms(LlamaCppModel, store, model_id, 1, 1),
+        "two_sequences_one_batch": _step_ms(LlamaCppModel, store, model_id, cores, 2),
+    }
+    alone = step["one_sequence_all_cores"]
+    return {
+        "ms_per_step": step,
+        # N = 2 worker processes of cores // 2 threads (one here) each, against one debate
+        # on every core; one process whose steps hold a token of each debate.
+        "processes_floor": round(step["one_sequence_one_core"] / 2 / alone, 3),
+        "batch_floor": round(step["two_sequences_one_batch"] / 2 / alone, 3),
+    }
+
+
+def _step_ms(model_class: Any, store: Any, model_id: str, threads: int, seqs: int) -> float:
+    from moot.inference.llama.batch import Shared
+
+    loaded = model_class(store.resolve(model_id), n_ctx=2 * PROMPT, n_threads=threads)
+    shared = Shared(loaded.runtime, 2, 2 * PROMPT)
+    try:
+        lanes = [_Seat(seq) for seq in range(seqs)]
+        vocab = loaded.runtime.n_vocab
+        for lane in lanes:  # a prompt of its own for each
+            prompt = [(7 * i + 97 * lane.seq) % (vocab - 100) + 50 for i in range(PROMPT)]
+            for a in range(0, PROMPT, shared.n_batch):
+                shared.decode([_chunk(lane, prompt[a : a + shared.n_batch], a)])
+        best = float("inf")
+        for _ in range(REPEATS):
+            began = time.perf_counter()
+            for i in range(STEPS):
+                shared.decode([_chunk(lane, [100 + i], PROMPT + i) for lane in lanes])
+            best = min(best, (time.perf_counter() - began) / STEPS * 1000)
+            mem = shared.lc.llama_get_memory(shared.ctx)
+            for lane in lanes:
+                shared.lc.llama_memory_seq_rm(mem, lane.seq, PROMPT, -1)
+        return round(best, 2)
+    finally:
+        shared.close()
+        loaded.close()
+
+
+class _Seat:
+    def __init__(self, seq: int) -> None:
+        self.seq, self.idx = seq, -1
+
+
+def _chunk(lane: _Seat, tokens: list[int], pos: int) -> Any:
+    from moot.inference.llama.batch import _Chunk
+
+    return _Chunk(lane, tokens, pos, last=True)  # type: ignore[arg-type]
 
 
 def summary(results: dict[str, Any]) -> list[str]:
     table = results.get("tournament_parallel") or {}
-    return [
+    lines = [
         f"tournament of {row['debates']} debates, --parallel {key.split('_')[1]}: "
         f"{row['wall_s']} s, {row.get('ratio_to_sequential', 1.0)} of sequential "
         f"({row.get('ratio_per_token', 1.0)} a token generated), "
@@ -122,10 +201,16 @@ def summary(results: dict[str, Any]) -> list[str]:
         for key, row in table.items()
         if key.startswith("parallel_")
     ]
+    lines += [
+        f"two debates at once on {model}, at best: {c['processes_floor']} of sequential in "
+        f"worker processes, {c['batch_floor']} in one batch"
+        for model, c in (table.get("ceiling") or {}).items()
+    ]
+    return lines
 
 
 if __name__ == "__main__":
     out: dict[str, Any] = {}
-    run(out, parallel=tuple(int(a) for a in sys.argv[1:]) or PARALLEL)
+    run(out, parallel=tuple(sys.argv[1:]) or PARALLEL)
     out["summary"] = summary(out)
     print(json.dumps(out, indent=2))

@@ -88,12 +88,15 @@ MAX_PARALLEL = 16
 class Decoding(BaseModel):
     """How a debate's tokens were decoded, recorded where that differs from a debate alone in
     its process on every core: PARALLEL debates at once, each in a process of its own that
-    decodes on THREADS threads. A replay decodes on those threads too."""
+    decodes on THREADS threads, or (BATCH) all in one process, each step of a model one
+    llama.cpp batch holding every debate's next tokens on it (`inference.llama.batch`). A
+    replay decodes on those threads too, alone."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     parallel: int = Field(ge=2, le=MAX_PARALLEL)
     threads: int = Field(ge=1, le=4096)
+    batch: bool = False
 
 
 class RunSettings(BaseModel):

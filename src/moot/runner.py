@@ -187,7 +187,11 @@ class DebateRun:
                 "call_timeout_s": s.run.call_timeout_s,
                 "one_model_at_a_time": s.run.one_model_at_a_time,
                 # Only where the debate was not decoded alone: a sequential record is as before.
-                **({"decoding": s.run.decoding.model_dump()} if s.run.decoding else {}),
+                **(
+                    {"decoding": s.run.decoding.model_dump(exclude_defaults=True)}
+                    if s.run.decoding
+                    else {}
+                ),
             },
         )
 
@@ -312,7 +316,7 @@ class _SavedRun(BaseModel):
     think_budget: int | None = None  # older records: the default
     call_timeout_s: float | int | None = None  # older records: none
     one_model_at_a_time: bool = False
-    decoding: dict[str, int] | None = None  # config.Decoding, when not decoded alone
+    decoding: dict[str, int | bool] | None = None  # config.Decoding, when not decoded alone
 
 
 class _Header(BaseModel):

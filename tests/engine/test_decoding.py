@@ -336,7 +336,7 @@ class FakeRuntime:
 
     def __init__(self) -> None:
         self.fed: list[int] = []
-        self.llm = type("Llm", (), {"_input_ids": []})()
+        self.tokens: list[int] = []
 
     def is_eog(self, token: int) -> bool:
         return token == 0

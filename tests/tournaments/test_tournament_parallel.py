@@ -201,7 +201,7 @@ def test_two_real_debates_at_once_each_in_a_worker_of_its_own(tmp_path: Path, cl
     motions.write_text("remote work is better than office work\n", encoding="utf-8")
     out = tmp_path / "t"
     args = ["tournament", "--model", "smollm2-135m", "--model", "gemma3-270m", "--motions",
-            str(motions), "--out", str(out), "--format", "challenge", "--rounds", "2",
+            str(motions), "--out", str(out), "--format", "challenge", "--rounds", "1",
             "--max-tokens", "16", "--seed", "7", "--controls", "0", "--bootstrap", "0",
             "--parallel", "2"]  # fmt: skip
     proc, connections = run_audited(args, tmp_path, timeout=600)
@@ -215,7 +215,7 @@ def test_two_real_debates_at_once_each_in_a_worker_of_its_own(tmp_path: Path, cl
         transcript = json.loads((folder / "transcript.json").read_text())
         assert transcript["params"]["decoding"] == {"parallel": 2, "threads": threads}
         sides = [t["text"] for t in transcript["turns"] if t["role"] in ("proposer", "challenger")]
-        assert len(sides) == 4 and all(sides)  # an opening, a response, a defence, a follow-up
+        assert len(sides) == 2 and all(sides)  # an opening, a response
         verdict = json.loads((folder / "verdict.json").read_text())
         assert verdict["winner"] in ("proposition", "opposition", "draw")
     assert "Tournament (challenge, 2 debates)" in proc.stdout
@@ -228,6 +228,58 @@ def test_two_real_debates_at_once_each_in_a_worker_of_its_own(tmp_path: Path, cl
     # On the threads it was decoded on, in a process of its own, as in its worker: the same
     # words (a sequential run decodes on every core, and so may choose others).
     assert f"all {turns} turns match" in said, said
+
+
+@pytest.mark.real
+def test_two_real_debates_decoded_together_in_one_batch(tmp_path: Path, cli: Cli) -> None:
+    """Two challenge debates in this process, each step of a model one llama.cpp batch of
+    both debates' tokens (`--batch`): every turn is spoken, each transcript records how it
+    was decoded, nothing reaches beyond the machine, and a journal cut after a turn resumes
+    with its finished turns word for word."""
+    from test_offline import run_audited
+
+    motions = tmp_path / "motions.txt"
+    motions.write_text("remote work is better than office work\n", encoding="utf-8")
+    out = tmp_path / "t"
+    args = ["tournament", "--model", "smollm2-135m", "--model", "gemma3-270m", "--motions",
+            str(motions), "--out", str(out), "--format", "challenge", "--rounds", "1",
+            "--max-tokens", "16", "--seed", "7", "--controls", "0", "--bootstrap", "0",
+            "--parallel", "2", "--batch"]  # fmt: skip
+    proc, connections = run_audited(args, tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert connections == []
+    plan = json.loads((out / "tournament.json").read_text())
+    assert len(plan["debates"]) == 2 and "decoding" not in plan["options"]
+    cores = config.physical_cores()
+    folders = [out / "debates" / debate["id"] for debate in plan["debates"]]
+    for folder in folders:
+        transcript = json.loads((folder / "transcript.json").read_text())
+        decoding = transcript["params"]["decoding"]
+        assert decoding == {"parallel": 2, "threads": cores, "batch": True}
+        sides = [t["text"] for t in transcript["turns"] if t["role"] in ("proposer", "challenger")]
+        assert len(sides) == 2 and all(s.strip() for s in sides)  # an opening, a response
+        verdict = json.loads((folder / "verdict.json").read_text())
+        assert verdict["winner"] in ("proposition", "opposition", "draw")
+
+    # The journal of a batched debate, cut after its second turn, resumes from there.
+    saved = json.loads((folders[0] / "transcript.json").read_text())["turns"]
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    lines = (folders[0] / "journal.jsonl").read_text(encoding="utf-8").splitlines()
+    kept, turns = [], 0
+    for line in lines:
+        turns += json.loads(line).get("type") == "turn"
+        if turns > 2:
+            break
+        kept.append(line)
+    (cut / "journal.jsonl").write_text("\n".join(kept) + "\n", encoding="utf-8")
+    resumed = cli.subprocess("resume", str(cut), "--quiet", env={"MOOT_HOME": str(REAL_HOME)},
+                             timeout=600)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    again = json.loads((cut / "transcript.json").read_text())
+    assert again["params"]["decoding"] == decoding  # still says how its turns were decoded
+    assert [t["text"] for t in again["turns"][:2]] == [t["text"] for t in saved[:2]]
+    assert len(again["turns"]) == len(saved)
 
 
 # -- replaying a debate that was decoded beside others --------------------------------------
@@ -274,6 +326,20 @@ def test_where_its_words_differ_the_replay_explains_instead_of_failing(
     alone = replayed(data, tmp_path, cli)
     assert alone.returncode == 1 and "turn 2 differs" in alone.stdout
     assert "note:" not in alone.stdout
+
+
+def test_a_batched_debate_whose_words_differ_is_explained_as_batched(
+    decoded_beside_others: dict[str, Any], tmp_path: Path, cli: Cli
+) -> None:
+    data = copy.deepcopy(decoded_beside_others)
+    data["params"]["decoding"] = {"parallel": 3, "threads": 2, "batch": True}
+    data["turns"][2]["text"] = "words another batch chose"
+    done = replayed(data, tmp_path, cli)
+    assert done.returncode == 0, done.stderr
+    note = " ".join(done.stdout.split())
+    assert "turn 2 differs" in note
+    assert "together with up to 2 other(s)" in note and "--parallel 3 --batch" in note
+    assert "in a process of its own" not in note  # not the note of a worker process's debate
 
 
 @pytest.mark.parametrize(

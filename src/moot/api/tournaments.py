@@ -48,6 +48,7 @@ def tournament(
     executor: str = "local",
     ray_address: str | None = None,
     parallel: int = 1,
+    batch: bool = False,
     run: RunSettings | Mapping[str, Any] | None = None,
     bootstrap: int = 1000,
     on_event: Callable[[TournamentEvent | ControlEvent], None] | None = None,
@@ -58,10 +59,12 @@ def tournament(
 
     The defaults are `moot tournament`'s. `resume` finishes the tournament in that folder
     as it was planned: its plan fixes everything but `executor`, `ray_address`, `parallel`,
-    `bootstrap` and `on_event`, so give nothing else then. `parallel` plays up to that many
-    debates at once (local models: each in a worker process of its own, which loads them
-    once and decodes on its share of the cores; a debate's transcript says so). The report
-    is written into the folder.
+    `batch`, `bootstrap` and `on_event`, so give nothing else then. `parallel` plays up to
+    that many debates at once (local models: each in a worker process of its own, which
+    loads them once and decodes on its share of the cores; with `batch=True`, all in this
+    process on models loaded once, each step of a model one llama.cpp batch of every
+    debate's next tokens; a debate's transcript says which). The report is written into the
+    folder.
     `schedule="adaptive"` plays each next debate where the ranking is least certain, until
     adjacent models' intervals separate or `budget` debates are spent. Once every debate
     has finished, `controls` control debates of each kind (default: a tenth of the plan,
@@ -71,7 +74,7 @@ def tournament(
     """
     from moot.tournaments.adaptive import check_executor, check_schedule
     from moot.tournaments.executors import judge_controls, make_executor
-    from moot.tournaments.parallel import check_parallel
+    from moot.tournaments.parallel import check_batch, check_parallel
     from moot.tournaments.plan import check_counts, read_motions, word_motions
     from moot.tournaments.report import report_of, write
     from moot.tournaments.run import Tournament, new_tournament
@@ -86,6 +89,7 @@ def tournament(
         )
     check_counts(swaps=swaps, bootstrap=bootstrap, seed=seed, controls=controls)
     check_parallel(parallel, api=True)
+    check_batch(batch, parallel, api=True)
     if parallel > 1 and executor != "local":
         raise UsageError(
             "parallel applies only to executor='local'",
@@ -116,12 +120,12 @@ def tournament(
         if fixed:
             raise UsageError(
                 f"resume continues a tournament as it was planned: its plan fixes {fixed[0]}",
-                hint="give resume=FOLDER with only executor, ray_address, parallel, bootstrap "
-                "or on_event",
+                hint="give resume=FOLDER with only executor, ray_address, parallel, batch, "
+                "bootstrap or on_event",
             )
         t = Tournament.open(Path(resume).expanduser())
         check_executor(t.plan.schedule, executor, parallel)
-        runner = make_executor(executor, ray_address, parallel)
+        runner = make_executor(executor, ray_address, parallel, batch=batch)
     else:
         check_schedule(schedule, budget, len(models))
         chosen = debate_settings("-", format=format, lang=lang, run=run, **params)
@@ -130,7 +134,7 @@ def tournament(
             worded = read_motions(Path(motions).expanduser(), fmt, chosen.lang, what="motions file")
         else:
             worded = word_motions(motions, fmt, chosen.lang)
-        runner = make_executor(executor, ray_address, parallel)
+        runner = make_executor(executor, ray_address, parallel, batch=batch)
         t = new_tournament(
             fmt,
             models,

@@ -256,8 +256,9 @@ def replay(
         raise typer.Exit(1)
     # Not a failure: the record says it was decoded otherwise than a debate alone.
     d = report.decoding
+    key = "replay_batched" if d.batch else "replay_decoding"
     console.print(
-        say("replay_decoding", others=d.parallel - 1, parallel=d.parallel, threads=d.threads),
+        say(key, others=d.parallel - 1, parallel=d.parallel, threads=d.threads),
         highlight=False,
     )
 

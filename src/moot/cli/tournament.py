@@ -42,7 +42,7 @@ from moot.tournaments.adaptive import check_executor, check_schedule
 from moot.tournaments.calibration import MAX_CONTROLS, Interval
 from moot.tournaments.controls import ControlEvent, ControlFailed, ControlJudged
 from moot.tournaments.executors import judge_controls, make_executor
-from moot.tournaments.parallel import check_parallel
+from moot.tournaments.parallel import check_batch, check_parallel
 from moot.tournaments.plan import (
     MAX_BOOTSTRAP,
     MAX_DEBATES,
@@ -182,12 +182,22 @@ def tournament(
             metavar="N",
         ),
     ] = 1,
+    batch: Annotated[
+        bool,
+        typer.Option(
+            "--batch",
+            help="With --parallel N: play the N debates in this process on models loaded once, "
+            "each step of a model decoding every debate's next tokens in one llama.cpp batch. "
+            "Less memory; faster where reading the weights bounds decoding (a GPU), not on a "
+            "small CPU (docs: Performance). A debate's words then depend on those beside it.",
+        ),
+    ] = False,
     resume: Annotated[
         Path | None,
         typer.Option(
             help="Finish the tournament in this folder; finished debates are kept. Its plan "
             "fixes the models, motions, judges, format and every debate's settings: only "
-            "--executor, --ray-address, --parallel, --bootstrap and --quiet go with it."
+            "--executor, --ray-address, --parallel, --batch, --bootstrap and --quiet go with it."
         ),
     ] = None,
     max_tokens: MaxTokens = None,
@@ -216,6 +226,7 @@ def tournament(
         )
     check_counts(swaps=swaps, bootstrap=bootstrap, seed=seed, controls=controls)
     check_parallel(parallel)
+    check_batch(batch, parallel)
     if parallel > 1 and executor != "local":
         raise UsageError(
             "--parallel applies only to --executor local",
@@ -229,11 +240,11 @@ def tournament(
             raise UsageError(
                 f"--resume continues a tournament as it was planned: its plan fixes {fixed[0]}",
                 hint="give --resume DIR with only --executor, --ray-address, --parallel, "
-                "--bootstrap or --quiet",
+                "--batch, --bootstrap or --quiet",
             )
         t = Tournament.open(resume)
         check_executor(t.plan.schedule, executor, parallel)
-        runner = make_executor(executor, ray_address, parallel)
+        runner = make_executor(executor, ray_address, parallel, batch=batch)
     else:
         if motions is None:
             raise UsageError("no --motions file", hint="--motions FILE: one motion a line")
@@ -250,7 +261,7 @@ def tournament(
         check_schedule(schedule, budget, len(model or ()))
         worded = read_motions(motions, debate_format, lang)
         remote_cluster = executor == "ray" and bool(ray_address or os.environ.get("RAY_ADDRESS"))
-        runner = make_executor(executor, ray_address, parallel)
+        runner = make_executor(executor, ray_address, parallel, batch=batch)
         t = new_tournament(
             debate_format,
             list(model or ()),

@@ -49,9 +49,12 @@ def judge_controls(
         return controls.play(tournament, record, factory, on_event=on_event)
 
 
-def make_executor(name: str, address: str | None, parallel: int = 1) -> Executor:
+def make_executor(
+    name: str, address: str | None, parallel: int = 1, *, batch: bool = False
+) -> Executor:
     """The executor NAME ("local" or "ray"), checked: for Ray, that it is installed and the
-    cluster at ADDRESS answers; locally, PARALLEL debates at once (1: one after another)."""
+    cluster at ADDRESS answers; locally, PARALLEL debates at once (1: one after another),
+    decoded in one batch per model step where BATCH."""
     check_parallel(parallel)
     if name == "ray":
         from moot.tournaments.ray import RayExecutor
@@ -60,5 +63,5 @@ def make_executor(name: str, address: str | None, parallel: int = 1) -> Executor
         ray.check()
         return ray
     if parallel > 1:
-        return ParallelExecutor(parallel)
+        return ParallelExecutor(parallel, batch=batch)
     return LocalExecutor()

@@ -6,8 +6,11 @@ as a Ray task does. A debate is decoded alone in its process, so what it says de
 seed and those threads only; its transcript records them (`config.Decoding`), and a replay
 decodes on as many threads. Debates whose models load nothing here (every model a server,
 a dry run's stand-ins, a caller's factory) run in threads of this process instead: N requests
-in flight. Either way a worker plays its debate in the tournament's folder, its verdict
-written last, before the debate is reported finished.
+in flight. With `--batch` the local models' debates run in threads here too, on models
+loaded once, each step of a model decoding every debate's next tokens on it in one batch
+(`inference.llama.batch`); what a debate says then depends on the debates beside it, and
+its transcript records that. Either way a worker plays its debate in the tournament's
+folder, its verdict written last, before the debate is reported finished.
 """
 
 from __future__ import annotations
@@ -57,6 +60,16 @@ def check_parallel(parallel: int, *, api: bool = False) -> None:
         )
 
 
+def check_batch(batch: bool, parallel: int, *, api: bool = False) -> None:
+    """BATCH goes with two debates at once or more: else a one-line UsageError."""
+    if batch and parallel < 2:
+        given, more = ("batch=True", "parallel=2") if api else ("--batch", "--parallel 2")
+        raise UsageError(
+            f"{given} decodes debates played at once together, and only one is played at once",
+            hint=f"add {more} or more, or drop {given.split('=')[0]}",
+        )
+
+
 def loads_nothing(plan: TournamentPlan) -> bool:
     """Whether the plan's debates load no model here: a dry run, or every model a server."""
     refs = (*plan.models, *plan.judges)
@@ -65,11 +78,15 @@ def loads_nothing(plan: TournamentPlan) -> bool:
 
 class ParallelExecutor:
     """Runs up to PARALLEL of the pending debates at once (`model_for`: a caller's models,
-    played in threads here)."""
+    played in threads here). BATCH: the local models' debates in threads of this process
+    too, each model loaded once and every step of it one batch of the debates' tokens."""
 
-    def __init__(self, parallel: int, *, model_for: ModelFactory | None = None) -> None:
+    def __init__(
+        self, parallel: int, *, model_for: ModelFactory | None = None, batch: bool = False
+    ) -> None:
         check_parallel(parallel)
         self.parallel = parallel
+        self.batch = batch
         self._model_for = model_for
 
     def run(self, tournament: Tournament, pending: list[Pairing], emit: Emit) -> None:
@@ -82,6 +99,8 @@ class ParallelExecutor:
         workers = min(self.parallel, len(pending))
         if self._model_for is not None or loads_nothing(tournament.plan):
             self._in_threads(tournament, pending, said, workers)
+        elif self.batch:
+            self._in_batches(tournament, pending, said, workers)
         else:
             self._in_processes(tournament, pending, said, workers)
 
@@ -103,6 +122,46 @@ class ParallelExecutor:
             except BaseException:
                 pool.shutdown(wait=True, cancel_futures=True)  # the running debates end first
                 raise
+
+    def _in_batches(
+        self, tournament: Tournament, pending: list[Pairing], emit: Emit, workers: int
+    ) -> None:
+        from moot.inference.llama.batch import BatchPool
+        from moot.inference.pool import ModelPool
+        from moot.models import store
+
+        plan = tournament.plan
+        decoding = Decoding(parallel=workers, threads=config.physical_cores(), batch=True)
+        plan = plan.model_copy(update={"options": {**plan.options, "decoding": decoding}})
+        n_ctx = plan_n_ctx(plan)
+        models = ModelPool(
+            resolve=store.resolve, n_gpu_layers=run_settings(plan).gpu_layers, n_ctx=n_ctx
+        )
+        batches = BatchPool(models, workers, n_ctx)
+        free = list(range(workers))  # the slots no debate holds; a debate's lane on each model
+
+        def task(pairing: Pairing, folder: Path, listeners: list[Any]) -> dict[str, Any]:
+            slot = free.pop()
+            try:
+                batches.forget(slot)  # said as on models just loaded, whatever ran before
+                return _play(plan, pairing, folder, batches.model_for(slot), listeners)
+            finally:
+                free.append(slot)  # before the debate is reported finished
+
+        with cf.ThreadPoolExecutor(workers, thread_name_prefix="moot-debate") as pool:
+
+            def start(pairing: Pairing) -> cf.Future[dict[str, Any]]:
+                listeners = [lambda e: emit(InDebate(pairing, e))]
+                return pool.submit(task, pairing, tournament.debate_dir(pairing), listeners)
+
+            try:
+                dispatch(tournament, pending, emit, workers, start)
+            except BaseException:
+                batches.stop()  # Ctrl-C: each debate ends at its next token, its turns journaled
+                raise
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
+                batches.close()
 
     def _in_processes(
         self, tournament: Tournament, pending: list[Pairing], emit: Emit, workers: int

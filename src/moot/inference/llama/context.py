@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 from collections.abc import Sequence
 from functools import cache
@@ -38,6 +39,21 @@ class Runtime:
         # way: a seeded debate then says the same whichever turns happened to be cached, and
         # a resumed debate does not drift from the uninterrupted one.
         self.alone: list[bool] = []
+        # Which of the last decode's outputs holds this sequence's logits (-1: the last).
+        self.idx = -1
+
+    # Whether a prompt's quoted replies are evaluated one token at a time, as generated
+    # (`alone`); a lane of a shared batch (`llama.batch`) evaluates every prompt in batches.
+    keeps_alone = True
+
+    @property
+    def tokens(self) -> Sequence[int]:
+        """The tokens the cache holds, in order."""
+        return self.llm._input_ids
+
+    def turn(self) -> contextlib.AbstractContextManager[None]:
+        """Around one call: a lane of a shared batch says it is taking part (`llama.batch`)."""
+        return contextlib.nullcontext()
 
     def common_prefix(self, tokens: Sequence[int], alone: Sequence[bool]) -> int:
         """How many leading cached positions hold TOKENS evaluated as ALONE says."""
@@ -121,7 +137,9 @@ class Runtime:
         import numpy as np
 
         lc = self.lc
-        logits = np.ctypeslib.as_array(lc.llama_get_logits_ith(self.ctx, -1), shape=(self.n_vocab,))
+        logits = np.ctypeslib.as_array(
+            lc.llama_get_logits_ith(self.ctx, self.idx), shape=(self.n_vocab,)
+        )
         if tokens is None:
             if self._candidates is None:
                 self._candidates = np.zeros(self.n_vocab, dtype=token_data())

@@ -36,7 +36,7 @@ def decode(
     the tokens that close the block are fed into the sequence and the model answers; the
     answer has max_tokens of its own.
     """
-    sampler = make_sampler(rt, plan, context=rt.llm._input_ids)
+    sampler = make_sampler(rt, plan, context=rt.tokens)
     splitter = Splitter() if plan.grammar is None else None
 
     def heard(text: str) -> bool | None:

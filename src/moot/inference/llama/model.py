@@ -90,8 +90,32 @@ class LlamaCppModel:
             sessions = SessionCache(session_cache_mb * 2**20)
         self._sessions = sessions
         self._closed = False
+        self._owns_model = True
+
+    @classmethod
+    def on_runtime(cls, loaded: LlamaCppModel, runtime: Runtime) -> LlamaCppModel:
+        """LOADED's model, its weights and chat format shared, answering through RUNTIME (a
+        lane of a batch shared with other debates, `llama.batch`) with snapshots of its own.
+        Closing it frees the runtime only; the loaded model stays LOADED's."""
+        model = cls.__new__(cls)
+        model._resolved, model._llm, model._formatter = (
+            loaded._resolved,
+            loaded._llm,
+            loaded._formatter,
+        )
+        model._lock = threading.Lock()
+        model._runtime = runtime
+        model._sessions = SessionCache(loaded._sessions.budget)
+        model._closed = False
+        model._owns_model = False
+        return model
 
     backend = "llama.cpp"
+
+    @property
+    def runtime(self) -> Runtime:
+        """Its context at the level of llama.cpp's C API (`llama.context`)."""
+        return self._runtime
 
     @property
     def model_id(self) -> str:
@@ -130,6 +154,8 @@ class LlamaCppModel:
                 raise MootError(f"{self.model_id} was closed", hint="load the model again")
             prompt, stops, added_special, opened = self._format_prompt(request)
             tokens, alone = self._spliced(request, prompt, added_special)
+            if not self._runtime.keeps_alone:
+                alone = [False] * len(tokens)
             grammar = (
                 schema_to_gbnf(request.reply_schema) if request.reply_schema else request.grammar
             )
@@ -140,20 +166,26 @@ class LlamaCppModel:
                     prompt_tokens=len(tokens), n_ctx=self.n_ctx, max_tokens=plan.max_tokens
                 )
             plan = fit_thinking(plan, spare=spare, opened=opened)
-            cached = self._prepare_kv(tokens, alone, request.session)
             deadline = start + request.timeout_s if request.timeout_s else None
-            text, n_out, finish, ttft = decode(
-                self._runtime, plan, on_text, start=start, deadline=deadline, model_id=self.model_id
-            )
-            generated = None
-            if request.reply_schema is None:  # free text: a later prompt may quote it
-                held = self._llm.input_ids[len(tokens) : self._llm.n_tokens].tolist()
-                generated = Generated(
-                    model=self._fingerprint, prompt=_sha(prompt.encode()), tokens=tuple(held)
+            with self._runtime.turn():
+                cached = self._prepare_kv(tokens, alone, request.session)
+                text, n_out, finish, ttft = decode(
+                    self._runtime,
+                    plan,
+                    on_text,
+                    start=start,
+                    deadline=deadline,
+                    model_id=self.model_id,
                 )
-            if request.session and self._sessions.enabled:
-                self._sessions.discard(request.session)  # free it before taking the new one
-                self._sessions.put(request.session, self._runtime.snapshot())
+                generated = None
+                if request.reply_schema is None:  # free text: a later prompt may quote it
+                    held = tuple(int(t) for t in self._runtime.tokens[len(tokens) :])
+                    generated = Generated(
+                        model=self._fingerprint, prompt=_sha(prompt.encode()), tokens=held
+                    )
+                if request.session and self._sessions.enabled:
+                    self._sessions.discard(request.session)  # free it before taking the new one
+                    self._sessions.put(request.session, self._runtime.snapshot())
         # A reply held to a grammar matches it from its first token (thinking is off for it).
         reasoning, answer = ("", text) if grammar else split(text)
         completion = Completion(
@@ -193,7 +225,8 @@ class LlamaCppModel:
                 self._closed = True
                 self._sessions.clear()
                 self._runtime.close()
-                self._llm.close()
+                if self._owns_model:
+                    self._llm.close()
 
     def _format_prompt(self, request: ChatRequest) -> tuple[str, tuple[str, ...], bool, str]:
         """The prompt, its stop strings, whether it holds its special tokens, and the think

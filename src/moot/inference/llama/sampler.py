@@ -100,9 +100,9 @@ class Sampler:
     def sample(self) -> int:
         lc, rt = self.lc, self.rt
         if self.grammar is None:  # llama_sampler_sample also accepts the token into the chain
-            return int(lc.llama_sampler_sample(self.chain, rt.ctx, -1))
+            return int(lc.llama_sampler_sample(self.chain, rt.ctx, rt.idx))
         if not self.learns:  # accepting a draw the grammar rejects then does no harm
-            token = int(lc.llama_sampler_sample(self.chain, rt.ctx, -1))
+            token = int(lc.llama_sampler_sample(self.chain, rt.ctx, rt.idx))
             return token if self._allows([token])[0] else self._refused(token)
         # The chain must learn the token finally chosen, not a draw the grammar rejected.
         cur = rt.candidates()

@@ -1,0 +1,393 @@
+"""Several debates' sequences decoded in one llama.cpp batch (`moot tournament --parallel N
+--batch`).
+
+A loaded model reads its weights once per `llama_decode` whatever the batch holds, so where
+reading them bounds decoding (a GPU), two debates that each want their next token from the
+same model get both for little more than the price of one. Each model gets one `Shared`
+context with a sequence per debate slot; each debate's seat on it is a `Lane`, a Runtime
+that hands its tokens to the process's `Batcher` instead of decoding them itself. The
+batcher runs one decode at a time, on every core: the pending tokens of every lane of one
+model, once each lane of that model that is in a call has handed in its next tokens (a lane
+is between two draws for a moment only), so the debates on one model step together. Where
+lanes of several models are ready, the model most lanes wait on goes first, then the one
+decoded last.
+
+Tokens decoded beside another sequence's come out of other kernels (a batch of two sums in
+another order than a batch of one), so a batched debate's words depend on which debates ran
+beside it: its transcript records that (`config.Decoding.batch`) and a replay explains a
+difference instead of failing. Its journal resumes it word for word as ever.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import itertools
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from moot.errors import MootError
+from moot.inference.decoding import Snapshot, common_prefix
+from moot.inference.llama.context import Runtime
+
+if TYPE_CHECKING:
+    from moot.inference.pool import ModelPool
+    from moot.inference.protocol import ChatModel
+
+
+class BatchStopped(MootError):
+    """The batcher was stopped (Ctrl-C, the end of a tournament) while a lane waited on it."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the debate was stopped mid-turn",
+            hint="its finished turns are in its journal: --resume continues it",
+        )
+
+
+class Shared:
+    """One loaded model's context for several sequences, one per lane, decoded by the batcher."""
+
+    def __init__(self, loaded: Runtime, lanes: int, n_ctx: int) -> None:
+        lc, llm = loaded.lc, loaded.llm
+        params = lc.llama_context_params.from_buffer_copy(llm.context_params)
+        # A KV buffer of N_CTX cells for each sequence (kv_unified off), so that attention
+        # reads only the sequence's own cells: one buffer for all made a 2-debate challenge
+        # tournament 1.2 times as slow (llama.cpp 0.3.x, 2 CPU cores).
+        params.n_seq_max, params.n_ctx, params.kv_unified = lanes, lanes * n_ctx, False
+        self.lc, self.loaded, self.lanes = lc, loaded, lanes
+        self.ctx = lc.llama_init_from_model(llm.model, params)
+        if not self.ctx:
+            raise MootError(
+                f"llama.cpp could not make a context for {lanes} debates at once",
+                hint="use a smaller --parallel or --n-ctx",
+            )
+        self.n_batch = int(params.n_batch)
+        self._batch = lc.llama_batch_init(self.n_batch, 0, 1)
+        self.lock = threading.Lock()  # the context: a decode, or a lane's cache operation
+
+    def decode(self, work: Sequence[_Chunk]) -> bool:
+        """One llama_decode of every chunk of WORK; False when llama.cpp refused it."""
+        lc, batch = self.lc, self._batch
+        k = 0
+        for chunk in work:
+            for j, token in enumerate(chunk.tokens):
+                batch.token[k], batch.pos[k], batch.n_seq_id[k] = token, chunk.pos + j, 1
+                batch.seq_id[k][0] = chunk.lane.seq
+                batch.logits[k] = chunk.last and j == len(chunk.tokens) - 1
+                if batch.logits[k]:
+                    chunk.lane.idx = k
+                k += 1
+        batch.n_tokens = k
+        with self.lock:
+            return bool(lc.llama_decode(self.ctx, batch) == 0)
+
+    def close(self) -> None:
+        if self._batch is not None:
+            self.lc.llama_batch_free(self._batch)
+            self._batch = None
+        if self.ctx:
+            self.lc.llama_free(self.ctx)
+            self.ctx = None
+
+
+@dataclass
+class _Chunk:
+    lane: Lane
+    tokens: list[int]
+    pos: int
+    last: bool  # the lane's submission ends with this chunk
+
+
+@dataclass
+class _Submission:
+    tokens: list[int]
+    order: int
+    failed: bool = False
+    done: bool = False
+    pos: int = 0  # where its next untaken token goes
+
+
+@dataclass
+class Stats:
+    """What the batcher did: its decodes, how many held two debates or more, the tokens they
+    evaluated, the seconds they took, and how many decodes held each number of debates."""
+
+    decodes: int = 0
+    together: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+    by_width: dict[int, int] = field(default_factory=dict)
+
+
+class Batcher:
+    """Decodes every lane's tokens, one batch at a time: the pending tokens of all the lanes
+    of one model, once each of its lanes in a call has handed its in. Whoever waits does the
+    decoding (no thread of its own), so nothing runs once no lane waits."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._busy: dict[Shared, set[Lane]] = {}
+        self._pending: dict[Shared, dict[Lane, _Submission]] = {}
+        self._decoding = False
+        self._last: Shared | None = None
+        self._order = itertools.count()
+        self._stopped = False
+        self.stats = Stats()
+
+    @contextlib.contextmanager
+    def taking_part(self, lane: Lane) -> Iterator[None]:
+        """Around a lane's call: decodes of its model wait for its tokens meanwhile."""
+        with self._cond:
+            self._busy.setdefault(lane.shared, set()).add(lane)
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._busy[lane.shared].discard(lane)
+                self._cond.notify_all()
+
+    def stop(self) -> None:
+        """Every lane waiting now or later raises BatchStopped: the debates end where they are."""
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
+
+    def submit(self, lane: Lane, tokens: Sequence[int]) -> None:
+        """Decode TOKENS at the end of LANE's sequence, with the last one's logits: returns once
+        they are in its cache (`lane.idx` then names its logits)."""
+        mine = _Submission(list(tokens), next(self._order), pos=lane.n_past)
+        with self._cond:
+            if self._stopped:
+                raise BatchStopped()
+            self._pending.setdefault(lane.shared, {})[lane] = mine
+            self._cond.notify_all()
+            while not mine.done:
+                if self._stopped:
+                    self._pending[lane.shared].pop(lane, None)
+                    raise BatchStopped()
+                shared = None if self._decoding else self._choose()
+                if shared is None:
+                    self._cond.wait()
+                    continue
+                self._lead(shared)
+        if mine.failed:
+            raise MootError(
+                f"llama.cpp could not evaluate token {lane.n_past + 1} of the context",
+                hint="retry with a shorter prompt, a larger context or a smaller --parallel",
+            )
+
+    def _choose(self) -> Shared | None:
+        """The model to decode next: of those whose every lane in a call has handed in its
+        tokens, the one with most lanes waiting, then the one decoded last."""
+        ready = [
+            ((len(subs), shared is self._last, -min(s.order for s in subs.values())), shared)
+            for shared, subs in self._pending.items()
+            if subs and self._busy.get(shared, set()) <= subs.keys()
+        ]
+        return max(ready, key=lambda item: item[0])[1] if ready else None
+
+    def _lead(self, shared: Shared) -> None:
+        """Decode SHARED's pending tokens, with the condition's lock held on entry and exit."""
+        subs = self._pending[shared]
+        work, room = [], shared.n_batch
+        # One-token submissions first, so that a long prompt never keeps a draw waiting.
+        for lane, sub in sorted(subs.items(), key=lambda kv: (len(kv[1].tokens), kv[1].order)):
+            if room == 0:
+                break
+            taken = sub.tokens[:room]
+            sub.tokens = sub.tokens[room:]
+            room -= len(taken)
+            work.append(_Chunk(lane, taken, sub.pos, last=not sub.tokens))
+            sub.pos += len(taken)
+        self._decoding, self._last = True, shared
+        self._cond.release()
+        began = time.perf_counter()
+        try:
+            ok = shared.decode(work)
+        finally:
+            self._cond.acquire()
+            self._decoding = False
+        stats = self.stats
+        stats.seconds += time.perf_counter() - began
+        stats.decodes += 1
+        stats.tokens += sum(len(c.tokens) for c in work)
+        stats.together += len(work) > 1
+        stats.by_width[len(work)] = stats.by_width.get(len(work), 0) + 1
+        for chunk in work:
+            sub = subs[chunk.lane]
+            if not ok:
+                sub.failed, sub.done = True, True
+            elif chunk.last:
+                sub.done = True
+            if sub.done:
+                del subs[chunk.lane]
+        self._cond.notify_all()
+
+
+class Lane(Runtime):
+    """One debate's sequence on a shared context: a Runtime whose tokens the batcher decodes
+    with the other lanes'. Every prompt is evaluated in batches (`keeps_alone` False)."""
+
+    keeps_alone = False
+
+    def __init__(self, shared: Shared, seq: int, batcher: Batcher) -> None:
+        # Not Runtime.__init__: the vocabulary is the loaded model's, the context the shared one.
+        loaded = shared.loaded
+        self.lc, self.llm = loaded.lc, loaded.llm
+        self.vocab, self.n_vocab, self.n_swa, self.eog = (
+            loaded.vocab,
+            loaded.n_vocab,
+            loaded.n_swa,
+            loaded.eog,
+        )
+        self.shared, self.seq, self.batcher = shared, seq, batcher
+        self.ctx = shared.ctx
+        self._buf = ctypes.create_string_buffer(64)
+        self._batch = None
+        self._candidates = self._ids = self._subset = None
+        self._index = None
+        self.held: list[int] = []
+        self.alone = []
+        self.idx = -1
+
+    @property
+    def tokens(self) -> Sequence[int]:
+        return self.held
+
+    @property
+    def n_past(self) -> int:
+        return len(self.held)
+
+    def turn(self) -> contextlib.AbstractContextManager[None]:
+        return self.batcher.taking_part(self)
+
+    def prefix_index(self) -> Any:
+        return self.shared.loaded.prefix_index()  # built once per model, for every lane
+
+    def common_prefix(self, tokens: Sequence[int], alone: Sequence[bool]) -> int:
+        return common_prefix(self.held, tokens)  # evaluated alike: all in batches
+
+    def _memory(self) -> Any:
+        return self.lc.llama_get_memory(self.ctx)
+
+    def truncate(self, n_past: int) -> bool:
+        lc = self.lc
+        with self.shared.lock:
+            if not lc.llama_memory_seq_rm(self._memory(), self.seq, n_past, -1):
+                return False
+            del self.held[n_past:]
+            del self.alone[n_past:]
+            low = lc.llama_memory_seq_pos_min(self._memory(), self.seq)
+        return not self.n_swa or low <= max(0, n_past - self.n_swa)
+
+    def eval_from(self, n_past: int, tokens: Sequence[int], alone: Sequence[bool] = ()) -> None:
+        with self.shared.lock:
+            self.lc.llama_memory_seq_rm(self._memory(), self.seq, n_past, -1)
+        del self.held[n_past:]
+        del self.alone[n_past:]
+        new = list(tokens[n_past:])
+        if new:
+            self.batcher.submit(self, new)
+            self.held.extend(new)
+            self.alone.extend([False] * len(new))
+
+    def step(self, token: int) -> None:
+        self.batcher.submit(self, [token])
+        self.held.append(token)
+        self.alone.append(False)
+
+    def snapshot(self) -> Snapshot:
+        lc = self.lc
+        with self.shared.lock:
+            size = int(lc.llama_state_seq_get_size(self.ctx, self.seq))
+            state = (ctypes.c_uint8 * size)()
+            written = int(lc.llama_state_seq_get_data(self.ctx, state, size, self.seq))
+        return Snapshot(tuple(self.held), state, written, alone=(False,) * len(self.held))
+
+    def restore(self, snap: Snapshot) -> bool:
+        try:
+            state = snap.data()
+        except OSError:
+            return False
+        lc = self.lc
+        with self.shared.lock:
+            lc.llama_memory_seq_rm(self._memory(), self.seq, -1, -1)
+            ok = lc.llama_state_seq_set_data(self.ctx, state, snap.nbytes, self.seq) != 0
+            if not ok:
+                lc.llama_memory_seq_rm(self._memory(), self.seq, -1, -1)
+        self.held = list(snap.tokens) if ok else []
+        self.alone = [False] * len(self.held)
+        return ok
+
+    def close(self) -> None:
+        self._candidates = self._subset = None
+        with self.shared.lock:
+            if self.shared.ctx:
+                self.lc.llama_memory_seq_rm(self._memory(), self.seq, -1, -1)
+        self.held, self.alone = [], []
+
+
+class BatchPool:
+    """The models of LANES debates decoded together: each model loaded once (by POOL), with
+    a shared context of a sequence per debate slot; the debate in slot K is seated on lane K
+    of each model. A server model is the pool's own: its debates' requests are in flight at
+    once anyway."""
+
+    def __init__(self, pool: ModelPool, lanes: int, n_ctx: int) -> None:
+        self.pool, self.lanes, self.n_ctx = pool, lanes, n_ctx
+        self.batcher = Batcher()
+        self._shared: dict[int, Shared] = {}  # by the loaded model's id()
+        self._seated: dict[tuple[int, int], ChatModel] = {}  # (loaded model, slot) → lane
+        self._lock = threading.Lock()
+
+    def model_for(self, slot: int) -> Callable[[str], ChatModel]:
+        """The models of the debate in SLOT, by reference."""
+
+        def get(ref: str) -> ChatModel:
+            from moot.inference.llama.model import LlamaCppModel
+
+            loaded = self.pool.get(ref)
+            if not isinstance(loaded, LlamaCppModel):
+                return loaded
+            key = id(loaded)
+            with self._lock:
+                shared = self._shared.get(key)
+                if shared is None:
+                    shared = self._shared[key] = Shared(loaded.runtime, self.lanes, self.n_ctx)
+                seated = self._seated.get((key, slot))
+                if seated is None:
+                    lane = Lane(shared, slot, self.batcher)
+                    seated = self._seated[(key, slot)] = LlamaCppModel.on_runtime(loaded, lane)
+                return seated
+
+        return get
+
+    def forget(self, slot: int) -> None:
+        """The debate in SLOT starts as on models just loaded: its lanes' caches dropped."""
+        with self._lock:
+            seated = [model for (_, s), model in self._seated.items() if s == slot]
+        for model in seated:
+            forget = getattr(model, "forget", None)
+            if forget is not None:
+                forget()
+
+    def stop(self) -> None:
+        """Every debate waiting on the batcher ends there (Ctrl-C)."""
+        self.batcher.stop()
+
+    def close(self) -> None:
+        self.batcher.stop()
+        with self._lock:
+            seated, self._seated = list(self._seated.values()), {}
+            shared, self._shared = list(self._shared.values()), {}
+        for model in seated:
+            closer = getattr(model, "close", None)
+            if closer is not None:
+                closer()
+        for context in shared:
+            context.close()
+        self.pool.close()
