@@ -6,16 +6,16 @@ fresh folder with --parallel 1, 2 (worker processes), 2 --batch (one process, ea
 model one llama.cpp batch of both debates' tokens) and 4: the wall time of each, its ratio to
 the sequential run's, and the peak resident memory of the whole process tree (the workers
 included), sampled every 0.2 s, and how many debates said word for word what the sequential
-run's did. The target of issue 31 is --parallel 2 at most 0.70 of the sequential wall time
-on a 2-core machine.
+run's did. The goal set for it is --parallel 2 at most 0.70 of the sequential wall time on
+a 2-core machine.
 
 Beside them, the ceiling of each way on this machine (`ceiling`): llama.cpp's own cost of a
 decoding step on moot's shared context, one sequence on every core, one sequence on one
 core (what each of N worker processes gets) and two sequences in one batch (what --batch
-decodes), each after a prompt of its own. A tournament spends most of its time in such
-steps, so two debates at once can take no less than `processes_floor` (one thread's step,
-halved, over every core's) or `batch_floor` (a two-sequence step, halved, over a
-one-sequence one) of the sequential time.
+decodes), each after a prompt of its own. For the time a tournament spends in such steps,
+two debates at once can take no less than `processes_floor` (one thread's step, halved, over
+every core's: two workers that never slow each other) or `batch_floor` (a two-sequence
+step, halved, over a one-sequence one) of the sequential time.
 
     python benchmarks/bench_tournament_parallel.py            # 1, 2, 2b and 4, the ceiling
     python benchmarks/bench_tournament_parallel.py 1 2 2b     # only those runs

@@ -126,7 +126,7 @@ class ParallelExecutor:
     def _in_batches(
         self, tournament: Tournament, pending: list[Pairing], emit: Emit, workers: int
     ) -> None:
-        from moot.inference.llama.batch import BatchPool
+        from moot.inference.llama.batch import OWN_CONTEXT, BatchPool
         from moot.inference.pool import ModelPool
         from moot.models import store
 
@@ -134,9 +134,8 @@ class ParallelExecutor:
         decoding = Decoding(parallel=workers, threads=config.physical_cores(), batch=True)
         plan = plan.model_copy(update={"options": {**plan.options, "decoding": decoding}})
         n_ctx = plan_n_ctx(plan)
-        models = ModelPool(
-            resolve=store.resolve, n_gpu_layers=run_settings(plan).gpu_layers, n_ctx=n_ctx
-        )
+        gpu_layers = run_settings(plan).gpu_layers
+        models = ModelPool(resolve=store.resolve, n_gpu_layers=gpu_layers, n_ctx=OWN_CONTEXT)
         batches = BatchPool(models, workers, n_ctx)
         free = list(range(workers))  # the slots no debate holds; a debate's lane on each model
 

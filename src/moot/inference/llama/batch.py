@@ -58,7 +58,7 @@ class Shared:
         # reads only the sequence's own cells: one buffer for all made a 2-debate challenge
         # tournament 1.2 times as slow (llama.cpp 0.3.x, 2 CPU cores).
         params.n_seq_max, params.n_ctx, params.kv_unified = lanes, lanes * n_ctx, False
-        self.lc, self.loaded, self.lanes = lc, loaded, lanes
+        self.lc, self.loaded, self.lanes, self.n_ctx = lc, loaded, lanes, n_ctx
         self.ctx = lc.llama_init_from_model(llm.model, params)
         if not self.ctx:
             raise MootError(
@@ -259,6 +259,10 @@ class Lane(Runtime):
         return self.held
 
     @property
+    def n_ctx(self) -> int:
+        return self.shared.n_ctx
+
+    @property
     def n_past(self) -> int:
         return len(self.held)
 
@@ -331,11 +335,17 @@ class Lane(Runtime):
         self.held, self.alone = [], []
 
 
+# The context a model loaded for lanes keeps of its own: nothing is decoded in it (its lanes
+# decode in the shared one), but its batch size is the shared context's, which llama.cpp
+# holds to at most the context size.
+OWN_CONTEXT = 512
+
+
 class BatchPool:
-    """The models of LANES debates decoded together: each model loaded once (by POOL), with
-    a shared context of a sequence per debate slot; the debate in slot K is seated on lane K
-    of each model. A server model is the pool's own: its debates' requests are in flight at
-    once anyway."""
+    """The models of LANES debates decoded together: each model loaded once (by POOL, whose
+    models' own contexts need hold no debate: see OWN_CONTEXT), with a shared context of
+    N_CTX tokens a debate slot; the debate in slot K is seated on lane K of each model. A
+    server model is the pool's own: its debates' requests are in flight at once anyway."""
 
     def __init__(self, pool: ModelPool, lanes: int, n_ctx: int) -> None:
         self.pool, self.lanes, self.n_ctx = pool, lanes, n_ctx

@@ -47,6 +47,11 @@ class Runtime:
     keeps_alone = True
 
     @property
+    def n_ctx(self) -> int:
+        """The tokens the context holds."""
+        return int(self.llm.n_ctx())
+
+    @property
     def tokens(self) -> Sequence[int]:
         """The tokens the cache holds, in order."""
         return self.llm._input_ids

@@ -128,7 +128,8 @@ class LlamaCppModel:
 
     @property
     def n_ctx(self) -> int:
-        return int(self._llm.n_ctx())
+        """The tokens its context holds (a lane's: its own sequence's)."""
+        return self._runtime.n_ctx
 
     @property
     def flash_attention(self) -> bool:
