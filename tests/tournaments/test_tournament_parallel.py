@@ -164,6 +164,9 @@ def test_the_plan_never_records_how_many_ran_at_once(tmp_path: Path, cli: Cli) -
         (["--parallel", "10000"], "--parallel 10000 is not allowed"),
         (["--parallel", "2", "--executor", "ray"], "--parallel applies only to --executor local"),
         (["--parallel", "2", "--schedule", "adaptive"], "one debate at a time"),
+        (["--batch"], "--batch decodes debates played at once together"),
+        (["--parallel", "1", "--batch"], "--batch decodes debates played at once together"),
+        (["--parallel", "2", "--batch", "--executor", "ray"], "only to --executor local"),
     ],
 )
 def test_bad_parallel_is_one_line_with_a_hint_and_exit_2(
@@ -187,8 +190,11 @@ def test_the_library_checks_parallel_as_the_command_does() -> None:
         moot.tournament(["a", "b"], ["cats are better than dogs"], parallel=0)
     with pytest.raises(UsageError, match="one debate at a time"):
         moot.tournament(["a", "b"], ["x y z"], parallel=2, schedule="adaptive")
+    with pytest.raises(UsageError, match="batch=True decodes debates played at once together"):
+        moot.tournament(["a", "b"], ["cats are better than dogs"], batch=True)
     assert isinstance(make_executor("local", None, 1), LocalExecutor)
     assert isinstance(make_executor("local", None, 4), ParallelExecutor)
+    assert make_executor("local", None, 2, batch=True).batch  # type: ignore[attr-defined]
 
 
 @pytest.mark.real

@@ -284,17 +284,27 @@ def test_a_tournament_from_the_page_plays_as_many_debates_at_once_as_serve_was_t
     hub = Hub()
     ran = hub.submit(tournaments.tournament_job(choice, parallel=3))
     wait(lambda: ran.over)
-    assert given["parallel"] == 3
+    assert given["parallel"] == 3 and given["batch"] is False
+    batched = hub.submit(tournaments.tournament_job(choice, parallel=2, batch=True))
+    wait(lambda: batched.over)
+    assert given["parallel"] == 2 and given["batch"] is True  # `moot serve --batch`
     hub.close()
 
 
-def test_serve_refuses_a_parallel_out_of_range(cli: Cli, tmp_path: Path) -> None:
-    done = cli("serve", "--no-browser", "--parallel", "0", home=tmp_path)
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--parallel", "0"], "error: --parallel 0 is not allowed"),
+        (["--batch"], "error: --batch decodes debates played at once together"),
+    ],
+)
+def test_serve_refuses_a_parallel_out_of_range(
+    cli: Cli, tmp_path: Path, args: list[str], says: str
+) -> None:
+    done = cli("serve", "--no-browser", *args, home=tmp_path)
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 2, done.stderr
-    assert lines[0].startswith("error: --parallel 0 is not allowed") and lines[1].startswith(
-        "hint:"
-    )
+    assert lines[0].startswith(says) and lines[1].startswith("hint:")
 
 
 # -- the command line and the package --------------------------------------------------------

@@ -31,6 +31,17 @@ MaxTokens = Annotated[
     int | None, typer.Option(help="Cap on tokens per speech (shorter, faster debates).")
 ]
 CallTimeout = Annotated[float, typer.Option(help="Seconds one model call may take.")]
+Batch = Annotated[
+    bool,
+    typer.Option(
+        "--batch",
+        help="With --parallel N: play the N debates in this process on models loaded once, "
+        "each step of a model decoding every debate's next tokens in one llama.cpp batch. "
+        "Meant for a GPU, where reading the weights bounds decoding; on a small CPU, worker "
+        "processes are faster (docs: Performance). A debate's words then depend on those "
+        "beside it.",
+    ),
+]
 DryRun = Annotated[
     bool,
     typer.Option(

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from moot.cli.options import DryRun
+from moot.cli.options import Batch, DryRun
 from moot.cli.root import app, err
 from moot.config import MAX_PARALLEL
 from moot.render import safe
@@ -49,14 +49,16 @@ def serve(
             metavar="N",
         ),
     ] = 1,
+    batch: Batch = False,
 ) -> None:
     """Start, watch and browse debates in a browser, served from this machine."""
     from moot.errors import UsageError
-    from moot.tournaments.parallel import check_parallel
+    from moot.tournaments.parallel import check_batch, check_parallel
     from moot.web.runs import PACE
     from moot.web.server import Server, is_loopback
 
     check_parallel(parallel)
+    check_batch(batch, parallel)
     if pace is not None and not dry_run:
         raise UsageError("--pace applies only to --dry-run", hint="add --dry-run, or drop --pace")
     server = Server.bind(
@@ -65,6 +67,7 @@ def serve(
         dry_run=dry_run,
         pace=PACE if pace is None else pace,
         parallel=parallel,
+        batch=batch,
     )
     if not is_loopback(host):
         err.print(

@@ -20,6 +20,7 @@ from rich.progress import (
 from rich.table import Table
 
 from moot.cli.options import (
+    Batch,
     CallTimeout,
     DryRun,
     GpuLayers,
@@ -182,16 +183,7 @@ def tournament(
             metavar="N",
         ),
     ] = 1,
-    batch: Annotated[
-        bool,
-        typer.Option(
-            "--batch",
-            help="With --parallel N: play the N debates in this process on models loaded once, "
-            "each step of a model decoding every debate's next tokens in one llama.cpp batch. "
-            "Less memory; faster where reading the weights bounds decoding (a GPU), not on a "
-            "small CPU (docs: Performance). A debate's words then depend on those beside it.",
-        ),
-    ] = False,
+    batch: Batch = False,
     resume: Annotated[
         Path | None,
         typer.Option(

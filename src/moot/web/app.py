@@ -62,11 +62,12 @@ def build(
     dry_run: bool,
     pace: float = runs.PACE,
     parallel: int = 1,
+    batch: bool = False,
 ) -> tuple[Guard, Hub]:
     """The app behind its guard, and the hub of its jobs (a tournament's debates PARALLEL
-    at once)."""
+    at once, decoded in one batch a step where BATCH)."""
     hub = Hub()
-    api = _Api(hub, dry_run=dry_run, pace=pace, parallel=parallel)
+    api = _Api(hub, dry_run=dry_run, pace=pace, parallel=parallel, batch=batch)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -78,8 +79,11 @@ def build(
 
 
 class _Api:
-    def __init__(self, hub: Hub, *, dry_run: bool, pace: float, parallel: int = 1) -> None:
-        self.hub, self.dry_run, self.pace, self.parallel = hub, dry_run, pace, parallel
+    def __init__(
+        self, hub: Hub, *, dry_run: bool, pace: float, parallel: int = 1, batch: bool = False
+    ) -> None:
+        self.hub, self.dry_run, self.pace = hub, dry_run, pace
+        self.parallel, self.batch = parallel, batch
         self.static = {p.name for p in STATIC.iterdir() if p.is_file() and p.suffix in TYPES}
 
     def routes(self) -> list[Route]:
@@ -169,7 +173,9 @@ class _Api:
 
         def start() -> Job:
             choice = tournaments.choose(form, dry_run=self.dry_run)
-            return self.hub.submit(tournaments.tournament_job(choice, parallel=self.parallel))
+            return self.hub.submit(
+                tournaments.tournament_job(choice, parallel=self.parallel, batch=self.batch)
+            )
 
         return await self._start(start, tournaments.language_of(form, page))
 

@@ -35,6 +35,7 @@ class Server:
     dry_run: bool
     pace: float
     parallel: int = 1  # debates a tournament started from the page plays at once
+    batch: bool = False  # ... decoded in one batch a step (`moot tournament --batch`)
 
     @classmethod
     def bind(
@@ -45,6 +46,7 @@ class Server:
         dry_run: bool = False,
         pace: float = 0.01,
         parallel: int = 1,
+        batch: bool = False,
     ) -> Server:
         """Bind HOST:PORT (0: a free port); a port in use or an address not of this machine
         is a UsageError naming it."""
@@ -77,7 +79,7 @@ class Server:
                 hint="leave --host and --port out to serve on 127.0.0.1 on a free port",
             ) from None
         bound_port = sock.getsockname()[1]
-        return cls(sock, host, bound_port, new_token(), dry_run, pace, parallel)
+        return cls(sock, host, bound_port, new_token(), dry_run, pace, parallel, batch)
 
     @property
     def url(self) -> str:
@@ -100,6 +102,7 @@ class Server:
             dry_run=self.dry_run,
             pace=self.pace,
             parallel=self.parallel,
+            batch=self.batch,
         )
         config = uvicorn.Config(
             app,

@@ -125,9 +125,9 @@ def _field_of(exc: MootError) -> str:
     return head if head in _FIELDS else "form"
 
 
-def tournament_job(choice: Choice, *, parallel: int = 1) -> Job:
-    """The job that runs CHOICE with `moot.tournament`, PARALLEL debates at once, its table
-    filling in as it goes."""
+def tournament_job(choice: Choice, *, parallel: int = 1, batch: bool = False) -> Job:
+    """The job that runs CHOICE with `moot.tournament`, PARALLEL debates at once (decoded in
+    one batch a step where BATCH), its table filling in as it goes."""
 
     def work(job: Job) -> None:
         job.publish({"type": "t_plan", "debates": choice.debates})
@@ -149,6 +149,7 @@ def tournament_job(choice: Choice, *, parallel: int = 1) -> Job:
             swaps=choice.swaps,
             run={"dry_run": choice.dry_run},
             parallel=parallel,
+            batch=batch,
             on_event=on_event,
             **choice.params,
         )
