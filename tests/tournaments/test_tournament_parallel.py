@@ -197,10 +197,9 @@ def test_the_library_checks_parallel_as_the_command_does() -> None:
     assert make_executor("local", None, 2, batch=True).batch  # type: ignore[attr-defined]
 
 
-@pytest.mark.real
-def test_two_real_debates_at_once_each_in_a_worker_of_its_own(tmp_path: Path, cli: Cli) -> None:
-    """Two challenge debates, each in a worker of its own: each transcript says how it was
-    decoded, and `moot replay` of one, on those threads, says the same words."""
+def two_challenge_debates(tmp_path: Path, *extra: str) -> tuple[Any, Path]:
+    """A real two-model challenge tournament of one swap pair, two debates at once (and
+    EXTRA), audited: it succeeds and its own process opens no connection."""
     from test_offline import run_audited
 
     motions = tmp_path / "motions.txt"
@@ -209,10 +208,18 @@ def test_two_real_debates_at_once_each_in_a_worker_of_its_own(tmp_path: Path, cl
     args = ["tournament", "--model", "smollm2-135m", "--model", "gemma3-270m", "--motions",
             str(motions), "--out", str(out), "--format", "challenge", "--rounds", "1",
             "--max-tokens", "16", "--seed", "7", "--controls", "0", "--bootstrap", "0",
-            "--parallel", "2"]  # fmt: skip
+            "--parallel", "2", *extra]  # fmt: skip
     proc, connections = run_audited(args, tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert connections == []  # the tournament's own process opened none
+    return proc, out
+
+
+@pytest.mark.real
+def test_two_real_debates_at_once_each_in_a_worker_of_its_own(tmp_path: Path, cli: Cli) -> None:
+    """Two challenge debates, each in a worker of its own: each transcript says how it was
+    decoded, and `moot replay` of one, on those threads, says the same words."""
+    proc, out = two_challenge_debates(tmp_path)
     plan = json.loads((out / "tournament.json").read_text())
     assert len(plan["debates"]) == 2 and "decoding" not in plan["options"]
     threads = max(1, config.physical_cores() // 2)
@@ -242,18 +249,7 @@ def test_two_real_debates_decoded_together_in_one_batch(tmp_path: Path, cli: Cli
     both debates' tokens (`--batch`): every turn is spoken, each transcript records how it
     was decoded, nothing reaches beyond the machine, and a journal cut after a turn resumes
     with its finished turns word for word."""
-    from test_offline import run_audited
-
-    motions = tmp_path / "motions.txt"
-    motions.write_text("remote work is better than office work\n", encoding="utf-8")
-    out = tmp_path / "t"
-    args = ["tournament", "--model", "smollm2-135m", "--model", "gemma3-270m", "--motions",
-            str(motions), "--out", str(out), "--format", "challenge", "--rounds", "1",
-            "--max-tokens", "16", "--seed", "7", "--controls", "0", "--bootstrap", "0",
-            "--parallel", "2", "--batch"]  # fmt: skip
-    proc, connections = run_audited(args, tmp_path, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert connections == []
+    _, out = two_challenge_debates(tmp_path, "--batch")
     plan = json.loads((out / "tournament.json").read_text())
     assert len(plan["debates"]) == 2 and "decoding" not in plan["options"]
     cores = config.physical_cores()
