@@ -3,9 +3,10 @@
 Says which backend llama-cpp-python was built with, and stops with the command that rebuilds
 it when it cannot offload (`--cpu-ok` goes on anyway, to try the script on a CPU build). Then
 loads SmolLM2 with every layer offloaded: the layers llama.cpp says it offloaded and the
-decode rate of one free-text call, beside the same call with no layer offloaded; and runs
-bench_peer's seeded Oxford debate with every layer offloaded, with bench_peer's figures.
-Prints one JSON object.
+decode rate of one free-text call, beside the same call with no layer offloaded; runs
+bench_peer's seeded Oxford debate with every layer offloaded, with bench_peer's figures;
+and bench_tournament_parallel's ladder (--parallel 1, 2, 2 --batch, 4) and its step costs
+with every layer offloaded (`--no-ladder` leaves them out). Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import bench_tournament_parallel
 from bench_inference import N_TOKENS, PROMPT, moot_tps
 from bench_inference import SEED as CALL_SEED
 from bench_peer import moot_figures, ratio, seeded_debate
@@ -105,6 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cpu-ok", action="store_true", help="go on when llama-cpp-python cannot offload"
     )
+    parser.add_argument(
+        "--no-ladder", action="store_true", help="leave out the tournament's --parallel ladder"
+    )
     args = parser.parse_args(argv)
     built = backend()
     print(
@@ -129,6 +134,11 @@ def main(argv: list[str] | None = None) -> int:
         "call": {"gpu": gpu, "cpu": cpu, "decode_speedup": speedup},
         "debate": debate_figures(),
     }
+    if not args.no_ladder:
+        print("gpu: a tournament's debates one by one and at once, all layers offloaded",
+              file=sys.stderr)  # fmt: skip
+        bench_tournament_parallel.run(out, gpu_layers=ALL_LAYERS)
+        out["summary"] = bench_tournament_parallel.summary(out)
     print(json.dumps(out, indent=2))
     return 0
 

@@ -59,16 +59,16 @@ def tree_rss(pid: int) -> int:
     return total
 
 
-def tournament(run: str, folder: Path) -> dict[str, Any]:
-    """One run of the tournament (RUN: debates at once, "b" for --batch): wall, peak RSS,
-    debates."""
+def tournament(run: str, folder: Path, extra: tuple[str, ...] = ()) -> dict[str, Any]:
+    """One run of the tournament (RUN: debates at once, "b" for --batch; EXTRA: more of
+    its options): wall, peak RSS, debates."""
     motions = folder / "motions.txt"
     motions.write_text("\n".join(MOTIONS) + "\n")
     out = folder / f"p{run}"
     models = [a for m in MODELS for a in ("--model", m)]
     cmd = [sys.executable, "-m", "moot", "tournament", *models, "--motions", str(motions)]
     cmd += [*ARGS, "--out", str(out), "--parallel", run.rstrip("b")]
-    cmd += ["--batch"] if run.endswith("b") else []
+    cmd += [*(["--batch"] if run.endswith("b") else []), *extra]
     print(f"tournament: --parallel {run}", file=sys.stderr)
     load = os.getloadavg()[0]  # a shared machine's other work slows each run its own way
     began, peak = time.perf_counter(), 0
@@ -98,12 +98,17 @@ def tournament(run: str, folder: Path) -> dict[str, Any]:
     }
 
 
-def run(results: dict[str, Any], *, parallel: tuple[str, ...] = PARALLEL) -> None:
+def run(
+    results: dict[str, Any], *, parallel: tuple[str, ...] = PARALLEL, gpu_layers: int = 0
+) -> None:
+    """The runs, and the ceiling; with GPU_LAYERS (-1: all) offloaded in each (bench_gpu)."""
     table: dict[str, Any] = results.setdefault("tournament_parallel", {})
     table["cores"] = len(os.sched_getaffinity(0))
+    table["gpu_layers"] = gpu_layers
+    extra = ("--gpu-layers", str(gpu_layers)) if gpu_layers else ()
     with tempfile.TemporaryDirectory(prefix="moot-bench-") as tmp:
         for n in parallel:
-            table[f"parallel_{n}"] = tournament(n, Path(tmp))
+            table[f"parallel_{n}"] = tournament(n, Path(tmp), extra)
     words = {n: table[f"parallel_{n}"].pop("words") for n in parallel}
     first = table.get("parallel_1")
     for n in parallel:
@@ -121,7 +126,7 @@ def run(results: dict[str, Any], *, parallel: tuple[str, ...] = PARALLEL) -> Non
             row["same_words_as_sequential"] = sum(
                 words[n].get(k) == spoken for k, spoken in words["1"].items()
             )
-    table["ceiling"] = {model: ceiling(model) for model in MODELS}
+    table["ceiling"] = {model: ceiling(model, gpu_layers) for model in MODELS}
 
 
 # -- the ceiling: llama.cpp's cost of one decoding step, by threads and sequences -----------
@@ -131,17 +136,15 @@ STEPS = 48  # steps timed, each figure the best of REPEATS runs
 REPEATS = 3
 
 
-def ceiling(model_id: str) -> dict[str, Any]:
-    """Milliseconds a step on MODEL_ID: one sequence on every core and on one core, two
-    sequences (prompts of their own) in one batch on every core; the floors they set."""
-    from moot.inference.llama import LlamaCppModel
-    from moot.models import store
-
+def ceiling(model_id: str, gpu_layers: int = 0) -> dict[str, Any]:
+    """Milliseconds a step on MODEL_ID (GPU_LAYERS offloaded): one sequence on every core
+    and on one core, two sequences (prompts of their own) in one batch on every core; the
+    floors they set."""
     cores = len(os.sched_getaffinity(0))
     step = {
-        "one_sequence_all_cores": _step_ms(LlamaCppModel, store, model_id, cores, 1),
-        "one_sequence_one_core": _step_ms(LlamaCppModel, store, model_id, 1, 1),
-        "two_sequences_one_batch": _step_ms(LlamaCppModel, store, model_id, cores, 2),
+        "one_sequence_all_cores": _step_ms(model_id, cores, 1, gpu_layers),
+        "one_sequence_one_core": _step_ms(model_id, 1, 1, gpu_layers),
+        "two_sequences_one_batch": _step_ms(model_id, cores, 2, gpu_layers),
     }
     alone = step["one_sequence_all_cores"]
     return {
@@ -153,10 +156,14 @@ def ceiling(model_id: str) -> dict[str, Any]:
     }
 
 
-def _step_ms(model_class: Any, store: Any, model_id: str, threads: int, seqs: int) -> float:
+def _step_ms(model_id: str, threads: int, seqs: int, gpu_layers: int) -> float:
+    from moot.inference.llama import LlamaCppModel
     from moot.inference.llama.batch import Shared
+    from moot.models import store
 
-    loaded = model_class(store.resolve(model_id), n_ctx=2 * PROMPT, n_threads=threads)
+    loaded = LlamaCppModel(
+        store.resolve(model_id), n_ctx=2 * PROMPT, n_threads=threads, n_gpu_layers=gpu_layers
+    )
     shared = Shared(loaded.runtime, 2, 2 * PROMPT)
     try:
         lanes = [_Seat(seq) for seq in range(seqs)]
