@@ -155,10 +155,10 @@ class ParallelExecutor:
 
             try:
                 dispatch(tournament, pending, emit, workers, start)
-            except BaseException:
-                batches.stop()  # Ctrl-C: each debate ends at its next token, its turns journaled
-                raise
             finally:
+                # All played, or Ctrl-C: a debate still running ends at its next token, its
+                # finished turns journaled, before the models are freed.
+                batches.stop()
                 pool.shutdown(wait=True, cancel_futures=True)
                 batches.close()
 

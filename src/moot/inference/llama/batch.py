@@ -24,7 +24,6 @@ import contextlib
 import ctypes
 import itertools
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -34,6 +33,7 @@ from moot.inference.decoding import Snapshot, common_prefix
 from moot.inference.llama.context import Runtime
 
 if TYPE_CHECKING:
+    from moot.inference.llama.model import LlamaCppModel
     from moot.inference.pool import ModelPool
     from moot.inference.protocol import ChatModel
 
@@ -113,14 +113,14 @@ class _Submission:
 
 @dataclass
 class Stats:
-    """What the batcher did: its decodes, how many held two debates or more, the tokens they
-    evaluated, the seconds they took, and how many decodes held each number of debates."""
+    """What the batcher did: how many decodes held each number of debates."""
 
-    decodes: int = 0
-    together: int = 0
-    tokens: int = 0
-    seconds: float = 0.0
     by_width: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def together(self) -> int:
+        """The decodes that held two debates or more."""
+        return sum(n for width, n in self.by_width.items() if width > 1)
 
 
 class Batcher:
@@ -205,18 +205,13 @@ class Batcher:
             sub.pos += len(taken)
         self._decoding, self._last = True, shared
         self._cond.release()
-        began = time.perf_counter()
         try:
             ok = shared.decode(work)
         finally:
             self._cond.acquire()
             self._decoding = False
-        stats = self.stats
-        stats.seconds += time.perf_counter() - began
-        stats.decodes += 1
-        stats.tokens += sum(len(c.tokens) for c in work)
-        stats.together += len(work) > 1
-        stats.by_width[len(work)] = stats.by_width.get(len(work), 0) + 1
+        widths = self.stats.by_width
+        widths[len(work)] = widths.get(len(work), 0) + 1
         for chunk in work:
             sub = subs[chunk.lane]
             if not ok:
@@ -235,24 +230,9 @@ class Lane(Runtime):
     keeps_alone = False
 
     def __init__(self, shared: Shared, seq: int, batcher: Batcher) -> None:
-        # Not Runtime.__init__: the vocabulary is the loaded model's, the context the shared one.
-        loaded = shared.loaded
-        self.lc, self.llm = loaded.lc, loaded.llm
-        self.vocab, self.n_vocab, self.n_swa, self.eog = (
-            loaded.vocab,
-            loaded.n_vocab,
-            loaded.n_swa,
-            loaded.eog,
-        )
+        super().__init__(shared.loaded.llm, shared.ctx)
         self.shared, self.seq, self.batcher = shared, seq, batcher
-        self.ctx = shared.ctx
-        self._buf = ctypes.create_string_buffer(64)
-        self._batch = None
-        self._candidates = self._ids = self._subset = None
-        self._index = None
-        self.held: list[int] = []
-        self.alone = []
-        self.idx = -1
+        self.held: list[int] = []  # the tokens its sequence holds (`alone` is not kept)
 
     @property
     def tokens(self) -> Sequence[int]:
@@ -284,7 +264,6 @@ class Lane(Runtime):
             if not lc.llama_memory_seq_rm(self._memory(), self.seq, n_past, -1):
                 return False
             del self.held[n_past:]
-            del self.alone[n_past:]
             low = lc.llama_memory_seq_pos_min(self._memory(), self.seq)
         return not self.n_swa or low <= max(0, n_past - self.n_swa)
 
@@ -292,17 +271,14 @@ class Lane(Runtime):
         with self.shared.lock:
             self.lc.llama_memory_seq_rm(self._memory(), self.seq, n_past, -1)
         del self.held[n_past:]
-        del self.alone[n_past:]
         new = list(tokens[n_past:])
         if new:
             self.batcher.submit(self, new)
             self.held.extend(new)
-            self.alone.extend([False] * len(new))
 
     def step(self, token: int) -> None:
         self.batcher.submit(self, [token])
         self.held.append(token)
-        self.alone.append(False)
 
     def snapshot(self) -> Snapshot:
         lc = self.lc
@@ -310,7 +286,7 @@ class Lane(Runtime):
             size = int(lc.llama_state_seq_get_size(self.ctx, self.seq))
             state = (ctypes.c_uint8 * size)()
             written = int(lc.llama_state_seq_get_data(self.ctx, state, size, self.seq))
-        return Snapshot(tuple(self.held), state, written, alone=(False,) * len(self.held))
+        return Snapshot(tuple(self.held), state, written)  # every token evaluated in a batch
 
     def restore(self, snap: Snapshot) -> bool:
         try:
@@ -324,15 +300,14 @@ class Lane(Runtime):
             if not ok:
                 lc.llama_memory_seq_rm(self._memory(), self.seq, -1, -1)
         self.held = list(snap.tokens) if ok else []
-        self.alone = [False] * len(self.held)
         return ok
 
     def close(self) -> None:
-        self._candidates = self._subset = None
         with self.shared.lock:
             if self.shared.ctx:
                 self.lc.llama_memory_seq_rm(self._memory(), self.seq, -1, -1)
-        self.held, self.alone = [], []
+        self.held = []
+        super().close()
 
 
 # The context a model loaded for lanes keeps of its own: nothing is decoded in it (its lanes
@@ -351,7 +326,7 @@ class BatchPool:
         self.pool, self.lanes, self.n_ctx = pool, lanes, n_ctx
         self.batcher = Batcher()
         self._shared: dict[int, Shared] = {}  # by the loaded model's id()
-        self._seated: dict[tuple[int, int], ChatModel] = {}  # (loaded model, slot) → lane
+        self._seated: dict[tuple[int, int], LlamaCppModel] = {}  # (loaded model, slot) → lane
         self._lock = threading.Lock()
 
     def model_for(self, slot: int) -> Callable[[str], ChatModel]:
@@ -381,9 +356,7 @@ class BatchPool:
         with self._lock:
             seated = [model for (_, s), model in self._seated.items() if s == slot]
         for model in seated:
-            forget = getattr(model, "forget", None)
-            if forget is not None:
-                forget()
+            model.forget()
 
     def stop(self) -> None:
         """Every debate waiting on the batcher ends there (Ctrl-C)."""
@@ -395,9 +368,7 @@ class BatchPool:
             seated, self._seated = list(self._seated.values()), {}
             shared, self._shared = list(self._shared.values()), {}
         for model in seated:
-            closer = getattr(model, "close", None)
-            if closer is not None:
-                closer()
+            model.close()
         for context in shared:
             context.close()
         self.pool.close()

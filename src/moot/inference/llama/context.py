@@ -16,11 +16,12 @@ from moot.inference.reasoning import MARKERS
 class Runtime:
     """The loaded model's context at the level of llama.cpp's C API: KV cache, vocab, logits."""
 
-    def __init__(self, llm: Any) -> None:
+    def __init__(self, llm: Any, ctx: Any = None) -> None:
+        """The loaded model LLM's vocabulary, in its own context or in CTX (a shared one)."""
         import llama_cpp as lc
 
         self.lc, self.llm = lc, llm
-        self.ctx = llm.ctx
+        self.ctx = ctx or llm.ctx
         self.vocab = lc.llama_model_get_vocab(llm.model)
         self.n_vocab = int(lc.llama_vocab_n_tokens(self.vocab))
         self.n_swa = int(lc.llama_model_n_swa(llm.model))
