@@ -58,7 +58,7 @@ class Shared:
         # reads only the sequence's own cells: one buffer for all made a 2-debate challenge
         # tournament 1.2 times as slow (llama.cpp 0.3.x, 2 CPU cores).
         params.n_seq_max, params.n_ctx, params.kv_unified = lanes, lanes * n_ctx, False
-        self.lc, self.loaded, self.lanes, self.n_ctx = lc, loaded, lanes, n_ctx
+        self.lc, self.loaded, self.n_ctx = lc, loaded, n_ctx
         self.ctx = lc.llama_init_from_model(llm.model, params)
         if not self.ctx:
             raise MootError(
