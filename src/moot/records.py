@@ -126,6 +126,9 @@ class _Debate(BaseModel):
     prompt_pack: str = ""  # sha256 of the templates
     params: dict[str, Any] = Field(default_factory=dict)
     stop_reason: StopReason | None = None
+    # The day the debate began (ISO, the machine's local date): a resumed debate keeps it, so
+    # its document is dated as it began. None: a record from before moot kept the day.
+    began: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$")
 
 
 class Transcript(_Debate):

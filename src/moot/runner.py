@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -179,6 +180,8 @@ class DebateRun:
             refs=self.refs(),
             sampling=temps,
             prompt_pack=pack.digest,
+            # A resumed debate began the day its record says; a record without one, today.
+            began=s.began or date.today().isoformat(),
             params={
                 **params,
                 "max_tokens": s.run.max_tokens,
@@ -331,6 +334,7 @@ class _Header(BaseModel):
     refs: dict[str, str] = Field(default_factory=dict)
     sampling: dict[str, Temperature] = Field(default_factory=dict)
     params: dict[str, Any] = Field(default_factory=dict)
+    began: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$")
 
 
 _RUN_FIELDS = tuple(_SavedRun.model_fields)
@@ -383,6 +387,7 @@ def setup_from_record(
         temperatures=dict(h.sampling),
         prompts_root=Path(ran.prompts_root) if ran.prompts_root else None,
         run=run,
+        began=h.began,
     )
 
 

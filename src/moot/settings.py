@@ -112,6 +112,8 @@ class DebateSetup:
     # Who answers for a seat a person holds (`--role ROLE=human`): a terminal, a script on
     # standard input, the page. None: nobody here can be asked.
     human: Console | None = None
+    # The day a resumed debate began (ISO), from its record; None: it begins today.
+    began: str | None = None
 
 
 def installed_models() -> tuple[tuple[str, int], ...]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -64,14 +65,20 @@ def test_an_old_interrupted_journal_resumes_into_the_saved_debate(
     cli: Cli, tmp_path: Path, fmt: str
 ) -> None:
     """The interrupted journal holds the first lines of the finished debate's: resumed, the
-    same seeded, scripted debate ends as it did."""
+    same seeded, scripted debate ends as it did. Its header, older than the day a debate
+    began, does not say when it began: the resumed debate is dated the day it is resumed."""
     folder = _copy(tmp_path, fmt, "interrupted")
+    first = date.today().isoformat()
     proc = cli("resume", str(folder), "--quiet", home=tmp_path / "home")
+    days = {first, date.today().isoformat()}  # the run may cross midnight
     assert proc.returncode == 0, proc.stderr
     resumed, finished = (
         _saved(folder / "transcript.json"),
         _saved(OLD / fmt / "finished" / "transcript.json"),
     )
+    assert resumed["began"] in days and "began" not in finished
+    if fmt == "decision":
+        assert _dated(resumed) in days and _dated(finished) == "2026-12-03"
     for key in ("turns", "scores", "stop_reason", "result", "params", "models", "seed"):
         assert resumed[key] == finished[key], key
     # The lines it goes on with are of today's form: a score written now carries the
@@ -81,6 +88,31 @@ def test_an_old_interrupted_journal_resumes_into_the_saved_debate(
         if line["type"] == "score" and "threshold" in line:
             assert line.pop("threshold") == resumed["params"]["min_score"]  # type: ignore[index]
     assert lines == _records(OLD / fmt / "finished" / "journal.jsonl")
+
+
+def test_a_resumed_decision_is_dated_the_day_it_began(cli: Cli, tmp_path: Path) -> None:
+    """A header that says the day the debate began (every one moot writes now): resumed on
+    any later day, the decision document is dated that day, and is the finished one."""
+    folder = _copy(tmp_path, "decision", "interrupted")
+    journal = folder / "journal.jsonl"
+    lines = journal.read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    lines[0] = json.dumps({**header, "began": "2026-12-03"})
+    journal.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    proc = cli("resume", str(folder), "--quiet", home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    resumed = _saved(folder / "transcript.json")
+    finished = _saved(OLD / "decision" / "finished" / "transcript.json")
+    assert resumed["began"] == "2026-12-03"
+    assert resumed["result"] == finished["result"]  # its front matter's date included
+    document = (folder / "decision.md").read_text(encoding="utf-8")
+    assert "date: 2026-12-03" in document
+    assert document == (OLD / "decision" / "finished" / "decision.md").read_text(encoding="utf-8")
+
+
+def _dated(transcript: dict[str, object]) -> object:
+    """A decision transcript's front-matter date, taken out of it (the rest compares)."""
+    return transcript["result"]["frontmatter"].pop("date")  # type: ignore[index]
 
 
 def _records(journal: Path) -> list[dict[str, object]]:

@@ -260,7 +260,8 @@ class _Run:
         return {
             "frontmatter": {
                 "topic": plan.topic,
-                "date": date.today().isoformat(),
+                # The day the debate began: a debate resumed later is dated as it began.
+                "date": self.engine.transcript.began or date.today().isoformat(),
                 "positions": list(plan.positions),
                 "out_of_scope": list(plan.out_of_scope),
                 "recommendation": rec,
