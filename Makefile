@@ -6,7 +6,7 @@ MOOT   := $(BIN)/moot
 STAMP  := $(VENV)/.installed-stamp
 MODELS := $(VENV)/.models-stamp
 PUBLIC := src/moot/__init__.py src/moot/api src/moot/models/__init__.py src/moot/events.py \
-          src/moot/settings.py src/moot/config.py src/moot/errors.py
+          src/moot/debates/settings.py src/moot/config.py src/moot/errors.py
 
 CHROMIUM := /usr/bin/chromium
 

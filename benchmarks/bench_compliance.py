@@ -30,9 +30,9 @@ LANGUAGES = {"oxford": ("en", "zh"), "challenge": ("en",), "decision": ("en",),
 
 def one(fmt: str, model: str, lang: str, *, seed: int = 7) -> dict[str, Any]:
     import moot
-    from moot.debate_check import check_debate
-    from moot.runner import saved_sides
-    from moot.transcript import load
+    from moot.debates.runner import saved_sides
+    from moot.engine.audit import check_debate
+    from moot.records.journal import load
 
     options = dict(RUNS[fmt])
     if fmt == "adversarial":

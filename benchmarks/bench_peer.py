@@ -220,7 +220,7 @@ def chat_messages(system: str | None, user: str, *, system_role: bool) -> list[d
 
 def accepted(seed: int, rnd: int, asker: str) -> bool:
     """The point of information's 60/40 draw: moot's own, from the seed, round and asker."""
-    from moot.engine import derive_seed
+    from moot.engine.turns import derive_seed
 
     return random.Random(derive_seed(seed, "draw", "poi", rnd, asker)).random() < 0.6
 
@@ -292,7 +292,7 @@ class Peer:
         *,
         schema: dict[str, Any] | None = None,
     ) -> str:
-        from moot.engine import derive_seed
+        from moot.engine.turns import derive_seed
 
         messages = chat_messages(PERSONAS.get(role), user, system_role=self.system_role)
         start = time.perf_counter()

@@ -158,13 +158,13 @@ def ceiling(model_id: str, gpu_layers: int = 0) -> dict[str, Any]:
 
 def _step_ms(model_id: str, threads: int, seqs: int, gpu_layers: int) -> float:
     from moot.inference.llama import LlamaCppModel
-    from moot.inference.llama.batch import Shared
+    from moot.inference.llama.batch import SharedContext
     from moot.models import store
 
     loaded = LlamaCppModel(
         store.resolve(model_id), n_ctx=2 * PROMPT, n_threads=threads, n_gpu_layers=gpu_layers
     )
-    shared = Shared(loaded.runtime, 2, 2 * PROMPT)
+    shared = SharedContext(loaded.runtime, 2, 2 * PROMPT)
     try:
         lanes = [_Seat(seq) for seq in range(seqs)]
         vocab = loaded.runtime.n_vocab

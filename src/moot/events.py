@@ -17,8 +17,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, TypeAdapter
 from pydantic.dataclasses import dataclass
 
-from moot import records
-from moot.records import ScoreRecord, StopRecord, Turn
+from moot.records import transcript as records
+from moot.records.transcript import ScoreRecord, StopRecord, Turn
 
 __all__ = [
     "EVENTS",

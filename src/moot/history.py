@@ -18,17 +18,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from moot import files
 from moot.config import data_dir, debates_dir
 from moot.errors import MootError, RecordError, UsageError
-from moot.transcript import (
-    DebateRecord,
-    Record,
-    TurnRecord,
-    make_private_dir,
-    read_records,
-    read_transcript,
-)
+from moot.records import files
+from moot.records.files import make_private_dir
+from moot.records.journal import read_records, read_transcript
+from moot.records.transcript import DebateRecord, Record, TurnRecord
 
 JOURNAL = "journal.jsonl"
 TRANSCRIPT = "transcript.json"

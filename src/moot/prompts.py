@@ -32,9 +32,9 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from jinja2.utils import _PassArg
 from jinja2.visitor import NodeTransformer
 
-from moot import files
 from moot.config import resource_path
 from moot.errors import MootError, PromptPackError, UsageError
+from moot.records import files
 
 Language = Literal["en", "zh"]
 LANGUAGES: tuple[Language, ...] = ("en", "zh")

@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.markup import escape
 
-from moot.checks import length_units
-from moot.engine import Event, Notice, Scored, Stopped, Token, TurnFinished, TurnStarted
+from moot.engine.rules import length_units
+from moot.engine.turns import Event, Notice, Scored, Stopped, Token, TurnFinished, TurnStarted
 from moot.inference.human import HUMAN
 from moot.words import words
 

@@ -174,7 +174,7 @@ def test_a_persona_goes_into_the_user_turn_where_the_format_has_no_system_role()
 
 
 def test_the_points_of_information_are_drawn_as_moot_draws_them() -> None:
-    from moot.engine import Engine
+    from moot.engine.turns import Engine
 
     engine = SimpleNamespace(seed=7)
     for rnd in (1, 2, 3):

@@ -33,7 +33,7 @@ from moot.inference.protocol import ChatRequest, Message
 from moot.models import memory
 from moot.models.catalog import CHAT_FORMATS
 from moot.models.free import Free
-from moot.transcript import load
+from moot.records.journal import load
 from moot.words import words
 from store_layouts import MODEL_LAYER, gguf, ollama_manifest, ollama_model, place
 from test_chinese_output import RUNS, Chinese, body, english, run

@@ -130,13 +130,13 @@ def test_ctrl_c_mid_debate_keeps_every_finished_turn(tmp_path: Path, cli: Cli) -
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_the_real_judge_scores_a_substantive_round_above_an_off_topic_one(seed: int) -> None:
-    from moot.engine import Engine, Role
+    from moot.engine.turns import Engine, Role
     from moot.formats.oxford import flow as oxford
     from moot.formats.oxford.schemas import OxfordParams
     from moot.inference.pool import ModelPool
     from moot.models import store
     from moot.prompts import load_pack
-    from moot.transcript import Transcript
+    from moot.records.transcript import Transcript
 
     motion = "This House Believes That remote work is better than office work"
     rounds = {

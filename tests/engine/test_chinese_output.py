@@ -20,7 +20,7 @@ from conftest import REPO, Cli
 from moot.formats.base import RunOptions
 from moot.inference import scripted
 from moot.inference.protocol import ChatRequest
-from moot.transcript import load
+from moot.records.journal import load
 from moot.words import words
 
 # Sentences no two seats share (a sentence another seat said is the other side's words).
@@ -190,8 +190,8 @@ def test_the_rules_broken_are_flagged_in_english_and_shown_in_chinese(
 
 def _recorded() -> Iterator[str]:
     """Flags, notes and problems as the engine and the checks write them."""
-    from moot.checks import fit, fit_question, opening_problem, voice_for
-    from moot.debate_check import speech_problems
+    from moot.engine.audit import speech_problems
+    from moot.engine.rules import fit, fit_question, opening_problem, voice_for
     from moot.formats.oxford.flow import SIDES
     from moot.inference.protocol import degeneracy
 
@@ -273,7 +273,7 @@ def test_the_page_shows_a_chinese_debates_flags_in_chinese() -> None:
     """The page reads a turn's flags and note from the server: in the debate's language,
     while the turn itself keeps their English keys."""
     from moot.events import TurnFinished
-    from moot.transcript import Turn
+    from moot.records.transcript import Turn
     from moot.web import wire
 
     flag = "one sentence longer than the limit of 15: cut at the limit; not a question"
@@ -307,8 +307,8 @@ def test_a_chinese_proposal_is_offered_in_chinese(monkeypatch: pytest.MonkeyPatc
 
 def test_a_chinese_debate_stopped_by_ctrl_c_says_so_in_chinese(tmp_path: Path) -> None:
     from moot.cli.run import _interrupted
+    from moot.debates.runner import DebateSetup
     from moot.formats import get_format
-    from moot.runner import DebateSetup
 
     fmt = get_format("oxford")
     setup = DebateSetup(
@@ -325,7 +325,7 @@ def test_the_page_has_words_for_every_reason_a_debate_stops() -> None:
     a transcript can hold (each key once in English and once in Chinese)."""
     from typing import get_args
 
-    from moot.transcript import StopReason
+    from moot.records.transcript import StopReason
 
     static = REPO / "src" / "moot" / "web" / "static"
     labels = (static / "i18n.js").read_text(encoding="utf-8")

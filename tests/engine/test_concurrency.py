@@ -14,7 +14,8 @@ from moot import history
 from moot.errors import UsageError
 from moot.formats.challenge import state as challenge_state
 from moot.formats.challenge.state import DebateState, Side
-from moot.transcript import create_atomic, read_journal, write_atomic
+from moot.records.files import create_atomic, write_atomic
+from moot.records.journal import read_journal
 
 TOPIC = "Should we rewrite the billing service in Rust?"
 

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from conftest import Cli
-from moot import files, history
+from moot import history
 from moot.errors import UsageError
+from moot.records import files
 
 RUN = ("run", "tea is better than coffee", "--dry-run", "--max-rounds", "3", "--quiet")
 SECRET = "the secret in a file of someone else's"
@@ -34,7 +35,7 @@ def save(
     finished: bool = True,
 ) -> Path:
     """A debate folder as moot writes one: journal, and when finished transcript and document."""
-    from moot.transcript import ModelInfo, Transcript, Turn
+    from moot.records.transcript import ModelInfo, Transcript, Turn
 
     folder = home / "debates" / name
     folder.mkdir(parents=True)

@@ -23,15 +23,16 @@ from typing import Any
 import pytest
 
 from conftest import REPO, Cli
+from moot.debates.runner import DebateResult, DebateRun, resume_setup
+from moot.debates.settings import DebateSetup, check_model_ref, prepare, settings
 from moot.errors import UsageError
 from moot.events import Event, Notice
 from moot.formats.oxford.flow import LIMITS
 from moot.inference.human import Ask, HumanSeat, ScriptedConsole, SeatLeft, form_fields
 from moot.inference.protocol import ChatRequest
 from moot.inference.scripted import EchoModel, ScriptedModel
-from moot.runner import DebateResult, DebateRun, resume_setup
-from moot.settings import DebateSetup, check_model_ref, prepare, settings
-from moot.transcript import Transcript, read_journal
+from moot.records.journal import read_journal
+from moot.records.transcript import Transcript
 
 MOTION = "cities should ban cars"
 SERVER = "http://127.0.0.1:9/v1"  # a server URL: checked as text, never called on a dry run
@@ -150,8 +151,8 @@ def test_a_persons_turn_is_kept_as_typed_flagged_when_over_never_cut_or_cleaned(
     kept = next(t for t in other.transcript.turns if t.role == "opposition" and t.step == "speech")
     assert kept.length is not None and kept.length <= 150 and kept.text != typed.strip()
     # moot check reads the person's turn as theirs: over, said so, no voice rules; not broken.
-    from moot.debate_check import check_debate
-    from moot.runner import saved_sides
+    from moot.debates.runner import saved_sides
+    from moot.engine.audit import check_debate
 
     saved = result.transcript
     report = check_debate(saved, saved_sides(saved.model_dump(mode="json")))

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from moot.checks import ELLIPSIS, ends_sentence, fit, length_units
-from moot.engine import Token, TurnStarted
+from moot.debates.runner import DebateRun
+from moot.debates.settings import prepare, settings
+from moot.engine.rules import ELLIPSIS, ends_sentence, fit, length_units
+from moot.engine.turns import Token, TurnStarted
 from moot.inference.protocol import ChatRequest, Completion, OnText
 from moot.inference.scripted import ScriptedModel
-from moot.runner import DebateRun
-from moot.settings import prepare, settings
-from moot.transcript import read_journal
+from moot.records.journal import read_journal
 
 EN = "Point {} is that cities with fewer cars grow calmer and richer."
 LONG = {
@@ -151,7 +151,7 @@ def test_moot_check_reports_each_limited_turn_and_fails_on_a_broken_rule(
 
 
 def test_a_point_of_information_is_one_question_within_its_limit() -> None:
-    from moot.checks import fit_question
+    from moot.engine.rules import fit_question
 
     asked = fit_question(
         "Remote work saves time. But who mentors the juniors? And more.", 15, ended=True
@@ -249,8 +249,8 @@ class Asker(ScriptedModel):
 
 
 def test_a_point_of_information_that_asks_nothing_is_drawn_again(tmp_path: Path) -> None:
-    from moot.runner import DebateRun
-    from moot.settings import prepare, settings
+    from moot.debates.runner import DebateRun
+    from moot.debates.settings import prepare, settings
 
     chosen = settings(motion="remote work is better", seed=2, params={"max_rounds": 3})
     model = Asker()
@@ -274,7 +274,7 @@ def test_a_point_of_information_that_asks_nothing_is_drawn_again(tmp_path: Path)
     assert told.count(("poi", ask_again)) == len(questions)
     assert told.count(("answer", shorter)) == len(answers)
     # A backend that takes a grammar is held to one question within the limit; only there.
-    from moot.checks import question_grammar
+    from moot.engine.rules import question_grammar
 
     held = {kind: {g for k, g in model.grammars if k == kind} for kind in model.draws}
     assert held["poi"] == {question_grammar(15, "en")}
@@ -282,7 +282,7 @@ def test_a_point_of_information_that_asks_nothing_is_drawn_again(tmp_path: Path)
 
 
 def test_a_saved_reply_whose_choice_is_one_word_is_not_hollow() -> None:
-    from moot.debate_check import hollow_fields
+    from moot.engine.audit import hollow_fields
 
     # A decision's recommendation is one of its positions, whatever their length.
     assert hollow_fields({"recommendation": "Postgres", "confidence_reason": "the data say"}) == []
@@ -307,7 +307,7 @@ def test_a_draw_that_opens_another_word_or_sentence_is_told_apart(piece: str, op
 
 
 def test_the_question_grammar_opens_as_a_question_and_counts_the_limit() -> None:
-    from moot.checks import question_grammar
+    from moot.engine.rules import question_grammar
 
     english = question_grammar(15, "en")
     assert '"Does"' in english and "(sep word){1,14}" in english and english.count('"?"') == 1

@@ -13,7 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import Cli
-from moot.checks import (
+from moot.debates.runner import saved_sides
+from moot.engine.audit import DebateCheck, check_debate
+from moot.engine.rules import (
     QUOTED_AT_LENGTH,
     Voice,
     clean_voice,
@@ -25,11 +27,9 @@ from moot.checks import (
     sentences,
     voice_for,
 )
-from moot.debate_check import DebateCheck, check_debate
-from moot.engine import Notice
+from moot.engine.turns import Notice
 from moot.formats.oxford.flow import SIDES as OXFORD
-from moot.runner import saved_sides
-from moot.transcript import Transcript
+from moot.records.transcript import Transcript
 from test_voice import BySeat, run_oxford, shown_by_turn
 
 PROP = (
@@ -145,7 +145,7 @@ def test_the_broken_half_quotation_is_gone() -> None:
 
 
 def test_a_speech_stopped_inside_a_quotation_is_cut_before_it_not_in_it() -> None:
-    from moot.checks import fit
+    from moot.engine.rules import fit
 
     stopped = 'Offices matter. You said, "Cars kill. Buses are slow. Trams run'
     assert fit(stopped, 8, ended=False).text == "Offices matter."
@@ -371,11 +371,11 @@ def test_the_format_says_which_seats_speak_for_a_side(
     import json
 
     import moot.formats.oxford
+    from moot.debates.runner import DebateRun
+    from moot.debates.settings import prepare
+    from moot.debates.settings import settings as debate_settings
     from moot.formats import get_format
     from moot.formats.base import Cast
-    from moot.runner import DebateRun
-    from moot.settings import prepare
-    from moot.settings import settings as debate_settings
 
     def run(engine: Any, motion: str, params: Any) -> dict[str, Any]:
         for role in ("advocate", "respondent", "moderator"):

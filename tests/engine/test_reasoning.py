@@ -17,9 +17,11 @@ import pytest
 from rich.console import Console
 
 from conftest import REPO, Cli
-from moot.checks import length_units
 from moot.config import THINK_BUDGET, RunSettings, validate_params
-from moot.engine import Engine, Notice, Role, Token, TurnStarted
+from moot.debates.runner import DebateRun
+from moot.debates.settings import prepare, settings
+from moot.engine.rules import length_units
+from moot.engine.turns import Engine, Notice, Role, Token, TurnStarted
 from moot.errors import ReasoningOnlyError, UsageError
 from moot.inference.protocol import ChatRequest, Completion, OnText, Sampling, messages
 from moot.inference.reasoning import (
@@ -32,10 +34,9 @@ from moot.inference.reasoning import (
 from moot.inference.remote import OpenAICompatModel
 from moot.inference.scripted import ScriptedModel, _value
 from moot.prompts import PromptPack
+from moot.records.journal import read_journal
+from moot.records.transcript import Transcript, Turn
 from moot.render import LiveView
-from moot.runner import DebateRun
-from moot.settings import prepare, settings
-from moot.transcript import Transcript, Turn, read_journal
 
 # -- the splitter --------------------------------------------------------------------------
 

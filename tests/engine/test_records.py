@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, Cli
-from moot.records import (
+from moot.records.journal import read_records
+from moot.records.transcript import (
     JOURNAL,
     SCHEMA_VERSION,
     DebateRecord,
@@ -17,7 +18,6 @@ from moot.records import (
     StopRecord,
     TurnRecord,
 )
-from moot.transcript import read_records
 
 ARGS = ["--max-rounds", "3", "--max-tokens", "24", "--seed", "5", "--dry-run", "--quiet"]
 
@@ -41,7 +41,7 @@ def test_the_journal_and_the_transcript_carry_the_schema(saved: Path) -> None:
 
 
 def test_a_transcript_dumped_from_python_names_its_schema_as_the_file_does(saved: Path) -> None:
-    from moot.transcript import Transcript
+    from moot.records.transcript import Transcript
 
     text = (saved / "transcript.json").read_text(encoding="utf-8")
     transcript = Transcript.model_validate_json(text)
@@ -200,7 +200,7 @@ def heard(
     """A dry-run Oxford debate run from Python: its folder, the events its listener got, and
     the very objects the engine handed its journal."""
     import moot
-    from moot.transcript import Journal
+    from moot.records.journal import Journal
 
     written: list[object] = []
     append = Journal.append

@@ -16,13 +16,14 @@ import pytest
 
 from conftest import Cli, Result
 from gguf_samples import write_gguf
-from moot import __version__, files
+from moot import __version__
+from moot.debates.runner import DebateRun, resume_setup
+from moot.debates.settings import DebateSettings, prepare
 from moot.errors import CallTimeoutError, MootError, RecordError, UsageError
 from moot.inference.protocol import ChatRequest
 from moot.inference.scripted import ScriptedModel
-from moot.runner import DebateRun, resume_setup
-from moot.settings import DebateSettings, prepare
-from moot.transcript import Journal, load, read_journal
+from moot.records import files
+from moot.records.journal import Journal, load, read_journal
 
 MOTION = "cities should ban cars"
 Record = dict[str, Any]

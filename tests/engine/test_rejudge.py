@@ -12,17 +12,17 @@ from typing import Any
 import pytest
 
 import moot
-import moot.rejudge
+import moot.debates.rejudge
 from conftest import REAL_HOME, Cli
+from moot.debates.rejudge import compared_fields, file_name
+from moot.debates.runner import DebateRun
+from moot.debates.settings import DebateSetup
 from moot.errors import CallTimeoutError
 from moot.formats import NAMES, get_format
 from moot.formats.base import RunOptions
 from moot.formats.decision.flow import FORMAT as DECISION
 from moot.inference.protocol import ChatRequest
 from moot.inference.scripted import ScriptedModel, _minimal
-from moot.rejudge import compared_fields, file_name
-from moot.runner import DebateRun
-from moot.settings import DebateSetup
 
 # The API tests name their scripted models freely; the command line checks references.
 pytestmark = pytest.mark.usefixtures("moot_home")

@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from conftest import REAL_HOME, Cli
-from moot.engine import Event, TurnFinished
+from moot.debates.runner import DebateRun, DebateSetup, resume_setup
+from moot.engine.turns import Event, TurnFinished
 from moot.formats.base import RunOptions
 from moot.formats.decision.flow import FORMAT as DECISION
 from moot.inference.protocol import ChatRequest, Completion, OnText
 from moot.inference.scripted import ScriptedModel
-from moot.runner import DebateRun, DebateSetup, resume_setup
-from moot.transcript import read_journal
+from moot.records.journal import read_journal
 from test_offline import run_audited
 
 ARGS = ["--max-rounds", "3", "--min-score", "10", "--max-tokens", "16", "--seed", "11", "--quiet"]
@@ -346,7 +346,7 @@ def test_an_old_form_transcript_renders_as_the_new_form_does(
     tmp_path: Path, cli: Cli, dry_models: tuple[str, str], fmt: str
 ) -> None:
     from moot.formats import get_format
-    from moot.transcript import Transcript
+    from moot.records.transcript import Transcript
 
     folder = dry_run(cli, tmp_path, fmt, dry_models)
     data = json.loads((folder / "transcript.json").read_text())
@@ -361,7 +361,7 @@ def test_a_resumed_debate_keeps_its_think_budget_and_call_time_limit(
     tmp_path: Path, cli: Cli
 ) -> None:
     from moot.config import THINK_BUDGET
-    from moot.runner import setup_from_record
+    from moot.debates.runner import setup_from_record
 
     out = tmp_path / "d"
     args = ["--dry-run", "--think-budget", "7", "--call-timeout", "33", "--out", str(out)]

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from moot.checks import length_units, voice_for
-from moot.debate_check import check_debate
+from moot.debates.runner import DebateRun
+from moot.debates.settings import prepare, settings
+from moot.engine.audit import check_debate
+from moot.engine.rules import length_units, voice_for
 from moot.inference.protocol import ChatRequest, Completion, OnText
 from moot.inference.scripted import ScriptedModel, _minimal
-from moot.runner import DebateRun
-from moot.settings import prepare, settings
-from moot.transcript import load
+from moot.records.journal import load
 from test_voice import shown_by_turn
 
 EN = [

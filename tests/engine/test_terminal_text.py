@@ -76,8 +76,8 @@ def test_the_live_view_puts_each_notice_on_its_own_line() -> None:
     from rich.console import Console
 
     from moot.events import Notice, Token, TurnFinished, TurnStarted
+    from moot.records.transcript import Turn
     from moot.render import LiveView
-    from moot.transcript import Turn
 
     out = io.StringIO()
     view = LiveView(Console(file=out, width=200, color_system=None))

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from moot.checks import clean_voice, opening_problem
-from moot.engine import Notice, Token, TurnStarted
+from moot.debates.runner import DebateRun
+from moot.debates.settings import prepare, settings
+from moot.engine.rules import clean_voice, opening_problem
+from moot.engine.turns import Notice, Token, TurnStarted
 from moot.inference.protocol import ChatRequest, Completion, OnText
 from moot.inference.scripted import ScriptedModel
-from moot.runner import DebateRun
-from moot.settings import prepare, settings
 
 BODY = "Remote work saves hours once lost to commuting. It widens hiring. Output rises."
 
@@ -88,7 +88,7 @@ def test_a_bad_opening_is_drawn_again_and_never_shown(tmp_path: Path, opening: s
 
 
 def test_a_reply_of_label_lines_is_refused_at_its_first_line() -> None:
-    from moot.stream import Stream
+    from moot.engine.stream import Stream
 
     shown: list[str] = []
     stream = Stream(shown.append, 250, vet=True)
@@ -171,7 +171,7 @@ def test_a_judge_that_stays_hollow_is_a_degraded_seat_shown_as_such(tmp_path: Pa
 
 
 def test_hollow_finds_one_word_and_repetition_in_prose_fields_only() -> None:
-    from moot.checks import hollow
+    from moot.engine.rules import hollow
     from moot.tournaments.judge import Ballot
 
     fine = {"proposition_best": "the cost data", "opposition_best": "jobs", "reasons": "x y"}
@@ -224,7 +224,7 @@ def test_a_speaker_narrating_the_debate_is_drawn_again(tmp_path: Path) -> None:
 
 
 def test_narration_later_in_a_speech_is_cut_and_flagged_but_a_chair_may_narrate() -> None:
-    from moot.checks import voice_for
+    from moot.engine.rules import voice_for
     from moot.formats.oxford.flow import SIDES
 
     text = "Commutes waste hours. In this debate, both sides agree on costs. Output rises."
@@ -241,7 +241,7 @@ def test_narration_later_in_a_speech_is_cut_and_flagged_but_a_chair_may_narrate(
 
 def test_a_decision_debater_speaking_of_itself_by_its_slot_narrates() -> None:
     """A debater is called by its slot, as the packs call it: "Debater A", 辩手A."""
-    from moot.checks import sentence_problem, voice_for
+    from moot.engine.rules import sentence_problem, voice_for
     from moot.formats.decision.flow import SIDES
 
     en, zh = voice_for(SIDES["debater_a"], "en"), voice_for(SIDES["debater_a"], "zh")
@@ -265,7 +265,7 @@ def test_the_other_sides_words_copied_back_are_cut_and_flagged(tmp_path: Path) -
 
 
 def test_quoting_the_motion_is_not_copying() -> None:
-    from moot.checks import voice_for
+    from moot.engine.rules import voice_for
     from moot.formats.oxford.flow import SIDES
 
     motion = "This house believes that remote work is better for workers and for their employers"
@@ -304,7 +304,7 @@ def test_a_speech_still_in_the_wrong_language_is_kept_and_flagged(tmp_path: Path
 
 
 def test_a_term_or_two_in_latin_letters_is_not_a_change_of_language() -> None:
-    from moot.checks import foreign
+    from moot.engine.rules import foreign
 
     assert foreign("我们认为AI会提高GDP。", "zh") is None
     assert foreign("This is plainly English text here.", "zh") == "English"
@@ -322,7 +322,7 @@ def test_labels_and_stage_directions_on_their_own_lines_are_cut() -> None:
 
 @pytest.mark.parametrize("seat", ["魔鬼辩手", "魔鬼代言人", "正方"])
 def test_a_chinese_label_under_the_rulebooks_names_is_cut(seat: str) -> None:
-    from moot.checks import Voice
+    from moot.engine.rules import Voice
 
     text = f"通勤浪费时间。\n{seat}本轮的发言：办公室没那么重要。"
     assert clean_voice(text, final=True, voice=Voice("zh")) == (

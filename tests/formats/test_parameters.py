@@ -18,11 +18,11 @@ import moot
 import moot.formats.oxford
 from conftest import Cli
 from moot.api.debates import debate_settings, parameters_doc
+from moot.debates.settings import prepare
 from moot.errors import UsageError
 from moot.formats import NAMES, get_format, parameters
 from moot.formats.base import Cast, Format, param
 from moot.formats.oxford.schemas import OxfordParams
-from moot.settings import prepare
 
 MOTION = "cities should ban cars"
 

@@ -364,8 +364,8 @@ class OpensThinking(LlamaCppModel):
 def test_a_template_that_opens_a_think_block_keeps_the_reasoning_from_every_other_seat(
     tmp_path: Path,
 ) -> None:
-    from moot.runner import DebateRun
-    from moot.settings import prepare, settings
+    from moot.debates.runner import DebateRun
+    from moot.debates.settings import prepare, settings
 
     model = OpensThinking(resolve_installed("smollm2-135m"))
     try:
@@ -405,7 +405,7 @@ def test_a_template_that_opens_a_think_block_keeps_the_reasoning_from_every_othe
 def test_the_question_grammar_is_one_llama_cpp_takes(lang: str, limit: int) -> None:
     from llama_cpp import LlamaGrammar
 
-    from moot.checks import question_grammar
+    from moot.engine.rules import question_grammar
 
     assert LlamaGrammar.from_string(question_grammar(limit, lang), verbose=False) is not None
 
@@ -423,7 +423,7 @@ POI_PROMPTS = {
 def test_a_point_of_information_held_to_its_grammar_is_one_question_kept_whole(
     smol: LlamaCppModel, gemma: LlamaCppModel, lang: str
 ) -> None:
-    from moot.checks import fit_question, length_units, question_grammar
+    from moot.engine.rules import fit_question, length_units, question_grammar
 
     model = smol if lang == "en" else gemma
     for seed in (1, 2, 3):
@@ -444,7 +444,7 @@ def test_a_question_at_its_word_limit_ends_where_its_next_word_would_start(
     """With its grammar alone, a question the model would go on with is held to its last
     word, and the model glues its next words onto it; with the grammar's closer it ends
     with its mark where the next word would have started."""
-    from moot.checks import length_units, question_grammar
+    from moot.engine.rules import length_units, question_grammar
 
     prompt = (
         "Ask the speaker one question about the claim 'Banning cars makes streets safer "

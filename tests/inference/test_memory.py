@@ -15,7 +15,8 @@ from conftest import Cli
 from gguf_samples import ARRAY, LLAMA_7B, UINT32, i32_array, kv, make_gguf, shape, u32, write_gguf
 from moot.errors import ModelIntegrityError, NotEnoughMemoryError, UsageError
 from moot.models import free, gguf_check, memory
-from moot.models.memory import Free, MiB
+from moot.models.free import Free
+from moot.models.memory import MiB
 
 KV_7B_PER_TOKEN = 2 * 32 * 8 * 128 * 2  # K and V × layers × KV heads × head size × f16
 TOKENS = 4  # gguf_samples' vocabulary
@@ -502,9 +503,9 @@ def test_models_info_says_an_unknown_cache_and_a_short_trained_context(
 def test_a_debate_that_cannot_fit_is_refused_before_any_model_loads(
     tmp_path: Path, moot_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from moot.debates.runner import DebateRun
+    from moot.debates.settings import prepare, settings
     from moot.inference import pool
-    from moot.runner import DebateRun
-    from moot.settings import prepare, settings
 
     template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
     path = write_gguf(
@@ -521,10 +522,10 @@ def test_a_debate_that_cannot_fit_is_refused_before_any_model_loads(
 
 
 def test_the_context_is_what_the_rulebook_needs_within_the_trained_one() -> None:
+    from moot.debates.runner import DebateRun
+    from moot.debates.settings import prepare, settings
     from moot.formats import get_format
     from moot.formats.base import context_need
-    from moot.runner import DebateRun
-    from moot.settings import prepare, settings
 
     oxford = get_format("oxford")
     short, long = (oxford.params_type(max_rounds=n) for n in (3, 8))

@@ -81,7 +81,7 @@ def test_without_it_every_model_stays_loaded(
 def test_the_option_reaches_the_run_and_a_resumed_debate_keeps_it(tmp_path: Path, cli: Any) -> None:
     import json
 
-    from moot.runner import setup_from_record
+    from moot.debates.runner import setup_from_record
 
     out = tmp_path / "d"
     done = cli("run", "tea beats coffee", "--dry-run", "--one-model-at-a-time", "--out", str(out))

@@ -17,7 +17,7 @@ from gguf_samples import make_gguf
 from moot.cli.models import _size
 from moot.config import resource_path
 from moot.errors import ModelIntegrityError, ModelNotFoundError, MootError
-from moot.models import catalog, store
+from moot.models import catalog, listing, store
 from moot.models.catalog import HfSource, ModelCard, PypiSource
 from test_store_hub import MockHub
 
@@ -281,7 +281,7 @@ def test_an_entry_without_sha256_is_checked_against_the_hubs_etag(
     hub.server.clear()
     sha = hub.serve(repo, filename, content)  # the ETag is the file's own sha256
     assert store.pull("thinker", endpoint=hub.endpoint, progress=False).sha256 == sha
-    [entry] = [e for e in store.list_models() if e.id == "thinker"]
+    [entry] = [e for e in listing.list_models() if e.id == "thinker"]
     assert entry.installed and entry.verified and entry.thinks == "always"
 
 

@@ -20,7 +20,17 @@ import moot.models
 from conftest import Cli, Result
 from gguf_samples import STRING, UINT32, gguf_string, kv, write_gguf
 from moot.errors import ModelIntegrityError, ModelNotFoundError, MootError, UsageError
-from moot.models import catalog, gguf_check, hub_cache, integrity, locate, pypi, registry, store
+from moot.models import (
+    catalog,
+    gguf_check,
+    hub_cache,
+    integrity,
+    listing,
+    locate,
+    pypi,
+    registry,
+    store,
+)
 from moot.models.catalog import PypiSource
 
 HOSTILE = "\x1b]0;pwned\x07[link=file:///etc/passwd]x[/link]"
@@ -474,7 +484,7 @@ def test_a_hub_ref_file_that_names_no_commit_is_a_row_not_a_crash(tmp_path: Path
         '[[models]]\nid = "x"\nname = "x"\ncontext_length = 4096\n'
         'sources = [{ kind = "hf", repo = "acme/x", files = ["m.gguf"] }]\n'
     )
-    [row] = [e for e in store.list_models() if e.id == "x"]
+    [row] = [e for e in listing.list_models() if e.id == "x"]
     assert not row.usable and "ref file" in row.reason
 
 

@@ -13,7 +13,7 @@ from werkzeug import Request, Response
 
 from gguf_samples import make_gguf
 from moot.errors import DownloadError, ModelIntegrityError, ModelNotFoundError, UsageError
-from moot.models import store
+from moot.models import listing, store
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 REPO = "acme/tiny-GGUF"
@@ -121,7 +121,7 @@ def test_pull_lands_in_the_hub_cache_and_resolves_offline(
     assert store.resolve(REF) == model
     assert store.pull(REF, endpoint=hub.endpoint, progress=False) == model
     assert len(hub.server.log) == 0 and served > 0
-    [entry] = [e for e in store.list_models() if e.id == REF]
+    [entry] = [e for e in listing.list_models() if e.id == REF]
     assert entry.kind == "hf-cache" and entry.installed and entry.verified
 
 

@@ -13,7 +13,7 @@ from conftest import real_model_path
 from gguf_samples import make_gguf
 from moot.config import models_dir
 from moot.errors import DownloadError, ModelIntegrityError, ModelNotFoundError
-from moot.models import store
+from moot.models import listing, store
 
 SMOLLM2_SHA = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 GEMMA_SHA = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
@@ -77,7 +77,7 @@ def test_pull_reassembles_the_parts_and_verifies_them(index: Path, moot_home: Pa
     assert model.path.read_bytes() == MODEL
     assert model.sha256 == GOOD_SHA and model.chat_format == "gemma"
     assert sorted(p.name for p in model.path.parent.iterdir()) == ["tiny.gguf"]  # no leftovers
-    [entry] = [e for e in store.list_models() if e.id == "tiny"]
+    [entry] = [e for e in listing.list_models() if e.id == "tiny"]
     assert entry.installed and entry.verified is True
 
     # Pulled already: no pip, no index needed any more.

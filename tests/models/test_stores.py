@@ -14,7 +14,7 @@ import pytest
 from conftest import Cli
 from gguf_samples import make_gguf
 from moot.errors import ModelNotFoundError, UsageError
-from moot.models import architectures, integrity, locate, store
+from moot.models import architectures, integrity, listing, locate, store
 from moot.models.stores import ollama
 from store_layouts import (
     gguf,
@@ -53,8 +53,8 @@ def llamacpp_root(home: Path) -> Path:
     return home / ".cache" / "llama.cpp"
 
 
-def rows() -> dict[str, store.ModelEntry]:
-    return {e.id: e for e in store.list_models()}
+def rows() -> dict[str, listing.ModelEntry]:
+    return {e.id: e for e in listing.list_models()}
 
 
 def one_line_error(proc: object, *needles: str) -> str:
@@ -372,7 +372,7 @@ def test_a_model_that_writes_no_text_is_listed_but_not_offered(
     listed = cli("models", "list")
     assert f"unusable: {says}" in listed.stdout, listed.stdout
     # A format that picks a model for itself (challenge's --effort) is never offered it.
-    from moot.settings import installed_models
+    from moot.debates.settings import installed_models
 
     ollama_model(ollama_root(home), "talker", data=gguf(arch="qwen3"))
     picked = dict(installed_models())

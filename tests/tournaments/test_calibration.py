@@ -13,6 +13,7 @@ import pytest
 from conftest import Cli
 from moot.errors import UsageError
 from moot.inference.scripted import ScriptedModel
+from moot.records.transcript import ModelInfo, Transcript, Turn
 from moot.tournaments.calibration import (
     KINDS,
     SILENT,
@@ -22,7 +23,6 @@ from moot.tournaments.calibration import (
     wilson,
 )
 from moot.tournaments.judge import speeches
-from moot.transcript import ModelInfo, Transcript, Turn
 from test_usage_errors import refused
 
 MOTIONS = {

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO, Cli
-from moot.engine import TurnStarted
+from moot.engine.turns import TurnStarted
 from moot.errors import UsageError
 from moot.tournaments import adaptive, ratings
 from moot.tournaments.executors import LocalExecutor

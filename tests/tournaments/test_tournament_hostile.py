@@ -20,7 +20,7 @@ from rich.text import Text
 import moot
 from conftest import Cli, Result
 from moot import models
-from moot.engine import Notice
+from moot.engine.turns import Notice
 from moot.errors import UsageError
 from moot.tournaments.plan import Pairing
 
@@ -501,7 +501,7 @@ def pairing() -> Pairing:
 
 def test_progress_lines_show_untrusted_text_as_text() -> None:
     from moot.cli.tournament import _Shower
-    from moot.engine import TurnStarted
+    from moot.engine.turns import TurnStarted
     from moot.tournaments.run import DebateBegun, DebateFailed, InDebate
 
     buffer = io.StringIO()

@@ -18,11 +18,11 @@ from conftest import Cli
 from moot.formats.failures import sanitize
 from moot.inference.protocol import ChatRequest, Completion, OnText
 from moot.inference.scripted import ScriptedModel
+from moot.records.transcript import Transcript, Turn
 from moot.tournaments.judge import Ballot, JudgeBallot, Verdict
 from moot.tournaments.report import build
 from moot.tournaments.rules import RuleKeeping, debate_turns, rule_keeping
 from moot.tournaments.run import Tournament
-from moot.transcript import Transcript, Turn
 from test_tournament import Debater, Models, oxford_plan, run
 
 pytestmark = pytest.mark.usefixtures("any_model_name")

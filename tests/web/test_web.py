@@ -355,7 +355,7 @@ def test_the_wheel_ships_the_page_and_depends_on_its_server(wheel: Path) -> None
 
 def test_a_thinking_models_reasoning_reaches_the_page_marked_as_such() -> None:
     from moot.events import Token
-    from moot.transcript import Turn
+    from moot.records.transcript import Turn
 
     assert wire.event(Token("proposition", "my plan", reasoning=True))["reasoning"] is True
     assert wire.event(Token("proposition", "Cars go."))["reasoning"] is False

@@ -13,13 +13,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from moot import files
 from moot._version import __version__
 from moot.api.debates import ModelSource, debate, debate_settings
 from moot.config import RunSettings, data_dir
 from moot.errors import UsageError
 from moot.formats import get_format
 from moot.inference.protocol import ChatModel
+from moot.records import files
+from moot.records.transcript import Transcript
 from moot.tournaments.calibration import (
     DEFAULT_CONTROLS,
     MAX_CONTROLS,
@@ -31,7 +32,6 @@ from moot.tournaments.calibration import (
 )
 from moot.tournaments.judge import SIDES
 from moot.tournaments.plan import read_motions, two_sided, word_motions
-from moot.transcript import Transcript
 
 MAX_JUDGES = 8
 DEBATES_PER_MOTION = 2  # one to make changed controls from, one to show whole

@@ -17,17 +17,17 @@ from typing import Any, Protocol
 
 from moot import history
 from moot.config import RunSettings
+from moot.debates.runner import DebateRun as _Runner
+from moot.debates.runner import resume_setup
+from moot.debates.settings import DebateSettings, DebateSetup, prepare, refuse_unknown, settings
 from moot.errors import MootError, UsageError
 from moot.events import Event, Listener
 from moot.formats import get_format, parameters
 from moot.inference import pool as _pool
-from moot.inference.human import Console
+from moot.inference.human import HumanConsole
 from moot.inference.protocol import ChatModel
 from moot.models import store
-from moot.runner import DebateRun as _Runner
-from moot.runner import resume_setup
-from moot.settings import DebateSettings, DebateSetup, prepare, refuse_unknown, settings
-from moot.transcript import Record, Transcript, Turn
+from moot.records.transcript import Record, Transcript, Turn
 
 Models = str | Sequence[str] | None
 
@@ -122,7 +122,7 @@ class Debate:
         prompts: str | Path | None = None,
         run: RunSettings | Mapping[str, Any] | None = None,
         pool: ModelSource | None = None,
-        human: Console | None = None,
+        human: HumanConsole | None = None,
         **params: Any,
     ) -> None:
         chosen = debate_settings(
@@ -180,7 +180,7 @@ class Debate:
         folder: str | Path,
         *,
         pool: ModelSource | None = None,
-        human: Console | None = None,
+        human: HumanConsole | None = None,
     ) -> Debate:
         """The interrupted debate saved in FOLDER; finished turns are reused verbatim (a
         person's seat is asked again, through HUMAN, for the turn it was on)."""
@@ -327,7 +327,7 @@ def debate(
     prompts: str | Path | None = None,
     run: RunSettings | Mapping[str, Any] | None = None,
     pool: ModelSource | None = None,
-    human: Console | None = None,
+    human: HumanConsole | None = None,
     **params: Any,
 ) -> Result:
     """Run one debate on MOTION to its end and return its result.

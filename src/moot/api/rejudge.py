@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from moot.api.debates import ModelSource
-from moot.rejudge import Rejudged, rejudge
+from moot.debates.rejudge import Rejudged, rejudge
 
 
 def judge(

@@ -12,11 +12,11 @@ import typer
 from rich.table import Table
 
 from moot.cli.root import Console, app
-from moot.debate_check import DebateCheck, check_debate
+from moot.debates.runner import saved_sides
+from moot.engine.audit import DebateCheck, check_debate
 from moot.formats.base import SAVED_HINT
+from moot.records.journal import load
 from moot.render import safe
-from moot.runner import saved_sides
-from moot.transcript import load
 from moot.words import words
 
 _STYLE = {"ok": "green", "cut": "yellow", "over": "bold red", "theirs": "yellow", "": ""}

@@ -38,7 +38,7 @@ def judge_command(
     judge saw. Its replies, beside the original ones with their agreement, go to
     judged/<judge>.json beside the transcript.
     """
-    from moot.rejudge import rejudge
+    from moot.debates.rejudge import rejudge
 
     say = words(speak_as_saved(transcript)[0]).say  # shown in the debate's language
     with Console(stderr=True).status(say("rejudging")):

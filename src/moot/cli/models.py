@@ -13,7 +13,7 @@ from rich.table import Table
 from moot.cli.root import Console, app
 from moot.config import RunSettings, validate_params
 from moot.errors import ModelIntegrityError, UsageError
-from moot.models import store
+from moot.models import listing, store
 from moot.render import safe
 
 models_app = typer.Typer(help="Download, verify, inspect and remove models.", no_args_is_help=True)
@@ -61,7 +61,7 @@ WHERE = {
 THINKS = {"always": "[magenta]always[/]", "switchable": "switchable", "no": "[dim]no[/]"}
 
 
-def _status(entry: store.ModelEntry) -> str:
+def _status(entry: listing.ModelEntry) -> str:
     if not entry.usable:  # the reason names files and folders: text, never markup
         return f"[red]unusable:[/] {safe(entry.reason)}"
     if not entry.installed:
@@ -76,7 +76,7 @@ def _status(entry: store.ModelEntry) -> str:
 @models_app.command("list")
 def list_(as_json: AsJson = False) -> None:
     """Show the models moot knows, and those Ollama, LM Studio and llama.cpp keep here."""
-    entries = store.list_models()
+    entries = listing.list_models()
     if as_json:
         rows = [{**vars(e), "path": str(e.path) if e.path else None} for e in entries]
         print(json.dumps(rows, indent=2))
@@ -104,7 +104,7 @@ def list_(as_json: AsJson = False) -> None:
         out.print("[dim]`moot models verify` checks the ones not verified yet.[/]")
 
 
-def _architecture(entry: store.ModelEntry) -> str:
+def _architecture(entry: listing.ModelEntry) -> str:
     shown = safe(entry.architecture or "")
     if entry.loadable is False:
         return f"{shown} [red](llama.cpp cannot load it)[/]"

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal, get_args, get_origin
 import typer
 
 from moot.config import RunSettings, validate_params
-from moot.formats import NAMES, Shared, parameters
+from moot.formats import NAMES, SharedParameter, parameters
 from moot.formats.base import bare
 
 Many = list[str] | None
@@ -75,7 +75,7 @@ class FormatOptions:
         self.__doc__ = command.__doc__
         self.__annotations__: dict[str, Any] = {}  # the signature's are evaluated already
 
-    def parameters(self) -> dict[str, Shared]:
+    def parameters(self) -> dict[str, SharedParameter]:
         return parameters(self.formats())
 
     @property
@@ -114,7 +114,7 @@ def format_options(
     return lambda command: FormatOptions(command, formats, after)
 
 
-def _option(shared: Shared) -> Any:
+def _option(shared: SharedParameter) -> Any:
     """The option of one parameter: its type as typer takes it, none by default."""
     first = shared.first
     kind = _plain(bare(first.annotation))

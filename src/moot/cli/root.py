@@ -69,7 +69,7 @@ def speak_as_saved(path: Path) -> tuple[str, str]:
     the command's to refuse, in English."""
     from moot.errors import MootError
     from moot.prompts import LANGUAGES
-    from moot.transcript import load
+    from moot.records.journal import load
 
     try:
         saved = load(path)[0] if path.is_file() else None

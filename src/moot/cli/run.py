@@ -28,6 +28,9 @@ from moot.cli.options import (
 from moot.cli.root import Console, app, debate_language, err, speak, speak_as_saved
 from moot.cli.seat import END, Reader, TerminalSeat
 from moot.config import THINK_BUDGET
+from moot.debates.runner import DebateRun as Runner
+from moot.debates.runner import ReplayReport
+from moot.debates.settings import DebateSetup, prepare, settings
 from moot.errors import UsageError
 from moot.formats import get_format
 from moot.formats.adversarial.text import evidence_prompt
@@ -35,9 +38,6 @@ from moot.formats.oxford.flow import EXAMPLE_MOTIONS, label
 from moot.inference.human import SeatLeft, is_human_ref
 from moot.prompts import resolve_language
 from moot.render import LiveView, safe, show_document
-from moot.runner import DebateRun as Runner
-from moot.runner import ReplayReport
-from moot.settings import DebateSetup, prepare, settings
 from moot.words import words
 
 TimeLimit = Annotated[
@@ -234,7 +234,7 @@ def replay(
     quiet: Annotated[bool, typer.Option(help="Print only the verdict.")] = True,
 ) -> None:
     """Re-run a saved debate offline and report the first turn that differs, if any."""
-    from moot.runner import replay as replay_debate
+    from moot.debates.runner import replay as replay_debate
 
     language, fmt = speak_as_saved(transcript)  # the replay is shown as the debate was
     fmt = fmt if language != "en" else ""  # an English one as it always was

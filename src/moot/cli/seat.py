@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from moot.checks import length_units
 from moot.cli.root import Console
+from moot.engine.rules import length_units
 from moot.inference.human import Ask, FormField, Said, SeatLeft, decision_of, form_fields
 from moot.render import printable, safe
 from moot.words import words

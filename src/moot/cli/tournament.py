@@ -34,7 +34,7 @@ from moot.cli.options import (
 )
 from moot.cli.root import Console, app, speak
 from moot.config import MAX_PARALLEL
-from moot.engine import Notice, TurnStarted
+from moot.engine.turns import Notice, TurnStarted
 from moot.errors import MootError, UsageError
 from moot.formats import NAMES as FORMATS
 from moot.formats import get_format

@@ -24,7 +24,7 @@ def get_format(name: str) -> Format:
 
 
 @dataclass(frozen=True)
-class Shared:
+class SharedParameter:
     """A parameter name and every format that declares it, with its declaration there."""
 
     name: str
@@ -55,7 +55,7 @@ class Shared:
         return ". ".join(f"{', '.join(names)}: {text}" for names, text in self.groups())
 
 
-def parameters(names: Sequence[str] = NAMES) -> dict[str, Shared]:
+def parameters(names: Sequence[str] = NAMES) -> dict[str, SharedParameter]:
     """Every parameter of the formats NAMES, in their order and each format's declaration
     order. A name two formats declare is one option: it must have the same type and option
     in both (a TypeError says which differ)."""
@@ -71,7 +71,7 @@ def parameters(names: Sequence[str] = NAMES) -> dict[str, Shared]:
                     f"parameter {pname!r} of the {fmt} format differs from the "
                     f"{declared[0][0]} format's in its type or option"
                 )
-    return {pname: Shared(pname, tuple(declared)) for pname, declared in found.items()}
+    return {pname: SharedParameter(pname, tuple(declared)) for pname, declared in found.items()}
 
 
 def option_name(name: str) -> str:

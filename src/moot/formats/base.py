@@ -11,8 +11,8 @@ from typing import Any, Literal, Union, cast, get_args, get_origin
 from pydantic import BaseModel, Field
 
 from moot.config import validate_params
-from moot.engine import Engine
-from moot.transcript import Transcript
+from moot.engine.turns import Engine
+from moot.records.transcript import Transcript
 
 # -- parameters -------------------------------------------------------------------------
 #

@@ -11,7 +11,8 @@ from pydantic import BaseModel
 
 from moot.errors import CallTimeoutError, MootError, StructuredReplyError
 from moot.inference.protocol import parse_error, sanitize
-from moot.transcript import Turn, held_round
+from moot.records.journal import held_round
+from moot.records.transcript import Turn
 from moot.words import words as moot_words
 
 

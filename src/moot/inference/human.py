@@ -89,7 +89,7 @@ class Said:
     duration_ms: int = 0
 
 
-class Console(Protocol):
+class HumanConsole(Protocol):
     """Where a person answers: shown each Ask, returning what they gave. A console may raise
     SeatLeft (the input ended, the debate stopped) or KeyboardInterrupt."""
 
@@ -226,7 +226,7 @@ class HumanSeat:
 
     is_human = True
 
-    def __init__(self, console: Console, *, model_id: str = HUMAN) -> None:
+    def __init__(self, console: HumanConsole, *, model_id: str = HUMAN) -> None:
         self.console = console
         self._id = model_id
         self._asked = 0

@@ -11,6 +11,7 @@ from typing import Any
 
 from moot.inference.decoding import SessionCache
 from moot.inference.llama import LlamaCppModel
+from moot.inference.llama.batch import Batcher, Lane, SharedContext
 from moot.inference.protocol import ChatModel, ChatRequest, Completion, OnText, ResolvedModel
 from moot.inference.remote import OpenAICompatModel, is_remote_ref, split_ref
 
@@ -159,3 +160,67 @@ class _Turns:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._pool.only(self._key, self._resolved), name)
+
+
+# The context a model loaded for lanes keeps of its own: nothing is decoded in it (its lanes
+# decode in the shared one), but its batch size is the shared context's, which llama.cpp
+# holds to at most the context size.
+OWN_CONTEXT = 512
+
+
+class BatchPool:
+    """The models of LANES debates decoded together: each model loaded once (by POOL, whose
+    models' own contexts need hold no debate: see OWN_CONTEXT), with a shared context of
+    N_CTX tokens a debate slot; the debate in slot K is seated on lane K of each model. A
+    server model is the pool's own: its debates' requests are in flight at once anyway."""
+
+    def __init__(self, pool: ModelPool, lanes: int, n_ctx: int) -> None:
+        self.pool, self.lanes, self.n_ctx = pool, lanes, n_ctx
+        self.batcher = Batcher()
+        self._shared: dict[int, SharedContext] = {}  # by the loaded model's id()
+        self._seated: dict[tuple[int, int], LlamaCppModel] = {}  # (loaded model, slot) → lane
+        self._lock = threading.Lock()
+
+    def model_for(self, slot: int) -> Callable[[str], ChatModel]:
+        """The models of the debate in SLOT, by reference."""
+
+        def get(ref: str) -> ChatModel:
+            loaded = self.pool.get(ref)
+            if not isinstance(loaded, LlamaCppModel):
+                return loaded
+            key = id(loaded)
+            with self._lock:
+                shared = self._shared.get(key)
+                if shared is None:
+                    shared = self._shared[key] = SharedContext(
+                        loaded.runtime, self.lanes, self.n_ctx
+                    )
+                seated = self._seated.get((key, slot))
+                if seated is None:
+                    lane = Lane(shared, slot, self.batcher)
+                    seated = self._seated[(key, slot)] = LlamaCppModel.on_runtime(loaded, lane)
+                return seated
+
+        return get
+
+    def forget(self, slot: int) -> None:
+        """The debate in SLOT starts as on models just loaded: its lanes' caches dropped."""
+        with self._lock:
+            seated = [model for (_, s), model in self._seated.items() if s == slot]
+        for model in seated:
+            model.forget()
+
+    def stop(self) -> None:
+        """Every debate waiting on the batcher ends there (Ctrl-C)."""
+        self.batcher.stop()
+
+    def close(self) -> None:
+        self.batcher.stop()
+        with self._lock:
+            seated, self._seated = list(self._seated.values()), {}
+            shared, self._shared = list(self._shared.values()), {}
+        for model in seated:
+            model.close()
+        for context in shared:
+            context.close()
+        self.pool.close()

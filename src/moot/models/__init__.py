@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from moot.inference.protocol import ResolvedModel
-    from moot.models.store import ModelEntry
+    from moot.models.listing import ModelEntry
 
 
 def list() -> builtins.list[ModelEntry]:  # noqa: A001  (moot.models.list reads best)
     """Every model moot knows of, installed or not, and every model Ollama, LM Studio and
     llama.cpp's cache hold: where it lives, its size and what its header says."""
-    from moot.models import store
+    from moot.models import listing
 
-    return store.list_models()
+    return listing.list_models()
 
 
 def resolve(ref: str) -> ResolvedModel:

@@ -10,9 +10,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from moot import files
 from moot.config import data_dir, resource_path
 from moot.errors import ModelNotFoundError, MootError, UsageError
+from moot.records import files
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 SHA256_PATTERN = r"^[0-9a-f]{64}$"

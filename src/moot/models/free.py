@@ -12,8 +12,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from moot import files
 from moot.errors import MootError
+from moot.records import files
 
 MiB = 1 << 20
 NVIDIA_SMI_TIMEOUT_S = 5.0

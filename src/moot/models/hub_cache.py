@@ -8,9 +8,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from moot import files
 from moot.errors import UsageError
 from moot.models import integrity
+from moot.records import files
 
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _SHARD = re.compile(r"^(?P<stem>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.gguf$")

@@ -9,10 +9,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from moot import files
 from moot.config import models_dir
 from moot.errors import ModelIntegrityError, UsageError
-from moot.files import write_atomic
+from moot.records import files
+from moot.records.files import write_atomic
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 

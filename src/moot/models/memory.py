@@ -30,8 +30,7 @@ from pathlib import Path
 from moot.errors import NotEnoughMemoryError, UsageError
 from moot.inference.attention import flash_attention
 from moot.models import gguf_check, hub_cache
-from moot.models.free import Free as Free  # check_fits holds a plan against one
-from moot.models.free import free_memory
+from moot.models.free import Free, free_memory
 from moot.models.gguf_check import GGUFInfo
 
 MiB = 1 << 20

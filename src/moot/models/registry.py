@@ -8,12 +8,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from moot import files
 from moot.config import data_dir, models_dir
 from moot.errors import UsageError
 from moot.inference.human import is_human_ref
 from moot.models import integrity
 from moot.models.catalog import CHAT_FORMATS, ID_PATTERN
+from moot.records import files
 
 
 def registry_path() -> Path:

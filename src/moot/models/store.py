@@ -34,8 +34,7 @@ from moot.models import (
 from moot.models.catalog import CHAT_FORMATS, HfSource, ModelCard, PypiSource, load_catalog
 from moot.models.hub_cache import HubFile
 from moot.models.hub_errors import download_error
-from moot.models.listing import ModelEntry as ModelEntry  # `moot models list`'s rows
-from moot.models.listing import list_models as list_models
+from moot.models.listing import list_models
 from moot.models.memory import ModelMemory
 
 

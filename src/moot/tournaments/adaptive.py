@@ -15,7 +15,7 @@ from itertools import combinations
 
 import numpy as np
 
-from moot.engine import derive_seed
+from moot.engine.turns import derive_seed
 from moot.errors import UsageError
 from moot.tournaments.judge import Winner
 from moot.tournaments.plan import MAX_DEBATES, Pairing, TournamentPlan, slug

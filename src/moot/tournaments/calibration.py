@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict
 
 from moot.errors import UsageError
 from moot.inference.protocol import ChatModel
+from moot.records.transcript import ModelInfo, Transcript, Turn
 from moot.tournaments.judge import SIDES, Winner, judge_debate, speeches
-from moot.transcript import ModelInfo, Transcript, Turn
 
 Side = Literal["proposition", "opposition"]
 Kind = Literal["off_motion", "silent", "swap", "padded", "twice"]

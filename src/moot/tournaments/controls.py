@@ -18,8 +18,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from moot.engine import derive_seed
+from moot.engine.turns import derive_seed
 from moot.errors import MootError, UsageError
+from moot.records.files import write_atomic
+from moot.records.transcript import Transcript
 from moot.tournaments.calibration import (
     Control,
     Judged,
@@ -32,7 +34,6 @@ from moot.tournaments.calibration import (
 )
 from moot.tournaments.plan import TournamentPlan, control_languages
 from moot.tournaments.run import ModelFactory, Tournament, read_record
-from moot.transcript import Transcript, write_atomic
 
 FILE = "controls.json"
 SCHEMA = 1

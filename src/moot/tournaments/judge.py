@@ -9,10 +9,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from moot.engine import Engine, Listener, Role
+from moot.engine.turns import Engine, Listener, Role
 from moot.inference.protocol import ChatModel
 from moot.prompts import load_pack
-from moot.transcript import ModelInfo, Transcript, Turn
+from moot.records.transcript import ModelInfo, Transcript, Turn
 
 Winner = Literal["proposition", "opposition", "draw"]
 

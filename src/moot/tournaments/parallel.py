@@ -126,8 +126,7 @@ class ParallelExecutor:
     def _in_batches(
         self, tournament: Tournament, pending: list[Pairing], emit: Emit, workers: int
     ) -> None:
-        from moot.inference.llama.batch import OWN_CONTEXT, BatchPool
-        from moot.inference.pool import ModelPool
+        from moot.inference.pool import OWN_CONTEXT, BatchPool, ModelPool
         from moot.models import store
 
         plan = tournament.plan

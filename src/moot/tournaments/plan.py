@@ -11,13 +11,13 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from moot import files
 from moot._version import __version__
 from moot.config import Seed, validate_params
-from moot.engine import derive_seed
+from moot.engine.turns import derive_seed
 from moot.errors import UsageError, concerning
 from moot.formats.base import Format
 from moot.prompts import Language, load_pack, resolve_language
+from moot.records import files
 from moot.tournaments.calibration import MAX_CONTROLS
 from moot.tournaments.judge import SIDES
 

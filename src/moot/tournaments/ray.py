@@ -16,8 +16,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from moot import config, files
+from moot import config
 from moot.errors import MootError, UsageError
+from moot.records import files
+from moot.records.files import make_private_dir, write_atomic
 from moot.tournaments.judge import Verdict
 from moot.tournaments.parallel import worker_models
 from moot.tournaments.run import (
@@ -33,7 +35,6 @@ from moot.tournaments.run import (
     play,
     run_settings,
 )
-from moot.transcript import make_private_dir, write_atomic
 
 # The files of a debate folder a worker gets (to resume) and gives back.
 FILES = ("journal.jsonl", "transcript.json", "debate.md", VERDICT)

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from moot.records.files import write_atomic
+from moot.records.transcript import Transcript, Turn
 from moot.tournaments import ratings
 from moot.tournaments.calibration import KINDS, Interval, JudgeFigures
 from moot.tournaments.controls import ControlsFigure, figures
@@ -21,7 +23,6 @@ from moot.tournaments.judge import Verdict
 from moot.tournaments.plan import Pairing
 from moot.tournaments.rules import RuleKeeping, debate_turns, rule_keeping
 from moot.tournaments.run import Tournament, TournamentPlan
-from moot.transcript import Transcript, Turn, write_atomic
 
 LEVEL = 0.95
 

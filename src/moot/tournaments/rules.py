@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from pydantic import BaseModel, computed_field
 
 from moot.formats.failures import sanitize
+from moot.records.transcript import Transcript, Turn
 from moot.tournaments.judge import Verdict
-from moot.transcript import Transcript, Turn
 
 
 class RuleKeeping(BaseModel):

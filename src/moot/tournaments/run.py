@@ -22,15 +22,18 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from moot import files
 from moot.config import RunSettings, tournaments_dir
-from moot.engine import Event, Listener
+from moot.debates.runner import DebateRun
+from moot.debates.settings import DebateSetup, FormatParams, format_params
+from moot.engine.turns import Event, Listener
 from moot.errors import MootError, UsageError
 from moot.formats import get_format
 from moot.formats.base import Format
 from moot.inference.protocol import ChatModel
-from moot.runner import DebateRun
-from moot.settings import DebateSetup, FormatParams, format_params
+from moot.records import files
+from moot.records.files import make_private_dir, write_atomic
+from moot.records.journal import read_records
+from moot.records.transcript import Transcript
 from moot.tournaments import adaptive
 from moot.tournaments.judge import SIDE_NAMES, Verdict, judge_debate
 from moot.tournaments.plan import (
@@ -45,7 +48,6 @@ from moot.tournaments.plan import (
     two_sided,
     with_controls,
 )
-from moot.transcript import Transcript, make_private_dir, read_records, write_atomic
 
 if TYPE_CHECKING:
     from moot.inference.pool import ModelPool

@@ -22,12 +22,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from moot import files, history
+from moot import history
 from moot._version import __version__
 from moot.config import tournaments_dir
 from moot.errors import MootError, UsageError
 from moot.inference.human import HUMAN
 from moot.prompts import LANGUAGES
+from moot.records import files
 from moot.web import forms, runs, wire
 from moot.web import tournament as tournaments
 from moot.web.evidence import NotAsked

@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from moot.debates.settings import DebateSetup, check_model_ref, check_motion, prepare, settings
 from moot.errors import MootError, UsageError
 from moot.formats import NAMES, get_format
 from moot.formats.base import Format, RunOptions
 from moot.prompts import LANGUAGES, detect_language
-from moot.settings import DebateSetup, check_model_ref, check_motion, prepare, settings
 
 FieldErrors = dict[str, dict[str, str]]
 MAX_MODELS = 8  # model fields the page offers a format that seats one model each

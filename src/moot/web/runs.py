@@ -10,11 +10,11 @@ from typing import Any
 from moot import history
 from moot.api import Debate, Result
 from moot.api.debates import ModelSource
+from moot.debates.runner import DebateRun as Runner
+from moot.debates.settings import DebateSetup
 from moot.inference.human import is_human_ref
 from moot.inference.protocol import ChatModel, ChatRequest, Completion, OnText
 from moot.inference.scripted import EchoModel
-from moot.runner import DebateRun as Runner
-from moot.settings import DebateSetup
 from moot.web import wire
 from moot.web.evidence import WebEvidence
 from moot.web.jobs import Job

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from moot.api import debate_settings, tournament
+from moot.debates.settings import format_params
 from moot.errors import MootError, concerning
 from moot.formats import get_format
-from moot.settings import format_params
 from moot.tournaments.controls import ControlEvent
 from moot.tournaments.plan import (
     SIDES,

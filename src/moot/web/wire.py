@@ -9,11 +9,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from moot import files, history
+from moot import history
 from moot.events import EVENTS, Event, Scored, TurnFinished
 from moot.formats import NAMES as FORMATS
 from moot.formats import get_format
-from moot.transcript import DebateRecord, Turn, read_records
+from moot.records import files
+from moot.records.journal import read_records
+from moot.records.transcript import DebateRecord, Turn
 from moot.words import words
 
 Wire = dict[str, Any]

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from conftest import Cli
+from moot.debates.runner import DebateResult, DebateRun, DebateSetup
 from moot.errors import CallTimeoutError, UsageError
 from moot.formats.adversarial.flow import FORMAT, settle
 from moot.formats.adversarial.schemas import AdversarialParams, Earlier, judge_schema, read_vote
@@ -18,8 +19,7 @@ from moot.formats.adversarial.text import render
 from moot.formats.base import RunOptions
 from moot.inference.protocol import ChatRequest
 from moot.inference.scripted import ScriptedModel
-from moot.runner import DebateResult, DebateRun, DebateSetup
-from moot.transcript import Transcript
+from moot.records.transcript import Transcript
 
 QUESTION = "Is nuclear power safer per TWh than wind?"
 BODY = (
@@ -410,7 +410,7 @@ def test_a_failed_synthesis_is_recorded_not_invented(tmp_path: Path) -> None:
 
 
 def test_an_interrupted_review_resumes_from_its_journal(tmp_path: Path) -> None:
-    from moot.runner import resume_setup
+    from moot.debates.runner import resume_setup
 
     def interrupt(request: ChatRequest) -> str:
         raise KeyboardInterrupt
@@ -512,10 +512,10 @@ def test_a_chinese_review_names_its_failed_synthesis_in_chinese(tmp_path: Path) 
 
 # -- shared evidence ------------------------------------------------------------------------
 
-from moot.debate_check import check_debate  # noqa: E402
+from moot.debates.runner import saved_sides  # noqa: E402
+from moot.engine.audit import check_debate  # noqa: E402
 from moot.formats.adversarial.schemas import Evidence, read_request  # noqa: E402
 from moot.formats.adversarial.text import evidence_asked, evidence_prompt  # noqa: E402
-from moot.runner import saved_sides  # noqa: E402
 
 FACTS = "Table 3: deaths per TWh, 2021 update: nuclear 0.03, wind 0.04, coal 24.6."
 FACTS_ZH = "表3：每太瓦时死亡人数（2021年更新）：核电0.03，风电0.04，煤电24.6。"
@@ -685,7 +685,7 @@ def test_a_bad_evidence_option_exits_2_in_one_line(
 
 def test_evidence_from_python_takes_one_path_or_several(tmp_path: Path) -> None:
     from moot.api.debates import debate_settings
-    from moot.settings import format_params
+    from moot.debates.settings import format_params
 
     one = evidence_file(tmp_path)
     for given, read in ((str(one), [str(one)]), ([one, one], [str(one), str(one)])):
@@ -834,7 +834,7 @@ def test_no_request_is_put_to_the_user_after_the_last_round(tmp_path: Path) -> N
 
 
 def test_a_resumed_review_keeps_the_evidence_supplied_before_it_stopped(tmp_path: Path) -> None:
-    from moot.runner import resume_setup
+    from moot.debates.runner import resume_setup
 
     more = evidence_file(tmp_path, "appendix.md", MORE)
 
@@ -945,7 +945,7 @@ def test_a_front_end_may_give_the_evidence_itself_held_to_what_a_file_is_held_to
     """What the page does: the ask carries the round, the requests and the room left, and
     the answer is the text itself under a file's name (no folder), checked as a file's text
     would be; a text the review refuses is warned about and asked for again."""
-    from moot.checks import length_units
+    from moot.engine.rules import length_units
     from moot.events import Notice
     from moot.formats.adversarial.evidence import EvidenceAsked, EvidenceGiven
 

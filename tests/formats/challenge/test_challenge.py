@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from conftest import REPO, Cli
-from moot.engine import Notice, TurnStarted
+from moot.debates.runner import DebateResult, DebateRun, DebateSetup
+from moot.engine.turns import Notice, TurnStarted
 from moot.errors import CallTimeoutError, MootError, RemoteError, UsageError
 from moot.formats.base import RunOptions
 from moot.formats.challenge.flow import FORMAT
@@ -20,7 +21,6 @@ from moot.formats.challenge.text import ALL_TIMED_OUT, NO_EXCHANGES, UNCONTESTED
 from moot.formats.failures import sanitize
 from moot.inference.protocol import ChatRequest
 from moot.inference.scripted import ScriptedModel
-from moot.runner import DebateResult, DebateRun, DebateSetup
 
 TOPIC = "Should we rewrite the billing service in Rust?"
 BODY = (
@@ -751,7 +751,7 @@ def test_every_step_renders_in_both_languages_with_its_limits(lang: str) -> None
 
 
 def test_an_interrupted_debate_resumes_from_its_journal(tmp_path: Path, moot_home: Path) -> None:
-    from moot.runner import resume_setup
+    from moot.debates.runner import resume_setup
 
     def interrupt(request: ChatRequest) -> str:
         raise KeyboardInterrupt
@@ -778,7 +778,7 @@ def test_an_interrupted_debate_resumes_from_its_journal(tmp_path: Path, moot_hom
 def test_a_resumed_debate_writes_no_state_file_a_journal_names_by_hand(
     tmp_path: Path, moot_home: Path
 ) -> None:
-    from moot.runner import resume_setup
+    from moot.debates.runner import resume_setup
 
     def interrupt(request: ChatRequest) -> str:
         raise KeyboardInterrupt

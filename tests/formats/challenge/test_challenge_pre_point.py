@@ -142,7 +142,7 @@ def test_an_old_verdict_renders_without_a_point(name: str) -> None:
     """Today's document of the saved result: the disagreement as both sides' line, the
     sides and the winner by the model they ran (they had no tool then)."""
     from moot.formats.challenge.text import render
-    from moot.transcript import load
+    from moot.records.journal import load
 
     transcript, _ = load(OLD / name / "transcript.json")
     document = render(transcript)
@@ -178,7 +178,7 @@ def test_only_a_saved_reply_may_lack_a_point() -> None:
     from pydantic import ValidationError
 
     from moot.formats.challenge.schemas import verdict_schema
-    from moot.transcript import Turn, saved_reply
+    from moot.records.transcript import Turn, saved_reply
 
     schema = verdict_schema("en")
     assert "point" in schema.model_json_schema()["$defs"]["Disagreement"]["required"]

@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from conftest import Cli
-from moot.engine import Notice, TurnFinished
+from moot.debates.runner import DebateResult, DebateRun, DebateSetup
+from moot.engine.turns import Notice, TurnFinished
 from moot.errors import CallTimeoutError, MootError, UsageError
 from moot.formats.base import RunOptions
 from moot.formats.decision import flow as decision
@@ -23,7 +24,6 @@ from moot.formats.decision.schemas import sections_schema, token_budget, verdict
 from moot.inference.protocol import ChatRequest
 from moot.inference.scripted import ScriptedModel
 from moot.prompts import builtin_root, load_pack
-from moot.runner import DebateResult, DebateRun, DebateSetup
 
 TOPIC = "Postgres vs MySQL vs SQLite for a small analytics app"
 HEADINGS = [

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from conftest import REPO
-from moot.engine import Engine, TurnFinished, TurnStarted
+from moot.debates.runner import DebateRun, DebateSetup
+from moot.engine.turns import Engine, TurnFinished, TurnStarted
 from moot.formats.oxford.flow import FORMAT
 from moot.formats.oxford.schemas import Brief, CompletenessReply, CompletenessRubric, OxfordParams
 from moot.inference.protocol import ChatRequest
 from moot.inference.scripted import ScriptedModel
-from moot.runner import DebateRun, DebateSetup
-from moot.transcript import read_journal
+from moot.records.journal import read_journal
 
 MOTION = "This House Believes That remote work is better than office work"
 SPEECH = (
@@ -126,7 +126,7 @@ def journal_of(tmp_path: Path) -> list[dict[str, Any]]:
 def resumed_after(tmp_path: Path, cut: int) -> tuple[Any, list[dict[str, Any]]]:
     """The debate in TMP_PATH as `moot resume` finds it with only its first CUT journal
     records (killed there): its setup and the records to replay."""
-    from moot.runner import resume_setup
+    from moot.debates.runner import resume_setup
 
     journal = tmp_path / "out" / "journal.jsonl"
     records = read_journal(journal)
@@ -512,7 +512,7 @@ def test_a_brief_on_degraded_turns_says_so_first_its_own_reply_before_all(
     assert "round 4" not in md.lower() and "None" not in md
 
     # A transcript that numbered the brief as round 4 says the same.
-    from moot.transcript import Transcript
+    from moot.records.transcript import Transcript
 
     saved = json.loads((tmp_path / "out" / "transcript.json").read_text())
     for turn in saved["turns"]:
@@ -551,7 +551,7 @@ class FailingJudge(Chamber):
 def test_a_judge_that_gives_no_valid_reply_is_a_failed_seat_and_the_debate_goes_on(
     tmp_path: Path,
 ) -> None:
-    from moot.debate_check import check_debate
+    from moot.engine.audit import check_debate
 
     result, events = run_debate(tmp_path, FailingJudge(), max_rounds=4)
     judged = [t for t in result.transcript.turns if t.step == "judge"]
@@ -687,7 +687,7 @@ def test_an_open_question_is_refused_for_it_takes_no_side(text: str, language: s
 
 
 def test_a_debate_on_a_question_argues_the_statement(tmp_path: Path) -> None:
-    from moot.settings import prepare, settings
+    from moot.debates.settings import prepare, settings
 
     setup = prepare(settings(motion="Should cities ban cars?", run={"dry_run": True}))
     assert setup.motion == "This House Believes That cities should ban cars"
@@ -824,12 +824,12 @@ def test_the_docs_table_of_what_each_step_sees_is_what_the_flow_shows(tmp_path: 
 def test_the_real_tiny_judge_answers_the_rulebooks_score_under_the_grammar() -> None:
     """SmolLM2 asked for the rulebook's reply gives it: a score within 0–10 and a reasoning
     (whether its number means anything is another matter: see the docs)."""
-    from moot.engine import Role
+    from moot.engine.turns import Role
     from moot.formats.oxford import flow as oxford
     from moot.inference.pool import ModelPool
     from moot.models import store
     from moot.prompts import load_pack
-    from moot.transcript import Transcript
+    from moot.records.transcript import Transcript
 
     speeches = {"proposition": SPEECH, "opposition": SAID["en"]["opposition"]}
     model = ModelPool(resolve=store.resolve, n_ctx=2048).get("smollm2-135m")

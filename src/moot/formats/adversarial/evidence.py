@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from moot.checks import length_units
-from moot.engine import Engine
+from moot.engine.rules import length_units
+from moot.engine.turns import Engine
 from moot.errors import UsageError
 from moot.formats.adversarial import text
 from moot.formats.adversarial.schemas import (
@@ -21,7 +21,8 @@ from moot.formats.adversarial.schemas import (
     read_evidence,
 )
 from moot.formats.base import SAVED_HINT
-from moot.transcript import Transcript, validate
+from moot.records.journal import validate
+from moot.records.transcript import Transcript
 
 MAX_ASKS = 3  # a path that cannot be read is asked for again, this many times in all
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from moot.checks import length_units
-from moot.engine import Engine
+from moot.engine.rules import length_units
+from moot.engine.turns import Engine
 from moot.errors import MootError
 from moot.formats.adversarial import evidence, text
 from moot.formats.adversarial.schemas import (
@@ -30,7 +30,7 @@ from moot.formats.adversarial.schemas import (
 )
 from moot.formats.base import Cast, Format, Judging, reply_field
 from moot.formats.failures import attempt
-from moot.transcript import StopReason, Turn
+from moot.records.transcript import StopReason, Turn
 
 # Every step's prompt opens with the same record (record.j2): the question, the latest
 # round's answers as the judge saw them, the judge's conflicts, then the earlier rounds. The

@@ -10,12 +10,12 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
-from moot.checks import length_units
 from moot.config import validate_params
+from moot.engine.rules import length_units
 from moot.errors import UsageError, concerning
-from moot.files import KIB, RECORD_LIMIT, read_json, read_text
 from moot.formats.base import RunOptions, param
-from moot.transcript import check_version, validate
+from moot.records.files import KIB, RECORD_LIMIT, read_json, read_text
+from moot.records.journal import check_version, validate
 
 # Earlier questions of a session that a follow-up carries; older ones fall away so the
 # first round's prompt stays small.

@@ -9,7 +9,8 @@ from typing import Any
 
 from moot.formats.adversarial.schemas import EVIDENCE_BYTES, Ballot
 from moot.formats.failures import degraded, degraded_notes
-from moot.transcript import Transcript, held_round
+from moot.records.journal import held_round
+from moot.records.transcript import Transcript
 from moot.words import words as moot_words
 
 LABELS: dict[str, dict[str, str]] = {

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from moot.engine import Engine
+from moot.engine.turns import Engine
 from moot.errors import MootError
 from moot.formats.base import Cast, Format, Judging, reply_field
 from moot.formats.challenge import text
@@ -30,7 +30,7 @@ from moot.formats.challenge.schemas import (
 )
 from moot.formats.challenge.state import DebateState, Exchange, MootRecord, Side, StateVerdict
 from moot.formats.failures import attempt
-from moot.transcript import Turn
+from moot.records.transcript import Turn
 
 ROLES = ("proposer", "challenger", "summariser", "judge")
 SIDES = ("proposer", "challenger")

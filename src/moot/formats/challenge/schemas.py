@@ -18,7 +18,7 @@ from pydantic import (
 from moot.config import validate_params
 from moot.errors import UsageError
 from moot.formats.base import RunOptions, param
-from moot.transcript import reading_saved
+from moot.records.transcript import reading_saved
 
 Effort = Literal["low", "medium", "high", "max"]
 Rounds = Annotated[int, Field(ge=1, le=5)]

@@ -14,9 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from moot.config import data_dir
 from moot.errors import UsageError
-from moot.files import create_atomic, make_private_dir, read_json, write_atomic
 from moot.formats.challenge import text
 from moot.prompts import detect_language
+from moot.records.files import create_atomic, make_private_dir, read_json, write_atomic
 
 # The rulebook's schema, key for key, so that a consumer written to it reads moot's file;
 # what moot records beyond it is under the one key `moot`. In the rulebook "tool" is the

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from moot.formats.failures import degraded, degraded_notes
-from moot.transcript import Transcript, held_round
+from moot.records.journal import held_round
+from moot.records.transcript import Transcript
 from moot.words import words
 
 # The CLI's messages are English whatever the debate's language; the rulebook fixes them.

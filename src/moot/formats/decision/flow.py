@@ -16,9 +16,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from moot.checks import length_units
 from moot.config import validate_params
-from moot.engine import Engine
+from moot.engine.rules import length_units
+from moot.engine.turns import Engine
 from moot.errors import MootError, UsageError, concerning
 from moot.formats.base import SAVED_HINT, Cast, Format, Judging, RunOptions, reply_field
 from moot.formats.decision.document import JUDGE_STEPS, label, render_document
@@ -43,7 +43,8 @@ from moot.formats.decision.schemas import (
     verdict_schema,
 )
 from moot.formats.failures import degraded
-from moot.transcript import Transcript, Turn, validate
+from moot.records.journal import validate
+from moot.records.transcript import Transcript, Turn
 from moot.words import words
 
 ROLES = ("debater_a", "debater_b", "debater_c", "debater_d", "judge")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, replace
 
-from moot.engine import Engine
+from moot.engine.turns import Engine
 from moot.errors import UsageError
 from moot.formats.decision.document import PROPOSAL, SEAT_MARKS, label
 from moot.formats.decision.schemas import (

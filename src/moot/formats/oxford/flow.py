@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from moot.checks import speech_checks
-from moot.engine import Engine
+from moot.engine.rules import speech_checks
+from moot.engine.turns import Engine
 from moot.formats.base import Cast, Format, Judging, Reading
 from moot.formats.failures import degraded, degraded_notes
 from moot.formats.oxford.motion import normalise_motion
@@ -22,7 +22,8 @@ from moot.formats.oxford.schemas import (
     CompletenessScore,
     OxfordParams,
 )
-from moot.transcript import StopReason, Transcript, Turn, render_markdown
+from moot.records.journal import render_markdown
+from moot.records.transcript import StopReason, Transcript, Turn
 
 ROLES = ("proposition", "opposition", "devil", "chair", "judge")
 TEMPERATURES = {"proposition": 0.3, "opposition": 0.3, "devil": 0.7, "chair": 0.4, "judge": 0.2}

@@ -3,11 +3,11 @@
 
 A loaded model reads its weights once per `llama_decode` whatever the batch holds, so where
 reading them bounds decoding (a GPU), two debates that each want their next token from the
-same model get both for little more than the price of one. Each model gets one `Shared`
-context with a sequence per debate slot; each debate's seat on it is a `Lane`, a Runtime
-that hands its tokens to the process's `Batcher` instead of decoding them itself. The
-batcher runs one decode at a time, on every core: the pending tokens of every lane of one
-model, once each lane of that model that is in a call has handed in its next tokens (a lane
+same model get both for little more than the price of one. Each model gets one shared
+context (`SharedContext`) with a sequence per debate slot; each debate's seat on it is a
+`Lane`, a Runtime that hands its tokens to the process's `Batcher` instead of decoding them
+itself. The batcher runs one decode at a time, on every core: the pending tokens of every lane of
+one model, once each lane of that model that is in a call has handed in its next tokens (a lane
 is between two draws for a moment only), so the debates on one model step together. Where
 lanes of several models are ready, the model most lanes wait on goes first, then the one
 decoded last.
@@ -16,6 +16,8 @@ Tokens decoded beside another sequence's come out of other kernels (a batch of t
 another order than a batch of one), so a batched debate's words depend on which debates ran
 beside it: its transcript records that (`config.Decoding.batch`) and a replay explains a
 difference instead of failing. Its journal resumes it word for word as ever.
+
+The pool that seats a tournament's debates on lanes is `moot.inference.pool.BatchPool`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import contextlib
 import ctypes
 import itertools
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -33,9 +35,7 @@ from moot.inference.decoding import Snapshot, common_prefix
 from moot.inference.llama.context import Runtime
 
 if TYPE_CHECKING:
-    from moot.inference.llama.model import LlamaCppModel
-    from moot.inference.pool import ModelPool
-    from moot.inference.protocol import ChatModel
+    pass
 
 
 class BatchStopped(MootError):
@@ -48,7 +48,7 @@ class BatchStopped(MootError):
         )
 
 
-class Shared:
+class SharedContext:
     """One loaded model's context for several sequences, one per lane, decoded by the batcher."""
 
     def __init__(self, loaded: Runtime, lanes: int, n_ctx: int) -> None:
@@ -130,10 +130,10 @@ class Batcher:
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
-        self._busy: dict[Shared, set[Lane]] = {}
-        self._pending: dict[Shared, dict[Lane, _Submission]] = {}
+        self._busy: dict[SharedContext, set[Lane]] = {}
+        self._pending: dict[SharedContext, dict[Lane, _Submission]] = {}
         self._decoding = False
-        self._last: Shared | None = None
+        self._last: SharedContext | None = None
         self._order = itertools.count()
         self._stopped = False
         self.stats = Stats()
@@ -180,7 +180,7 @@ class Batcher:
                 hint="retry with a shorter prompt, a larger context or a smaller --parallel",
             )
 
-    def _choose(self) -> Shared | None:
+    def _choose(self) -> SharedContext | None:
         """The model to decode next: of those whose every lane in a call has handed in its
         tokens, the one with most lanes waiting, then the one decoded last."""
         ready = [
@@ -190,7 +190,7 @@ class Batcher:
         ]
         return max(ready, key=lambda item: item[0])[1] if ready else None
 
-    def _lead(self, shared: Shared) -> None:
+    def _lead(self, shared: SharedContext) -> None:
         """Decode SHARED's pending tokens, with the condition's lock held on entry and exit."""
         subs = self._pending[shared]
         work, room = [], shared.n_batch
@@ -229,7 +229,7 @@ class Lane(Runtime):
 
     keeps_alone = False
 
-    def __init__(self, shared: Shared, seq: int, batcher: Batcher) -> None:
+    def __init__(self, shared: SharedContext, seq: int, batcher: Batcher) -> None:
         super().__init__(shared.loaded.llm, shared.ctx)
         self.shared, self.seq, self.batcher = shared, seq, batcher
         self.held: list[int] = []  # the tokens its sequence holds (`alone` is not kept)
@@ -308,67 +308,3 @@ class Lane(Runtime):
                 self.lc.llama_memory_seq_rm(self._memory(), self.seq, -1, -1)
         self.held = []
         super().close()
-
-
-# The context a model loaded for lanes keeps of its own: nothing is decoded in it (its lanes
-# decode in the shared one), but its batch size is the shared context's, which llama.cpp
-# holds to at most the context size.
-OWN_CONTEXT = 512
-
-
-class BatchPool:
-    """The models of LANES debates decoded together: each model loaded once (by POOL, whose
-    models' own contexts need hold no debate: see OWN_CONTEXT), with a shared context of
-    N_CTX tokens a debate slot; the debate in slot K is seated on lane K of each model. A
-    server model is the pool's own: its debates' requests are in flight at once anyway."""
-
-    def __init__(self, pool: ModelPool, lanes: int, n_ctx: int) -> None:
-        self.pool, self.lanes, self.n_ctx = pool, lanes, n_ctx
-        self.batcher = Batcher()
-        self._shared: dict[int, Shared] = {}  # by the loaded model's id()
-        self._seated: dict[tuple[int, int], LlamaCppModel] = {}  # (loaded model, slot) → lane
-        self._lock = threading.Lock()
-
-    def model_for(self, slot: int) -> Callable[[str], ChatModel]:
-        """The models of the debate in SLOT, by reference."""
-
-        def get(ref: str) -> ChatModel:
-            from moot.inference.llama.model import LlamaCppModel
-
-            loaded = self.pool.get(ref)
-            if not isinstance(loaded, LlamaCppModel):
-                return loaded
-            key = id(loaded)
-            with self._lock:
-                shared = self._shared.get(key)
-                if shared is None:
-                    shared = self._shared[key] = Shared(loaded.runtime, self.lanes, self.n_ctx)
-                seated = self._seated.get((key, slot))
-                if seated is None:
-                    lane = Lane(shared, slot, self.batcher)
-                    seated = self._seated[(key, slot)] = LlamaCppModel.on_runtime(loaded, lane)
-                return seated
-
-        return get
-
-    def forget(self, slot: int) -> None:
-        """The debate in SLOT starts as on models just loaded: its lanes' caches dropped."""
-        with self._lock:
-            seated = [model for (_, s), model in self._seated.items() if s == slot]
-        for model in seated:
-            model.forget()
-
-    def stop(self) -> None:
-        """Every debate waiting on the batcher ends there (Ctrl-C)."""
-        self.batcher.stop()
-
-    def close(self) -> None:
-        self.batcher.stop()
-        with self._lock:
-            seated, self._seated = list(self._seated.values()), {}
-            shared, self._shared = list(self._shared.values()), {}
-        for model in seated:
-            model.close()
-        for context in shared:
-            context.close()
-        self.pool.close()

@@ -8,7 +8,6 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from moot import files
 from moot.errors import ModelNotFoundError, UsageError
 from moot.models.stores.base import (
     Found,
@@ -20,6 +19,7 @@ from moot.models.stores.base import (
     refuse,
     unique,
 )
+from moot.records import files
 
 KIND, PREFIX, TITLE = "ollama", "ollama:", "Ollama"
 MODEL_LAYER = "application/vnd.ollama.image.model"

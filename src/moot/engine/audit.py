@@ -1,5 +1,5 @@
 """A saved debate checked again (`moot check`): every turn measured and read from its text
-as the file holds it now, against the length and voice rules of `moot.checks`, each problem
+as the file holds it now, against the length and voice rules of `moot.engine.rules`, each problem
 found said to be one the debate declares (its turn's flags name it) or not."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from moot.checks import (
+from moot.engine.rules import (
     ELLIPSIS,
     QUOTED_AT_LENGTH,
     Voice,
@@ -28,7 +28,7 @@ from moot.checks import (
 )
 from moot.inference.human import HUMAN
 from moot.inference.protocol import degeneracy
-from moot.transcript import Transcript, Turn
+from moot.records.transcript import Transcript, Turn
 
 # Each kind of problem moot check finds, and the words a turn's own flags (or note) use when
 # the engine already found it and said so.

@@ -15,7 +15,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from moot.checks import (
+from moot.config import THINK_BUDGET
+from moot.engine.rules import (
     QUESTION_MARKS,
     QUESTION_TOKENS_PER_UNIT,
     hollow,
@@ -24,7 +25,7 @@ from moot.checks import (
     shared_text,
     voice_for,
 )
-from moot.config import THINK_BUDGET
+from moot.engine.stream import Reply, Stream, token_budget
 from moot.errors import (
     DegenerateReplyError,
     MootError,
@@ -45,9 +46,8 @@ from moot.inference.protocol import (
 )
 from moot.inference.protocol import degeneracy as find_degeneracy
 from moot.prompts import REDRAW, PromptPack, engine_pack
-from moot.stream import Reply, Stream, token_budget
-from moot.transcript import (
-    Journal,
+from moot.records.journal import Journal
+from moot.records.transcript import (
     KeptRecord,
     Record,
     ScoreRecord,

@@ -12,7 +12,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from moot.config import SESSION_CACHE_MB, THINK_BUDGET, Decoding, RunSettings, Seed
-from moot.engine import Engine, Listener, Role
+from moot.debates.settings import DebateSetup, Temperature
+from moot.engine.turns import Engine, Listener, Role
 from moot.errors import MootError, UsageError
 from moot.formats.base import Cast
 from moot.inference.human import HUMAN, Ask, HumanSeat, Said, is_human_ref
@@ -22,20 +23,9 @@ from moot.inference.scripted import EchoModel
 from moot.models import store
 from moot.models.catalog import default_model_id
 from moot.prompts import Language, PromptPack, check_engine_pack, engine_pack, load_pack
-from moot.settings import DebateSetup, Temperature
-from moot.transcript import (
-    DebateRecord,
-    Journal,
-    ModelInfo,
-    Record,
-    Transcript,
-    Turn,
-    check_version,
-    load,
-    make_private_dir,
-    validate,
-    write_atomic,
-)
+from moot.records.files import make_private_dir, write_atomic
+from moot.records.journal import Journal, check_version, load, validate
+from moot.records.transcript import DebateRecord, ModelInfo, Record, Transcript, Turn
 
 
 @dataclass
@@ -282,7 +272,7 @@ def _write_error(exc: OSError, out: Path | None, journal: Journal | None) -> Moo
 def resume_setup(folder: Path) -> tuple[DebateSetup, list[Record]]:
     """Rebuild an interrupted debate's setup from its journal, with the records to reuse.
     Only the files moot wrote in FOLDER are read: a symlink in their place is refused."""
-    from moot.transcript import read_records
+    from moot.records.journal import read_records
 
     journal = folder / "journal.jsonl"
     if not os.path.lexists(journal):
@@ -431,7 +421,7 @@ class _Diverged(Exception):
 def replay(path: Path, *, listeners: list[Listener] | None = None) -> ReplayReport:
     """Run a saved transcript's debate again, offline, writing nothing; stop at the first
     turn whose text differs from the saved one."""
-    from moot.engine import Event, TurnFinished
+    from moot.engine.turns import Event, TurnFinished
 
     transcript, data = load(path)
     saved = transcript.turns

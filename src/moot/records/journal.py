@@ -1,4 +1,5 @@
-"""Debate records: turns, the append-only journal, the transcript file and Markdown rendering."""
+"""The append-only journal, a debate's records read back and checked, the transcript file
+loaded and its Markdown."""
 
 from __future__ import annotations
 
@@ -14,28 +15,17 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from moot._version import __version__
 from moot.errors import RecordError, UsageError
-from moot.files import RECORD_LIMIT, read_bytes
-
-# The file helpers live in moot.files; the runner, history and tournament import them from here.
-from moot.files import create_atomic as create_atomic
-from moot.files import make_private_dir as make_private_dir
-from moot.files import write_atomic as write_atomic
-
-# The records live in moot.records; everything that reads or writes a debate imports them here.
-from moot.records import JOURNAL as JOURNAL
-from moot.records import SCHEMA_VERSION as SCHEMA_VERSION
-from moot.records import DebateRecord as DebateRecord
-from moot.records import KeptRecord as KeptRecord
-from moot.records import ModelInfo as ModelInfo
-from moot.records import Record as Record
-from moot.records import ScoreRecord as ScoreRecord
-from moot.records import StopReason as StopReason
-from moot.records import StopRecord as StopRecord
-from moot.records import Transcript as Transcript
-from moot.records import Turn as Turn
-from moot.records import TurnRecord as TurnRecord
-from moot.records import reading_saved as reading_saved
-from moot.records import saved_reply as saved_reply
+from moot.records.files import (
+    RECORD_LIMIT,
+    read_bytes,
+)
+from moot.records.transcript import (
+    JOURNAL,
+    SCHEMA_VERSION,
+    Record,
+    Transcript,
+    TurnRecord,
+)
 
 
 class Journal:
@@ -173,7 +163,7 @@ def _too_long(data: object) -> tuple[str, int] | None:
 
 
 def read_records(path: Path) -> list[Record]:
-    """The records of a journal, each validated against moot's vocabulary (moot.records). A
+    """The records of a journal, each validated against moot's vocabulary (`transcript`). A
     torn last line (a crash mid-write: no newline after it) is ignored; any other line that
     is not a record is an error naming it. Only the regular file moot wrote there is read,
     never a symlink."""
@@ -348,7 +338,7 @@ def read_transcript(
 ) -> tuple[Transcript, dict[str, Any]]:
     """load, for each reader of a transcript: history shows one written by a newer moot
     (VERSIONED false), and reads a saved debate's own file only, never a symlink."""
-    from moot.files import read_text
+    from moot.records.files import read_text
 
     text = read_text(path, what="transcript", limit=RECORD_LIMIT, follow_symlinks=follow_symlinks)
     name, hint = str(path), "pass the transcript.json of a debate moot saved"

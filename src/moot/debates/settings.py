@@ -15,7 +15,7 @@ from moot.config import RunSettings, Seed, option_of
 from moot.errors import UsageError
 from moot.formats import get_format, option_name, parameters
 from moot.formats.base import Format, RunOptions
-from moot.inference.human import HUMAN, Console, is_human_ref
+from moot.inference.human import HUMAN, HumanConsole, is_human_ref
 from moot.prompts import Language, resolve_language
 
 Temperature = Annotated[float, Field(ge=0.0, le=2.0)]
@@ -111,7 +111,7 @@ class DebateSetup:
     run: RunSettings = field(default_factory=RunSettings)
     # Who answers for a seat a person holds (`--role ROLE=human`): a terminal, a script on
     # standard input, the page. None: nobody here can be asked.
-    human: Console | None = None
+    human: HumanConsole | None = None
     # The day a resumed debate began (ISO), from its record; None: it begins today.
     began: str | None = None
 
@@ -119,9 +119,9 @@ class DebateSetup:
 def installed_models() -> tuple[tuple[str, int], ...]:
     """(model id, size in bytes) of every model installed here that can debate, for formats
     that pick one (an embedding model in another tool's store is listed, never picked)."""
-    from moot.models import store
+    from moot.models import listing
 
-    return tuple((m.id, m.size or 0) for m in store.list_models() if m.installed and m.usable)
+    return tuple((m.id, m.size or 0) for m in listing.list_models() if m.installed and m.usable)
 
 
 def refuse_unknown(names: Iterable[str], *, prefix: str = "") -> None:

@@ -19,9 +19,11 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, Field, ValidationError
 
 from moot._version import __version__
-from moot.checks import hollow
 from moot.config import RunSettings
-from moot.engine import Engine, Role, is_failed
+from moot.debates.runner import DebateRun, setup_from_record
+from moot.debates.settings import check_model_ref
+from moot.engine.rules import hollow
+from moot.engine.turns import Engine, Role, is_failed
 from moot.errors import MootError, StructuredReplyError, UsageError
 from moot.formats import NAMES, get_format
 from moot.formats.base import SAVED_HINT, Judging, Reading
@@ -35,19 +37,9 @@ from moot.inference.protocol import (
     parse_error,
     sanitize,
 )
-from moot.runner import DebateRun, setup_from_record
-from moot.settings import check_model_ref
-from moot.transcript import (
-    KeptRecord,
-    Record,
-    Turn,
-    TurnRecord,
-    field_error,
-    load,
-    make_private_dir,
-    saved_reply,
-    write_atomic,
-)
+from moot.records.files import make_private_dir, write_atomic
+from moot.records.journal import field_error, load
+from moot.records.transcript import KeptRecord, Record, Turn, TurnRecord, saved_reply
 
 T = TypeVar("T", bound=BaseModel)
 HINT = SAVED_HINT

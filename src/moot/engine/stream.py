@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from moot.checks import (
+from moot.engine.rules import (
     PLAIN_VOICE,
     QUOTED_AT_LENGTH,
     Fitted,
