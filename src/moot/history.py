@@ -298,7 +298,7 @@ def claim(out: Path | str | None, *, motion: str) -> Claim:
     if out is None:
         folder, created = _fresh_folder(motion), True
     else:
-        folder = _out_path(out)
+        folder = out_folder(out)
         created = _out_folder(folder)
     if os.path.lexists(folder / TRANSCRIPT):
         raise _holds_a_debate(folder)
@@ -318,16 +318,24 @@ def _holds_a_debate(folder: Path) -> UsageError:
     )
 
 
-def _out_path(out: Path | str) -> Path:
+def out_folder(out: Path | str, *, name: str = "--out") -> Path:
+    """The folder OUT names for a command's output (a debate's, a tournament's, a
+    calibration's), `~` expanded; refused when it names no folder of its own: empty, or the
+    working folder, where the output would spill among the files already there. NAME is
+    how the caller calls it: the option (`--out`), or the keyword of the Python API (`out`)."""
+    example = f"{name} ./debate" if name.startswith("-") else f"{name}='./debate'"
     if not str(out).strip() or Path(out) == Path("."):
         raise UsageError(
-            "--out names no folder of its own (it is empty, or the working folder)",
-            hint="name the folder to write to, e.g. --out ./debate",
+            f"{name} names no folder of its own (it is empty, or the working folder)",
+            hint=f"name the folder to write to, e.g. {example}",
+            field="out",
         )
     try:
         return Path(out).expanduser()
     except RuntimeError:
-        raise UsageError(f"--out {out}: no such user", hint="check the path after ~") from None
+        raise UsageError(
+            f"{name} {out}: no such user", hint="check the path after ~", field="out"
+        ) from None
 
 
 def _out_folder(folder: Path) -> bool:

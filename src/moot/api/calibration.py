@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from moot import history
 from moot._version import __version__
 from moot.api.debates import ModelSource, debate, debate_settings
 from moot.config import RunSettings, data_dir
@@ -110,6 +111,7 @@ def plan_calibration(
     """Everything `calibrate` takes, checked before a model loads; a MootError names the
     first bad one."""
     check_calibration(judges, controls, format)
+    folder = history.out_folder(out, name="out") if out is not None else _fresh_folder()
     chosen = debate_settings("-", format=format, lang=lang, run=run, **params)
     fmt = get_format(format)
     if isinstance(motions, str | Path):
@@ -137,7 +139,7 @@ def plan_calibration(
         models=models,
         controls=controls,
         seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
-        folder=Path(out).expanduser() if out is not None else _fresh_folder(),
+        folder=folder,
         run=chosen.run,
         params=params,
     )

@@ -156,7 +156,7 @@ class Debate:
         self.setup, self.save, self.pool, self.ask = setup, save, pool, ask
         self.result = None
         self._replay = replay
-        self._out = Path(out).expanduser() if out is not None else None
+        self._out = history.out_folder(out, name="out") if out is not None else None
         self._stop = threading.Event()
 
     @classmethod

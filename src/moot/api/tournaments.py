@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from moot import history
 from moot.api.debates import debate_settings, parameters_doc
 from moot.config import RunSettings
 from moot.errors import MootError, UsageError
@@ -128,6 +129,7 @@ def tournament(
         runner = make_executor(executor, ray_address, parallel, batch=batch)
     else:
         check_schedule(schedule, budget, len(models))
+        folder = history.out_folder(out, name="out") if out is not None else None
         chosen = debate_settings("-", format=format, lang=lang, run=run, **params)
         fmt = get_format(format)
         if isinstance(motions, str | Path):
@@ -148,7 +150,7 @@ def tournament(
             budget=budget,
             controls=controls,
             resolve=not (executor == "ray" and bool(ray_address)),
-            out=Path(out).expanduser() if out is not None else None,
+            out=folder,
         )
     tell = on_event or (lambda event: None)
     failed = t.run(runner, tell)

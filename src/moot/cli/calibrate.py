@@ -11,6 +11,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from moot import history
 from moot.api.calibration import CalibrationResult, plan_calibration, run_calibration
 from moot.api.calibration import Progress as Step
 from moot.cli.options import (
@@ -83,6 +84,7 @@ def calibrate_judges(
         raise UsageError(
             "no --motions file", hint="--motions FILE: two motions or more, one a line"
         )
+    folder = history.out_folder(out) if out is not None else None  # named as the option
     run = run_settings(max_tokens=max_tokens, n_ctx=n_ctx, gpu_layers=gpu_layers, dry_run=dry_run)
     plan = plan_calibration(
         list(judge or ()),
@@ -92,7 +94,7 @@ def calibrate_judges(
         controls=controls,
         lang=None if lang == "auto" else lang,
         seed=seed,
-        out=out,
+        out=folder,
         run=run,
         **params,
     )

@@ -19,6 +19,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from moot import history
 from moot.cli.options import (
     Batch,
     CallTimeout,
@@ -240,6 +241,7 @@ def tournament(
     else:
         if motions is None:
             raise UsageError("no --motions file", hint="--motions FILE: one motion a line")
+        folder = history.out_folder(out) if out is not None else None
         run = run_settings(
             max_tokens=max_tokens,
             n_ctx=n_ctx,
@@ -269,7 +271,7 @@ def tournament(
             # Models resolve offline here (a dry run checks them without hashing), unless
             # they live on a cluster's workers only.
             resolve=not remote_cluster,
-            out=out,
+            out=folder,
         )
     _run(t, runner, quiet=quiet, samples=bootstrap)
 
