@@ -189,3 +189,39 @@ def test_info_says_whether_a_model_thinks(tmp_path: Path, cli: Cli) -> None:
     assert "unknown (not a catalog model)" in cli("models", "info", "mine").stdout
     rows = {r["id"]: r for r in json.loads(cli("models", "list", "--json").stdout)}
     assert rows["mine"]["thinks"] is None and rows["qwen3-0.6b"]["installed"]
+
+
+def test_verify_reports_every_registered_model_whose_file_is_gone_or_no_file(
+    tmp_path: Path, moot_home: Path, cli: Cli
+) -> None:
+    """Verifying everything names every registered model: one whose file is gone, or is
+    no file any more, fails on a line of its own that says how to fix it; the others are
+    still checked."""
+    for name in ("kept", "vic", "dir"):
+        path = write_gguf(tmp_path / f"{name}.gguf", arch="qwen2")
+        assert cli("models", "add", name, str(path), home=moot_home).returncode == 0
+    (tmp_path / "vic.gguf").unlink()
+    (tmp_path / "dir.gguf").unlink()
+    (tmp_path / "dir.gguf").mkdir()
+    proc = cli("models", "verify", home=moot_home)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and "unexpected" not in proc.stderr
+    assert "no models installed" not in proc.stdout
+    assert "ok" in _row(proc.stdout, "kept")
+    lines = proc.stderr.strip().splitlines()
+    assert [ln.split()[:2] for ln in lines[:-2]] == [["failed:", "dir:"], ["failed:", "vic:"]]
+    vic, folder = lines[1], lines[0]
+    assert "is gone" in vic and "moot models add vic" in vic and "moot models rm vic" in vic
+    assert "is a folder" in folder and "moot models add dir" in folder
+    assert lines[-2].startswith("error: 2 model(s) failed verification: ")
+    assert lines[-1].startswith("hint:")
+    # The list says so too: a registered model whose file is gone cannot debate.
+    rows = {r["id"]: r for r in json.loads(cli("models", "list", "--json", home=moot_home).stdout)}
+    assert not rows["vic"]["usable"] and "is gone" in rows["vic"]["reason"]
+    assert "unusable" in _row(cli("models", "list", home=moot_home).stdout, "vic")
+    # With the one whose file is gone left alone, it still fails.
+    assert cli("models", "rm", "kept", "--yes", home=moot_home).returncode == 0
+    assert cli("models", "rm", "dir", "--yes", home=moot_home).returncode == 0
+    alone = cli("models", "verify", home=moot_home)
+    assert alone.returncode == 1 and "vic" in alone.stderr
+    assert "no models installed" not in alone.stdout

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from moot.cli.root import Console, app
+from moot.cli.root import Console, app, err
 from moot.config import RunSettings, validate_params
 from moot.errors import ModelIntegrityError, UsageError
 from moot.models import listing, store
@@ -214,13 +214,16 @@ def verify(ref: Annotated[str | None, typer.Argument(metavar="[REF]")] = None) -
     for r in results:
         status = f"[green]{safe(r.message)}[/]" if r.ok else f"[red]{safe(r.message)}[/]"
         table.add_row(safe(r.id), status, "\n".join(r.sha256))
-    out.print(table)
-    failed = [r.id for r in results if not r.ok]
+    if results:
+        out.print(table)
+    failed = [r for r in results if not r.ok]
+    for r in failed:  # one line each: what is wrong, and how to fix it
+        fix = f" [dim]({safe(r.hint)})[/]" if r.hint else ""
+        err.print(f"[red]failed:[/] {safe(r.id)}: {safe(r.message)}{fix}", highlight=False)
     if failed:
         raise ModelIntegrityError(
-            f"{len(failed)} model(s) failed verification: {', '.join(failed)}",
-            hint="remove and pull them again: `moot models rm ID` then `moot models pull ID`; "
-            "fetch another tool's model again with that tool (e.g. `ollama pull NAME`)",
+            f"{len(failed)} model(s) failed verification: {', '.join(r.id for r in failed)}",
+            hint="each failed line above says how to fix that model",
         )
     if not results:
         out.print("no models installed; `moot models pull smollm2-135m` fetches the default")

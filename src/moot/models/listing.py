@@ -81,7 +81,9 @@ def _entry(
         absent = replace(absent, licence=card.licence, thinks=card.thinks)
     try:
         files, expected = locate.find(target)
-    except ModelNotFoundError:
+    except ModelNotFoundError as exc:
+        if target.registered is not None:  # its file is gone: the name cannot debate
+            return replace(absent, usable=False, reason=exc.message)
         if card is None:
             return absent
         # Not here yet: what the catalog says of the file stands in for its header.

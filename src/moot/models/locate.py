@@ -117,7 +117,14 @@ def find(target: Target) -> Located:
         return stores.find(target.store)
     pull_hint = f"download it first: `moot models pull {target.id}`"
     if target.path is not None:
-        check_file(target.path, lambda: _missing_path(target))
+        try:
+            check_file(target.path, lambda: _missing_path(target))
+        except (UsageError, ModelNotFoundError) as exc:
+            if target.registered is None:
+                raise
+            # No file where one was registered: the fix is the name's, not the path's.
+            exc.hint = _register_again(target.id)
+            raise
         sha = target.registered.get("sha256") if target.registered else None
         return (target.path,), (sha,)
     if target.card is not None:
@@ -182,12 +189,17 @@ def check_file(path: Path, missing: Callable[[], MootError]) -> None:
         )
 
 
+def _register_again(name: str) -> str:
+    return (
+        f"register it again: `moot models add {name} PATH`, or forget it: `moot models rm {name}`"
+    )
+
+
 def _missing_path(target: Target) -> ModelNotFoundError:
     if target.registered is not None:
         return ModelNotFoundError(
             f"the file registered as {target.id!r} is gone: {target.path}",
-            hint=f"register it again: `moot models add {target.id} PATH`, "
-            f"or forget it: `moot models rm {target.id}`",
+            hint=_register_again(target.id),
         )
     return ModelNotFoundError(
         f"no such model file: {target.path}",

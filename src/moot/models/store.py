@@ -47,6 +47,7 @@ class Verification:
     files: tuple[Path, ...] = ()
     sha256: tuple[str, ...] = ()
     message: str = ""
+    hint: str = ""  # how to fix a failure
 
 
 @dataclass(frozen=True)
@@ -389,11 +390,20 @@ def info(ref: str, *, n_ctx: int | None = None) -> ModelDetails:
 
 
 def verify(ref: str | None = None) -> list[Verification]:
-    """Re-hash REF's files (every installed model when None), ignoring stamps."""
+    """Re-hash REF's files, ignoring stamps. With no REF: every installed model, and every
+    registered name, whose file may be gone: a model that cannot be checked is a failure
+    of its own (saying why), never skipped, and never the end of the others' check."""
     if ref is not None:
         return [_verify_all(locate.parse_ref(ref))]
-    installed = [e for e in list_models() if e.installed and e.path is not None]
-    return [_verify_all(locate.parse_ref(e.id)) for e in installed]
+    listed = [e for e in list_models() if e.kind == "registered" or e.installed and e.path]
+    return [_verify_one_of_all(e.id) for e in listed]
+
+
+def _verify_one_of_all(ref: str) -> Verification:
+    try:
+        return _verify_all(locate.parse_ref(ref))
+    except MootError as exc:  # its file gone, or no file any more
+        return Verification(ref, False, message=exc.message, hint=exc.hint)
 
 
 def _verify_all(target: locate.Target) -> Verification:
@@ -405,7 +415,7 @@ def _verify_all(target: locate.Target) -> Verification:
             hint = _mismatch_hint(target)
             digests.append(integrity.verify_file(path, want, trust_stamp=False, hint=hint))
     except ModelIntegrityError as exc:
-        return Verification(target.id, False, files, tuple(digests), exc.message)
+        return Verification(target.id, False, files, tuple(digests), exc.message, exc.hint)
     note = "ok" if all(expected) else "ok (no reference checksum; hash recorded)"
     return Verification(target.id, True, files, tuple(digests), note)
 
