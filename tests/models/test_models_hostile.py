@@ -488,6 +488,23 @@ def test_a_hub_ref_file_that_names_no_commit_is_a_row_not_a_crash(tmp_path: Path
     assert not row.usable and "ref file" in row.reason
 
 
+def test_verifying_every_model_names_a_catalog_model_it_cannot_read(
+    tmp_path: Path, cli: Cli
+) -> None:
+    _cached(tmp_path, b"garbage")
+    moot_home = Path(os.environ["MOOT_HOME"])
+    moot_home.mkdir(parents=True, exist_ok=True)
+    (moot_home / "catalog.toml").write_text(
+        '[[models]]\nid = "x"\nname = "x"\ncontext_length = 4096\n'
+        'sources = [{ kind = "hf", repo = "acme/x", files = ["m.gguf"] }]\n'
+    )
+    [row] = [v for v in store.verify() if v.id == "x"]
+    assert not row.ok and "ref file" in row.message and row.hint
+    proc = cli("models", "verify")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert any(ln.startswith("failed: x: ") for ln in proc.stderr.splitlines()), proc.stderr
+
+
 def test_store_metadata_reaches_the_terminal_as_text(tmp_path: Path, cli: Cli) -> None:
     cache = tmp_path / "cache"
     write_gguf(cache / "evil.gguf", arch=HOSTILE, name=HOSTILE)

@@ -34,7 +34,7 @@ from moot.models import (
 from moot.models.catalog import CHAT_FORMATS, HfSource, ModelCard, PypiSource, load_catalog
 from moot.models.hub_cache import HubFile
 from moot.models.hub_errors import download_error
-from moot.models.listing import list_models
+from moot.models.listing import ModelEntry, list_models
 from moot.models.memory import ModelMemory
 
 
@@ -390,13 +390,19 @@ def info(ref: str, *, n_ctx: int | None = None) -> ModelDetails:
 
 
 def verify(ref: str | None = None) -> list[Verification]:
-    """Re-hash REF's files, ignoring stamps. With no REF: every installed model, and every
-    registered name, whose file may be gone: a model that cannot be checked is a failure
-    of its own (saying why), never skipped, and never the end of the others' check."""
+    """Re-hash REF's files, ignoring stamps. With no REF: every installed model, every
+    registered name (whose file may be gone) and every catalog model moot finds but cannot
+    read (a hub ref file that names no commit): a model that cannot be checked is a
+    failure of its own (saying why), never skipped, and never the end of the others' check."""
     if ref is not None:
         return [_verify_all(locate.parse_ref(ref))]
-    listed = [e for e in list_models() if e.kind == "registered" or e.installed and e.path]
-    return [_verify_one_of_all(e.id) for e in listed]
+    return [_verify_one_of_all(e.id) for e in list_models() if _to_verify(e)]
+
+
+def _to_verify(entry: ModelEntry) -> bool:
+    if entry.kind == "registered" or (entry.installed and entry.path is not None):
+        return True
+    return entry.kind == "catalog" and not entry.usable
 
 
 def _verify_one_of_all(ref: str) -> Verification:
