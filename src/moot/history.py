@@ -247,12 +247,26 @@ def remove(ref: str | SavedDebate) -> SavedDebate:
     return debate
 
 
-def remove_all() -> list[SavedDebate]:
-    """Delete every debate `list_debates` lists, and nothing else in the data directory."""
-    gone = list_debates()
-    for debate in gone:
-        _rmtree(debate.path)
-    return gone
+@dataclass(frozen=True)
+class Cleared:
+    """What `remove_all` did: the debates deleted, and each that could not be, with why."""
+
+    gone: list[SavedDebate]
+    failed: list[tuple[SavedDebate, MootError]]
+
+
+def remove_all() -> Cleared:
+    """Delete every debate `list_debates` lists, and nothing else in the data directory;
+    one that cannot be deleted is reported and the others are deleted all the same."""
+    gone, failed = [], []
+    for debate in list_debates():
+        try:
+            _rmtree(debate.path)
+        except MootError as exc:
+            failed.append((debate, exc))
+        else:
+            gone.append(debate)
+    return Cleared(gone, failed)
 
 
 def _rmtree(path: Path) -> None:

@@ -445,6 +445,29 @@ def test_rm_all_leaves_symlinks_and_what_they_point_to(tmp_path: Path, cli: Cli)
     assert gone.returncode == 2 and (elsewhere / "transcript.json").is_file()
 
 
+def test_rm_all_deletes_the_others_when_one_cannot_be_and_names_it(
+    tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    first, stuck, last = (save(home, f"20250101-00000{i}-{n}") for i, n in enumerate("abc"))
+    real_rmtree = history.shutil.rmtree
+
+    def rmtree(path: Path) -> None:
+        if Path(path) == stuck:
+            raise PermissionError(13, "Permission denied")
+        real_rmtree(path)
+
+    monkeypatch.setattr(history.shutil, "rmtree", rmtree)
+    done = cli("history", "rm", "--all", "--yes", home=home)
+    assert done.returncode == 1, done.stderr
+    assert "deleted 2 debate(s)" in done.stdout
+    assert not first.exists() and not last.exists() and stuck.is_dir()
+    lines = done.stderr.strip().splitlines()
+    assert lines[0].startswith("failed: could not delete") and stuck.name in lines[0]
+    assert lines[1] == "error: 1 saved debate(s) could not be deleted"
+    assert lines[2] == "hint: check its permissions" and len(lines) == 3
+
+
 def test_rm_refuses_a_folder_outside_the_data_folder_before_asking(
     tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from moot import history
 from moot.cli.root import Console, app, err
-from moot.errors import UsageError
+from moot.errors import MootError, UsageError
 from moot.render import printable, safe, show_document
 from moot.words import words
 
@@ -80,8 +80,15 @@ def rm(
             print("no saved debates")
             return
         _confirm(f"Delete all {count} saved debate(s)?", yes=yes, what="every saved debate")
-        gone = history.remove_all()
-        print(f"deleted {len(gone)} debate(s)")
+        cleared = history.remove_all()
+        print(f"deleted {len(cleared.gone)} debate(s)")
+        for _, why in cleared.failed:  # one line each; the others were deleted all the same
+            err.print(f"[red]failed:[/] {safe(why.message)}", highlight=False)
+        if cleared.failed:
+            raise MootError(
+                f"{len(cleared.failed)} saved debate(s) could not be deleted",
+                hint=cleared.failed[0][1].hint,
+            )
         return
     if not ref:
         raise UsageError("name a debate to delete", hint="moot history rm ID, or --all")
