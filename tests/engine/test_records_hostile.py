@@ -497,6 +497,53 @@ def test_continue_refuses_a_crafted_transcript_naming_the_field(
     assert str(path) in first
 
 
+# Round 1's prompt quotes each earlier question and final answer whole: one past what the
+# context budget counts for it (a motion's length; one synthesis, in words and in bytes) is
+# refused before any model loads, never a failure of every participant mid-run.
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (put(["result", "final_answer"], "word " * 2_000_000), "2,000,000 words (字), over"),
+        (put(["result", "final_answer"], "word " * 251), "251 words (字), over the limit"),
+        (put(["result", "final_answer"], "答" * 251), "251 words (字), over the limit"),
+        (put(["result", "final_answer"], "yes" + " " * 9000), "9,003 bytes, over the limit"),
+        (put(["motion"], "q" * 4001), "motion: 4,001 characters, over the limit"),
+        (
+            put(["result", "session"], [{"question": "q", "answer": "w " * 251}]),
+            "result.session.0.answer: 251 words",
+        ),
+        (
+            put(["result", "session"], [{"question": "q " * 2001, "answer": "a"}]),
+            "result.session.0.question: 4,002 characters",
+        ),
+    ],
+)
+def test_continue_refuses_an_earlier_answer_or_question_past_the_prompts_room(
+    saved: dict[str, Path], tmp_path: Path, cli: Cli, change: Callable[[Record], object], says: str
+) -> None:
+    path = crafted(saved["adversarial"], tmp_path, change)
+    first = one_line_error(continue_with(path, cli, tmp_path / "home"), "--continue", says)
+    assert str(path) in first
+    field = says.partition(":")[0] if ":" in says else "result.final_answer"
+    assert f"{path}: {field}" in first
+
+
+def test_continue_takes_an_earlier_answer_at_the_synthesis_limit(
+    saved: dict[str, Path], tmp_path: Path, cli: Cli
+) -> None:
+    def at_the_limit(data: Record) -> None:
+        data["motion"] = "q" * 4000
+        data["result"]["final_answer"] = "word " * 250
+        # Only the last 3 are quoted: an older one is never shown, so it is not held to it.
+        data["result"]["session"] = [{"question": "old", "answer": "long " * 1000}] + [
+            {"question": "q", "answer": "答" * 250}
+        ] * 2
+
+    path = crafted(saved["adversarial"], tmp_path, at_the_limit)
+    done = continue_with(path, cli, tmp_path / "home")
+    assert done.returncode == 0, done.stderr
+
+
 def test_continue_refuses_json_nested_too_deeply(tmp_path: Path, cli: Cli) -> None:
     deep = tmp_path / "deep.json"
     deep.write_text('{"format": "adversarial", "x": ' + "[" * 100_000 + "]" * 100_000 + "}")

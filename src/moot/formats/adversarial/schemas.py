@@ -13,10 +13,12 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from moot.config import validate_params
 from moot.engine.rules import length_units
 from moot.errors import UsageError, concerning
-from moot.formats.base import RunOptions, param
+from moot.formats.base import MAX_MOTION, RunOptions, param
 from moot.records.files import KIB, RECORD_LIMIT, read_json, read_text
 from moot.records.journal import check_version, validate
 
+# Words (字 in Chinese) each speaker is told: each sets its step's token budget.
+LIMITS = {"answer": 200, "synthesis": 250}
 # Earlier questions of a session that a follow-up carries; older ones fall away so the
 # first round's prompt stays small.
 SESSION_KEEP = 3
@@ -166,8 +168,18 @@ class _Saved(BaseModel):
     result: _SavedResult | None = None
 
 
+# What round 1's prompt quotes of each earlier question it follows up on (answer.j2), as
+# the context budget counts it (`quoted_words`): the question, as long as a motion may be
+# when it is asked, and its final answer, one synthesis: the synthesizer's limit in words
+# (字), to which moot cuts a model's, and the bytes evidence is given for as many words
+# (64 KiB for 2,000), so that no padding between the words passes either.
+EARLIER_UNITS = LIMITS["synthesis"]
+EARLIER_BYTES = EARLIER_UNITS * EVIDENCE_BYTES // EVIDENCE_UNITS
+
+
 def load_session(path: Path) -> list[Earlier]:
-    """The earlier questions and final answers of a saved adversarial transcript."""
+    """The earlier questions and final answers of a saved adversarial transcript, each held
+    to what round 1's prompt has room for (the last SESSION_KEEP)."""
     hint = "give the transcript.json of an earlier `moot run --format adversarial`"
     data = read_json(path, what="--continue", limit=RECORD_LIMIT)
     if not isinstance(data, dict) or data.get("format") != "adversarial":
@@ -181,7 +193,33 @@ def load_session(path: Path) -> list[Earlier]:
     if not result.final_answer:
         raise UsageError(f"--continue {path}: that debate has no final answer", hint=hint)
     earlier = [*result.session, Earlier(question=saved.motion, answer=result.final_answer)]
-    return earlier[-SESSION_KEEP:]
+    kept = earlier[-SESSION_KEEP:]
+    for i, item in enumerate(kept, start=len(earlier) - len(kept)):
+        if i == len(result.session):  # the debate itself
+            where = ("motion", "result.final_answer")
+        else:
+            where = (f"result.session.{i}.question", f"result.session.{i}.answer")
+        _check_earlier(item, name=name, where=where)
+    return kept
+
+
+def _check_earlier(item: Earlier, *, name: str, where: tuple[str, str]) -> None:
+    """An earlier question and its final answer, within what the prompt has room for."""
+    question, answer = where
+    if len(item.question) > MAX_MOTION:
+        raise UsageError(
+            f"{name}: {question}: {len(item.question):,} characters, over the limit of a "
+            f"motion ({MAX_MOTION:,})",
+            hint="give a transcript moot saved, or shorten that question",
+        )
+    units, size = length_units(item.answer), len(item.answer.encode())
+    if units > EARLIER_UNITS or size > EARLIER_BYTES:
+        said = f"{units:,} words (字)" if units > EARLIER_UNITS else f"{size:,} bytes"
+        raise UsageError(
+            f"{name}: {answer}: {said}, over the limit of a final answer "
+            f"({EARLIER_UNITS:,} words (字), {EARLIER_BYTES:,} bytes)",
+            hint="give a transcript moot saved, or shorten that final answer",
+        )
 
 
 # -- the judge --------------------------------------------------------------------------
