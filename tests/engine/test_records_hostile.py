@@ -206,6 +206,7 @@ def test_a_saved_transcript_replays(saved: dict[str, Path], tmp_path: Path, cli:
         (put(["seed"], 2**40), "seed: "),
         (put(["language"], "fr"), "language: "),
         (put(["motion"], None), "motion: expected a string"),
+        (put(["motion"], "m " * 5000), "motion: string should have at most 8000 characters"),
         (put(["format"], [1]), "format: expected a string"),
         (put(["format"], "chess"), "format: unknown format 'chess'"),
         (put(["params"], []), "params: expected an object"),
@@ -276,6 +277,40 @@ def test_replay_reads_a_transcript_of_this_moot_or_an_older_one(
     assert done.returncode == 0, done.stderr
 
 
+# What the params of a saved review quote into its prompts is held to what a run would
+# have read into them: a replay or a resume refuses more before any turn, never failing
+# every participant mid-run.
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (
+            put(["params", "earlier"], [{"question": "q", "answer": "w " * 5000}]),
+            "params.earlier.0.answer: string should have at most 8192 characters",
+        ),
+        (
+            put(["params", "earlier"], [{"question": "q" * 4001, "answer": "a"}]),
+            "params.earlier.0.question: string should have at most 4000 characters",
+        ),
+        (
+            put(["params", "evidence"], [{"name": "e.md", "text": "w " * 40_000}]),
+            "params.evidence.0.text: string should have at most 65536 characters",
+        ),
+        (
+            put(["params", "evidence"], [{"name": "e" * 5000, "text": "w"}]),
+            "params.evidence.0.name: string should have at most 4096 characters",
+        ),
+    ],
+)
+def test_replay_and_resume_refuse_review_params_past_what_a_run_reads(
+    saved: dict[str, Path], tmp_path: Path, cli: Cli, change: Callable[[Record], object], says: str
+) -> None:
+    path = crafted(saved["adversarial"], tmp_path, change)
+    one_line_error(cli("replay", str(path), home=tmp_path / "home"), str(path), says)
+    folder = interrupted(saved["adversarial"], tmp_path, keep=3)
+    set_header(folder, lambda header: change(header))
+    one_line_error(cli("resume", str(folder), home=tmp_path / "home"), "journal.jsonl", says)
+
+
 def test_params_that_are_not_an_object_never_switch_to_real_models(
     saved: dict[str, Path], tmp_path: Path, cli: Cli
 ) -> None:
@@ -307,6 +342,7 @@ def test_an_interrupted_debate_resumes(saved: dict[str, Path], tmp_path: Path, c
         (put(["moot_version"], "99.0"), "written by moot 99.0"),
         (drop("moot_version"), "moot_version: missing"),
         (drop("motion"), "motion: missing"),
+        (put(["motion"], "m " * 5000), "motion: string should have at most 8000 characters"),
     ],
 )
 def test_resume_refuses_a_crafted_header_naming_the_field(

@@ -23,20 +23,41 @@ LIMITS = {"answer": 200, "synthesis": 250}
 # first round's prompt stays small.
 SESSION_KEEP = 3
 
+# Every prompt quotes the evidence, so it is bounded by what the context can hold beside
+# the answers: words (字) over all --evidence files, and over all the files the user
+# supplies when asked during the review (counted into the context up front, since it is
+# sized before the first round).
+EVIDENCE_BYTES = 64 * KIB  # one file, read before its words are counted
+EVIDENCE_UNITS = 2000
+SUPPLEMENT_UNITS = 800
+MAX_EVIDENCE = 8  # --evidence files
+EVIDENCE_HINT = "give a text or Markdown file of at most {n:,} words (字)"
 
+# What round 1's prompt quotes of each earlier question it follows up on (answer.j2), as
+# the context budget counts it (`quoted_words`): the question, as long as a motion may be
+# when it is asked, and its final answer, one synthesis: the synthesizer's limit in words
+# (字), to which moot cuts a model's, and the bytes evidence is given for as many words
+# (64 KiB for 2,000), so that no padding between the words passes either.
+EARLIER_UNITS = LIMITS["synthesis"]
+EARLIER_BYTES = EARLIER_UNITS * EVIDENCE_BYTES // EVIDENCE_UNITS
+MAX_PATH = 4096  # characters of a path as the user gave it: the system's own bound
+
+
+# Bounded in characters as well, so that the params a saved debate records (a journal to
+# resume, a transcript to replay) hold nothing a prompt could not quote.
 class Earlier(BaseModel):
     """A question asked earlier in the session, and the final answer it got."""
 
-    question: str
-    answer: str
+    question: str = Field(max_length=MAX_MOTION)
+    answer: str = Field(max_length=EARLIER_BYTES)
 
 
 class Evidence(BaseModel):
     """A text every participant and the judge are shown as shared evidence: a file given with
     --evidence, or one the user supplied when a participant asked for it."""
 
-    name: str  # the path as the user gave it
-    text: str
+    name: str = Field(max_length=MAX_PATH)  # the path as the user gave it
+    text: str = Field(max_length=EVIDENCE_BYTES)
 
 
 Rounds = Annotated[int, Field(ge=1, le=6)]
@@ -109,16 +130,6 @@ def make_params(given: AdversarialOptions, options: RunOptions) -> AdversarialPa
 
 # -- evidence ---------------------------------------------------------------------------
 
-# Every prompt quotes the evidence, so it is bounded by what the context can hold beside
-# the answers: words (字) over all --evidence files, and over all the files the user
-# supplies when asked during the review (counted into the context up front, since it is
-# sized before the first round).
-EVIDENCE_BYTES = 64 * KIB  # one file, read before its words are counted
-EVIDENCE_UNITS = 2000
-SUPPLEMENT_UNITS = 800
-MAX_EVIDENCE = 8  # --evidence files
-EVIDENCE_HINT = "give a text or Markdown file of at most {n:,} words (字)"
-
 
 def read_evidence(path: Path, *, what: str, room: int) -> Evidence:
     """One evidence file: a regular UTF-8 text file, not empty, no binary bytes, within
@@ -156,9 +167,16 @@ def given_evidence(paths: tuple[Path, ...]) -> list[Evidence]:
     return read
 
 
+class _Asked(BaseModel):
+    """An earlier question and answer as a transcript holds it, read before it is bounded."""
+
+    question: str
+    answer: str
+
+
 class _SavedResult(BaseModel):
     final_answer: str | None = None
-    session: list[Earlier] = Field(default_factory=list)
+    session: list[_Asked] = Field(default_factory=list)
 
 
 class _Saved(BaseModel):
@@ -166,15 +184,6 @@ class _Saved(BaseModel):
 
     motion: str
     result: _SavedResult | None = None
-
-
-# What round 1's prompt quotes of each earlier question it follows up on (answer.j2), as
-# the context budget counts it (`quoted_words`): the question, as long as a motion may be
-# when it is asked, and its final answer, one synthesis: the synthesizer's limit in words
-# (字), to which moot cuts a model's, and the bytes evidence is given for as many words
-# (64 KiB for 2,000), so that no padding between the words passes either.
-EARLIER_UNITS = LIMITS["synthesis"]
-EARLIER_BYTES = EARLIER_UNITS * EVIDENCE_BYTES // EVIDENCE_UNITS
 
 
 def load_session(path: Path) -> list[Earlier]:
@@ -192,7 +201,7 @@ def load_session(path: Path) -> list[Earlier]:
     result = saved.result or _SavedResult()
     if not result.final_answer:
         raise UsageError(f"--continue {path}: that debate has no final answer", hint=hint)
-    earlier = [*result.session, Earlier(question=saved.motion, answer=result.final_answer)]
+    earlier = [*result.session, _Asked(question=saved.motion, answer=result.final_answer)]
     kept = earlier[-SESSION_KEEP:]
     for i, item in enumerate(kept, start=len(earlier) - len(kept)):
         if i == len(result.session):  # the debate itself
@@ -200,10 +209,10 @@ def load_session(path: Path) -> list[Earlier]:
         else:
             where = (f"result.session.{i}.question", f"result.session.{i}.answer")
         _check_earlier(item, name=name, where=where)
-    return kept
+    return [Earlier(question=item.question, answer=item.answer) for item in kept]
 
 
-def _check_earlier(item: Earlier, *, name: str, where: tuple[str, str]) -> None:
+def _check_earlier(item: _Asked, *, name: str, where: tuple[str, str]) -> None:
     """An earlier question and its final answer, within what the prompt has room for."""
     question, answer = where
     if len(item.question) > MAX_MOTION:
