@@ -206,6 +206,7 @@ def test_a_saved_transcript_replays(saved: dict[str, Path], tmp_path: Path, cli:
         (put(["seed"], 2**40), "seed: "),
         (put(["language"], "fr"), "language: "),
         (put(["motion"], None), "motion: expected a string"),
+        (put(["motion"], "m " * 5000), "motion: string should have at most 8000 characters"),
         (put(["format"], [1]), "format: expected a string"),
         (put(["format"], "chess"), "format: unknown format 'chess'"),
         (put(["params"], []), "params: expected an object"),
@@ -276,6 +277,40 @@ def test_replay_reads_a_transcript_of_this_moot_or_an_older_one(
     assert done.returncode == 0, done.stderr
 
 
+# What the params of a saved review quote into its prompts is held to what a run would
+# have read into them: a replay or a resume refuses more before any turn, never failing
+# every participant mid-run.
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (
+            put(["params", "earlier"], [{"question": "q", "answer": "w " * 5000}]),
+            "params.earlier.0.answer: string should have at most 8192 characters",
+        ),
+        (
+            put(["params", "earlier"], [{"question": "q" * 4001, "answer": "a"}]),
+            "params.earlier.0.question: string should have at most 4000 characters",
+        ),
+        (
+            put(["params", "evidence"], [{"name": "e.md", "text": "w " * 40_000}]),
+            "params.evidence.0.text: string should have at most 65536 characters",
+        ),
+        (
+            put(["params", "evidence"], [{"name": "e" * 5000, "text": "w"}]),
+            "params.evidence.0.name: string should have at most 4096 characters",
+        ),
+    ],
+)
+def test_replay_and_resume_refuse_review_params_past_what_a_run_reads(
+    saved: dict[str, Path], tmp_path: Path, cli: Cli, change: Callable[[Record], object], says: str
+) -> None:
+    path = crafted(saved["adversarial"], tmp_path, change)
+    one_line_error(cli("replay", str(path), home=tmp_path / "home"), str(path), says)
+    folder = interrupted(saved["adversarial"], tmp_path, keep=3)
+    set_header(folder, lambda header: change(header))
+    one_line_error(cli("resume", str(folder), home=tmp_path / "home"), "journal.jsonl", says)
+
+
 def test_params_that_are_not_an_object_never_switch_to_real_models(
     saved: dict[str, Path], tmp_path: Path, cli: Cli
 ) -> None:
@@ -307,6 +342,7 @@ def test_an_interrupted_debate_resumes(saved: dict[str, Path], tmp_path: Path, c
         (put(["moot_version"], "99.0"), "written by moot 99.0"),
         (drop("moot_version"), "moot_version: missing"),
         (drop("motion"), "motion: missing"),
+        (put(["motion"], "m " * 5000), "motion: string should have at most 8000 characters"),
     ],
 )
 def test_resume_refuses_a_crafted_header_naming_the_field(
@@ -495,6 +531,53 @@ def test_continue_refuses_a_crafted_transcript_naming_the_field(
     path = crafted(saved["adversarial"], tmp_path, change)
     first = one_line_error(continue_with(path, cli, tmp_path / "home"), "--continue", says)
     assert str(path) in first
+
+
+# Round 1's prompt quotes each earlier question and final answer whole: one past what the
+# context budget counts for it (a motion's length; one synthesis, in words and in bytes) is
+# refused before any model loads, never a failure of every participant mid-run.
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (put(["result", "final_answer"], "word " * 2_000_000), "2,000,000 words (字), over"),
+        (put(["result", "final_answer"], "word " * 251), "251 words (字), over the limit"),
+        (put(["result", "final_answer"], "答" * 251), "251 words (字), over the limit"),
+        (put(["result", "final_answer"], "yes" + " " * 9000), "9,003 bytes, over the limit"),
+        (put(["motion"], "q" * 4001), "motion: 4,001 characters, over the limit"),
+        (
+            put(["result", "session"], [{"question": "q", "answer": "w " * 251}]),
+            "result.session.0.answer: 251 words",
+        ),
+        (
+            put(["result", "session"], [{"question": "q " * 2001, "answer": "a"}]),
+            "result.session.0.question: 4,002 characters",
+        ),
+    ],
+)
+def test_continue_refuses_an_earlier_answer_or_question_past_the_prompts_room(
+    saved: dict[str, Path], tmp_path: Path, cli: Cli, change: Callable[[Record], object], says: str
+) -> None:
+    path = crafted(saved["adversarial"], tmp_path, change)
+    first = one_line_error(continue_with(path, cli, tmp_path / "home"), "--continue", says)
+    assert str(path) in first
+    field = says.partition(":")[0] if ":" in says else "result.final_answer"
+    assert f"{path}: {field}" in first
+
+
+def test_continue_takes_an_earlier_answer_at_the_synthesis_limit(
+    saved: dict[str, Path], tmp_path: Path, cli: Cli
+) -> None:
+    def at_the_limit(data: Record) -> None:
+        data["motion"] = "q" * 4000
+        data["result"]["final_answer"] = "word " * 250
+        # Only the last 3 are quoted: an older one is never shown, so it is not held to it.
+        data["result"]["session"] = [{"question": "old", "answer": "long " * 1000}] + [
+            {"question": "q", "answer": "答" * 250}
+        ] * 2
+
+    path = crafted(saved["adversarial"], tmp_path, at_the_limit)
+    done = continue_with(path, cli, tmp_path / "home")
+    assert done.returncode == 0, done.stderr
 
 
 def test_continue_refuses_json_nested_too_deeply(tmp_path: Path, cli: Cli) -> None:

@@ -15,7 +15,7 @@ from moot.config import SESSION_CACHE_MB, THINK_BUDGET, Decoding, RunSettings, S
 from moot.debates.settings import DebateSetup, Temperature
 from moot.engine.turns import Engine, Listener, Role
 from moot.errors import MootError, UsageError
-from moot.formats.base import Cast
+from moot.formats.base import MAX_MOTION, Cast
 from moot.inference.human import HUMAN, Ask, HumanSeat, Said, is_human_ref
 from moot.inference.pool import ModelPool
 from moot.inference.protocol import ChatModel
@@ -318,7 +318,7 @@ class _Header(BaseModel):
     model_config = ConfigDict(strict=True)
 
     format: str
-    motion: str
+    motion: str = Field(max_length=2 * MAX_MOTION)  # as the format words it
     language: Language
     seed: Seed
     refs: dict[str, str] = Field(default_factory=dict)

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from moot.config import RunSettings, Seed, option_of
 from moot.errors import UsageError
 from moot.formats import get_format, option_name, parameters
-from moot.formats.base import Format, RunOptions
+from moot.formats.base import MAX_MOTION, Format, RunOptions
 from moot.inference.human import HUMAN, HumanConsole, is_human_ref
 from moot.prompts import Language, resolve_language
 
@@ -153,9 +153,6 @@ def format_params(fmt: Format, given: FormatParams, models: tuple[str, ...] = ()
             )
     # The store is listed only if the format asks (challenge's --effort picks a model).
     return fmt.params(RunOptions(models=models, installed=installed_models, **given))
-
-
-MAX_MOTION = 4000  # characters: a motion, or a decision's topic with its context
 
 
 def check_motion(motion: str) -> None:

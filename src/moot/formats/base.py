@@ -197,6 +197,7 @@ def reply_field(name: str) -> Callable[[Reading], object]:
 
 
 SAVED_HINT = "pass the transcript.json of a debate moot saved"
+MAX_MOTION = 4000  # characters: a motion, or a decision's topic with its context
 
 
 def plain_motion(text: str, language: str) -> str:

@@ -19,6 +19,7 @@ from moot.errors import MootError
 from moot.formats.adversarial import evidence, text
 from moot.formats.adversarial.schemas import (
     JUDGE_TOKENS,
+    LIMITS,
     SUPPLEMENT_UNITS,
     AdversarialOptions,
     AdversarialParams,
@@ -38,8 +39,6 @@ from moot.records.transcript import StopReason, Turn
 # answer is whose, so a model evaluates the answers once for all of them.
 STEPS = ("record", "answer", "revise", "judge", "synthesis")
 TEMPERATURES = {"participant": 0.3, "judge": 0.2, "synthesizer": 0.3}
-# Words (字 in Chinese) each speaker is told: each sets its step's token budget.
-LIMITS = {"answer": 200, "synthesis": 250}
 TRAJECTORY_CHARS = 300  # an answer from two or more rounds back is shown this long
 
 
@@ -367,11 +366,12 @@ def sample_variables() -> dict[str, dict[str, Any]]:
 
 def quoted_words(params: AdversarialParams) -> int:
     """The most one prompt quotes: every participant's answer in every round, the earlier
-    review's synthesis it continues, and its own; the shared evidence, and the room for
-    what the user may supply when asked."""
+    questions it follows up on with their syntheses, and its own; the shared evidence, and
+    the room for what the user may supply when asked."""
     answers = params.rounds * len(params.participants) * LIMITS["answer"]
     shared = sum(length_units(e.text) for e in params.evidence) + SUPPLEMENT_UNITS
-    return answers + (1 + len(params.earlier)) * LIMITS["synthesis"] + shared
+    asked = sum(length_units(e.question) for e in params.earlier)
+    return answers + asked + (1 + len(params.earlier)) * LIMITS["synthesis"] + shared
 
 
 FORMAT = Format(

@@ -13,28 +13,51 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from moot.config import validate_params
 from moot.engine.rules import length_units
 from moot.errors import UsageError, concerning
-from moot.formats.base import RunOptions, param
+from moot.formats.base import MAX_MOTION, RunOptions, param
 from moot.records.files import KIB, RECORD_LIMIT, read_json, read_text
 from moot.records.journal import check_version, validate
 
+# Words (字 in Chinese) each speaker is told: each sets its step's token budget.
+LIMITS = {"answer": 200, "synthesis": 250}
 # Earlier questions of a session that a follow-up carries; older ones fall away so the
 # first round's prompt stays small.
 SESSION_KEEP = 3
 
+# Every prompt quotes the evidence, so it is bounded by what the context can hold beside
+# the answers: words (字) over all --evidence files, and over all the files the user
+# supplies when asked during the review (counted into the context up front, since it is
+# sized before the first round).
+EVIDENCE_BYTES = 64 * KIB  # one file, read before its words are counted
+EVIDENCE_UNITS = 2000
+SUPPLEMENT_UNITS = 800
+MAX_EVIDENCE = 8  # --evidence files
+EVIDENCE_HINT = "give a text or Markdown file of at most {n:,} words (字)"
 
+# What round 1's prompt quotes of each earlier question it follows up on (answer.j2), as
+# the context budget counts it (`quoted_words`): the question, as long as a motion may be
+# when it is asked, and its final answer, one synthesis: the synthesizer's limit in words
+# (字), to which moot cuts a model's, and the bytes evidence is given for as many words
+# (64 KiB for 2,000), so that no padding between the words passes either.
+EARLIER_UNITS = LIMITS["synthesis"]
+EARLIER_BYTES = EARLIER_UNITS * EVIDENCE_BYTES // EVIDENCE_UNITS
+MAX_PATH = 4096  # characters of a path as the user gave it: the system's own bound
+
+
+# Bounded in characters as well, so that the params a saved debate records (a journal to
+# resume, a transcript to replay) hold nothing a prompt could not quote.
 class Earlier(BaseModel):
     """A question asked earlier in the session, and the final answer it got."""
 
-    question: str
-    answer: str
+    question: str = Field(max_length=MAX_MOTION)
+    answer: str = Field(max_length=EARLIER_BYTES)
 
 
 class Evidence(BaseModel):
     """A text every participant and the judge are shown as shared evidence: a file given with
     --evidence, or one the user supplied when a participant asked for it."""
 
-    name: str  # the path as the user gave it
-    text: str
+    name: str = Field(max_length=MAX_PATH)  # the path as the user gave it
+    text: str = Field(max_length=EVIDENCE_BYTES)
 
 
 Rounds = Annotated[int, Field(ge=1, le=6)]
@@ -107,16 +130,6 @@ def make_params(given: AdversarialOptions, options: RunOptions) -> AdversarialPa
 
 # -- evidence ---------------------------------------------------------------------------
 
-# Every prompt quotes the evidence, so it is bounded by what the context can hold beside
-# the answers: words (字) over all --evidence files, and over all the files the user
-# supplies when asked during the review (counted into the context up front, since it is
-# sized before the first round).
-EVIDENCE_BYTES = 64 * KIB  # one file, read before its words are counted
-EVIDENCE_UNITS = 2000
-SUPPLEMENT_UNITS = 800
-MAX_EVIDENCE = 8  # --evidence files
-EVIDENCE_HINT = "give a text or Markdown file of at most {n:,} words (字)"
-
 
 def read_evidence(path: Path, *, what: str, room: int) -> Evidence:
     """One evidence file: a regular UTF-8 text file, not empty, no binary bytes, within
@@ -154,9 +167,16 @@ def given_evidence(paths: tuple[Path, ...]) -> list[Evidence]:
     return read
 
 
+class _Asked(BaseModel):
+    """An earlier question and answer as a transcript holds it, read before it is bounded."""
+
+    question: str
+    answer: str
+
+
 class _SavedResult(BaseModel):
     final_answer: str | None = None
-    session: list[Earlier] = Field(default_factory=list)
+    session: list[_Asked] = Field(default_factory=list)
 
 
 class _Saved(BaseModel):
@@ -167,7 +187,8 @@ class _Saved(BaseModel):
 
 
 def load_session(path: Path) -> list[Earlier]:
-    """The earlier questions and final answers of a saved adversarial transcript."""
+    """The earlier questions and final answers of a saved adversarial transcript, each held
+    to what round 1's prompt has room for (the last SESSION_KEEP)."""
     hint = "give the transcript.json of an earlier `moot run --format adversarial`"
     data = read_json(path, what="--continue", limit=RECORD_LIMIT)
     if not isinstance(data, dict) or data.get("format") != "adversarial":
@@ -180,8 +201,34 @@ def load_session(path: Path) -> list[Earlier]:
     result = saved.result or _SavedResult()
     if not result.final_answer:
         raise UsageError(f"--continue {path}: that debate has no final answer", hint=hint)
-    earlier = [*result.session, Earlier(question=saved.motion, answer=result.final_answer)]
-    return earlier[-SESSION_KEEP:]
+    earlier = [*result.session, _Asked(question=saved.motion, answer=result.final_answer)]
+    kept = earlier[-SESSION_KEEP:]
+    for i, item in enumerate(kept, start=len(earlier) - len(kept)):
+        if i == len(result.session):  # the debate itself
+            where = ("motion", "result.final_answer")
+        else:
+            where = (f"result.session.{i}.question", f"result.session.{i}.answer")
+        _check_earlier(item, name=name, where=where)
+    return [Earlier(question=item.question, answer=item.answer) for item in kept]
+
+
+def _check_earlier(item: _Asked, *, name: str, where: tuple[str, str]) -> None:
+    """An earlier question and its final answer, within what the prompt has room for."""
+    question, answer = where
+    if len(item.question) > MAX_MOTION:
+        raise UsageError(
+            f"{name}: {question}: {len(item.question):,} characters, over the limit of a "
+            f"motion ({MAX_MOTION:,})",
+            hint="give a transcript moot saved, or shorten that question",
+        )
+    units, size = length_units(item.answer), len(item.answer.encode())
+    if units > EARLIER_UNITS or size > EARLIER_BYTES:
+        said = f"{units:,} words (字)" if units > EARLIER_UNITS else f"{size:,} bytes"
+        raise UsageError(
+            f"{name}: {answer}: {said}, over the limit of a final answer "
+            f"({EARLIER_UNITS:,} words (字), {EARLIER_BYTES:,} bytes)",
+            hint="give a transcript moot saved, or shorten that final answer",
+        )
 
 
 # -- the judge --------------------------------------------------------------------------
