@@ -164,6 +164,15 @@ def test_every_format_runs_from_python(home: Path, dry_models: tuple[str, str]) 
     assert sorted(p.name for p in home.iterdir()) == ["models"]  # nothing saved, not even state
 
 
+def test_a_dry_run_handed_a_pool_loads_no_model(home: Path, dry_models: tuple[str, str]) -> None:
+    """The pool is for real runs: a dry run's models are scripted whatever it is handed (a
+    file of no weights would fail to load)."""
+    with moot.ModelPool() as pool:
+        result = moot.debate("cars in cities", model=dry_models[0], pool=pool, run=DRY, save=False)
+    assert result.turns
+    assert {m.id for m in result.transcript.models.values()} == {f"echo:{dry_models[0]}"}
+
+
 def test_a_tournament_from_python(home: Path, tmp_path: Path) -> None:
     from gguf_samples import write_gguf
 

@@ -57,6 +57,43 @@ def test_dry_run_writes_transcript_and_brief(tmp_path: Path, cli: Cli) -> None:
     assert "🔵 Proposition" in proc.stdout and "📋 Debate Brief" in proc.stdout
 
 
+DRY_RUNS = [
+    ("oxford", "This House Believes That cities should ban cars", ()),
+    ("oxford", "本院认为城市应当禁止私家车", ()),
+    ("challenge", "This House Believes That cities should ban cars", ()),
+    ("challenge", "本院认为城市应当禁止私家车", ()),
+    ("decision", "Should we rewrite the service in Rust or harden the Java code?",
+     ("--positions", "rewrite in Rust", "--positions", "harden the Java code")),
+    ("adversarial", "Should cities ban private cars from their centres?", ("--model", "--model")),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("fmt", "motion", "extra"), DRY_RUNS)
+def test_a_dry_run_keeps_every_rule(
+    tmp_path: Path,
+    cli: Cli,
+    fmt: str,
+    motion: str,
+    extra: tuple[str, ...],
+    dry_models: tuple[str, str],
+) -> None:
+    """A dry run is what a run looks like when every model keeps the rules: no turn asked
+    again, none flagged, no notice, and a brief built on no degraded turn."""
+    if fmt == "adversarial":  # its participants are named: files of no weights
+        extra = (extra[0], dry_models[0], extra[1], dry_models[1])
+    out = tmp_path / "out"
+    args = ("run", motion, "--format", fmt, "--dry-run", "--yes", "--seed", "1", *extra)
+    proc = cli(*args, "--out", str(out), home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    turns = json.loads((out / "transcript.json").read_text(encoding="utf-8"))["turns"]
+    kept = [(t["role"], t["step"], t["flags"], t["redraw"]) for t in turns]
+    assert all(not flags and redraw is None for _, _, flags, redraw in kept), kept
+    said = proc.stdout + proc.stderr
+    for words in ("asking again", "degraded turn", "Built on", "重新生成", "降级"):
+        assert words not in said
+    assert "degraded: []" in said if fmt == "decision" else "degraded:" not in said
+
+
 def test_an_unwritable_out_folder_is_reported_before_the_debate(tmp_path: Path, cli: Cli) -> None:
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")

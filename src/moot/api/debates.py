@@ -206,7 +206,9 @@ class Debate:
         """Run the debate to its end in this thread, calling ON_EVENT with each event."""
         claim = self._claim()
         listeners: list[Listener] = [self._check_stop, *([on_event] if on_event else [])]
-        factory = self.pool.get if self.pool is not None else None
+        # A dry run never loads a model, whatever pool it is handed: its models are scripted.
+        dry = self.setup.run.dry_run
+        factory = self.pool.get if self.pool is not None and not dry else None
         runner = _Runner(
             self.setup,
             listeners=listeners,

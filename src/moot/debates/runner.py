@@ -19,7 +19,7 @@ from moot.formats.base import MAX_MOTION, Cast
 from moot.inference.human import HUMAN, Ask, HumanSeat, Said, is_human_ref
 from moot.inference.pool import ModelPool
 from moot.inference.protocol import ChatModel
-from moot.inference.scripted import EchoModel
+from moot.inference.scripted import ECHO_FORM, EchoModel
 from moot.models import store
 from moot.models.catalog import default_model_id
 from moot.prompts import Language, PromptPack, check_engine_pack, engine_pack, load_pack
@@ -95,7 +95,8 @@ class DebateRun:
         if not refs:
             return {}, {}
         if self.setup.run.dry_run or self._factory:
-            make = self._factory or (lambda ref: EchoModel(model_id=f"echo:{ref}"))
+            form = self.setup.echo
+            make = self._factory or (lambda ref: EchoModel(model_id=f"echo:{ref}", form=form))
             models = {r: make(ref) for r, ref in refs.items()}
             return models, {r: ModelInfo(id=m.model_id) for r, m in models.items()}
         from moot.inference.remote import is_remote_ref
@@ -160,6 +161,9 @@ class DebateRun:
             "gpu_layers": s.run.gpu_layers,
             "prompts_root": str(s.prompts_root) if s.prompts_root else None,
             "dry_run": s.run.dry_run,
+            # The form of a dry run's scripted replies, where not the first (which records
+            # none): a replay or a resume speaks as the debate did.
+            **({"echo": s.echo} if s.run.dry_run and s.echo != 1 else {}),
         }
         return Transcript(
             format=s.format.name,
@@ -310,6 +314,7 @@ class _SavedRun(BaseModel):
     call_timeout_s: float | int | None = None  # older records: none
     one_model_at_a_time: bool = False
     decoding: dict[str, int | bool] | None = None  # config.Decoding, when not decoded alone
+    echo: int = Field(default=1, ge=1, le=ECHO_FORM)  # a dry run's replies: older records, 1
 
 
 class _Header(BaseModel):
@@ -378,6 +383,7 @@ def setup_from_record(
         prompts_root=Path(ran.prompts_root) if ran.prompts_root else None,
         run=run,
         began=h.began,
+        echo=ran.echo,
     )
 
 

@@ -16,6 +16,7 @@ from moot.errors import UsageError
 from moot.formats import get_format, option_name, parameters
 from moot.formats.base import MAX_MOTION, Format, RunOptions
 from moot.inference.human import HUMAN, HumanConsole, is_human_ref
+from moot.inference.scripted import ECHO_FORM
 from moot.prompts import Language, resolve_language
 
 Temperature = Annotated[float, Field(ge=0.0, le=2.0)]
@@ -114,6 +115,9 @@ class DebateSetup:
     human: HumanConsole | None = None
     # The day a resumed debate began (ISO), from its record; None: it begins today.
     began: str | None = None
+    # The form of a dry run's scripted replies (inference.scripted.ECHO_FORM); a saved
+    # debate's own where it is replayed or resumed.
+    echo: int = ECHO_FORM
 
 
 def installed_models() -> tuple[tuple[str, int], ...]:

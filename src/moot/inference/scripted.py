@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -13,6 +14,21 @@ from moot.inference.reasoning import Splitter
 
 Reply = str | Callable[[ChatRequest], str]
 
+# The form of the echo's replies. 1: moot's first, where a point of information was answered
+# as any speech (and so flagged "not a question"); 2: a question wherever the engine asks
+# for one, so a dry run keeps every rule. A saved dry run records its form (params.echo), so
+# a replay or a resume of an older one speaks as it did.
+ECHO_FORM = 2
+
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+
+# What the echo asks where the engine asks for a question: within any point's limit, opening
+# as a question does, and sharing no words with another seat's speech.
+_QUESTIONS = {
+    "?": "Does the other side have an answer to this?",
+    "？": "请问对方如何回应这一点？",
+}
+
 
 class ScriptedModel:
     """Replies from a queue (or a function of the request) and records every request.
@@ -21,9 +37,12 @@ class ScriptedModel:
     schema, so orchestration tests need only script what they assert on.
     """
 
-    def __init__(self, replies: Iterable[Reply] = (), *, model_id: str = "scripted") -> None:
+    def __init__(
+        self, replies: Iterable[Reply] = (), *, model_id: str = "scripted", form: int = ECHO_FORM
+    ) -> None:
         self._replies: list[Reply] = list(replies)
         self._id = model_id
+        self.form = form
         self.requests: list[ChatRequest] = []
 
     @property
@@ -41,7 +60,7 @@ class ScriptedModel:
         elif request.reply_schema is not None:
             text = json.dumps(_minimal(request.reply_schema))
         else:
-            text = _echo(request)
+            text = _echo(request) if self.form >= 2 else _first_echo(request)
         said, splitter = _say(text, request.think_budget, on_text)
         prompt_tokens = sum(len(m.content.split()) for m in request.messages)
         return Completion(
@@ -56,17 +75,34 @@ class ScriptedModel:
 class EchoModel(ScriptedModel):
     """Answers every free-text request with a short deterministic speech; used by --dry-run."""
 
-    def __init__(self, *, model_id: str = "echo") -> None:
-        super().__init__((), model_id=model_id)
+    def __init__(self, *, model_id: str = "echo", form: int = ECHO_FORM) -> None:
+        super().__init__((), model_id=model_id, form=form)
 
 
 def _echo(request: ChatRequest) -> str:
+    """A short deterministic reply that keeps the rules: a question where the engine asks
+    for one, else the speaker and a few words of its prompt, enough to see the step."""
+    if request.closer in _QUESTIONS:
+        return _QUESTIONS[request.closer]
+    quoted = _quoted(request)
+    # Chinese has no spaces between its words: twelve characters of it, as six words are
+    # too few to read as copying another seat's speech (twenty characters in a row are).
+    if _HAN.search(quoted):
+        quoted = quoted[:12]
+    return f"[{request.session or 'speaker'}] responding to: {quoted}."
+
+
+def _first_echo(request: ChatRequest) -> str:
+    """The echo's first form (a dry run saved before `ECHO_FORM` 2, replayed or resumed)."""
+    return f"[{request.session or 'speaker'}] responding to: {_quoted(request)}."
+
+
+def _quoted(request: ChatRequest) -> str:
+    """Six words of the first line of the prompt: too few to read as copying another seat's
+    speech (a dry run keeps the voice rules like any other)."""
     last = request.messages[-1].content if request.messages else ""
     first_line = next((line for line in last.splitlines() if line.strip()), "")
-    # Six words of the prompt: enough to see the step, too few to read as copying another
-    # seat's speech (a dry run keeps the voice rules like any other).
-    quoted = " ".join(first_line[:60].split()[:6])
-    return f"[{request.session or 'speaker'}] responding to: {quoted}."
+    return " ".join(first_line[:60].split()[:6])
 
 
 def _say(text: str, think_budget: int | None, on_text: OnText | None) -> tuple[str, Splitter]:
