@@ -10,7 +10,7 @@ from rich.markdown import Markdown
 from rich.markup import escape
 
 from moot.engine.rules import length_units
-from moot.engine.turns import Event, Notice, Scored, Stopped, Token, TurnFinished, TurnStarted
+from moot.events import Event, Notice, Scored, Stopped, Token, TurnFinished, TurnStarted
 from moot.inference.human import HUMAN
 from moot.words import words
 

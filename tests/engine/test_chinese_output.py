@@ -307,7 +307,7 @@ def test_a_chinese_proposal_is_offered_in_chinese(monkeypatch: pytest.MonkeyPatc
 
 def test_a_chinese_debate_stopped_by_ctrl_c_says_so_in_chinese(tmp_path: Path) -> None:
     from moot.cli.run import _interrupted
-    from moot.debates.runner import DebateSetup
+    from moot.debates.settings import DebateSetup
     from moot.formats import get_format
 
     fmt = get_format("oxford")

@@ -13,7 +13,7 @@ import pytest
 from moot.debates.runner import DebateRun
 from moot.debates.settings import prepare, settings
 from moot.engine.rules import ELLIPSIS, ends_sentence, fit, length_units
-from moot.engine.turns import Token, TurnStarted
+from moot.events import Token, TurnStarted
 from moot.inference.protocol import ChatRequest, Completion, OnText
 from moot.inference.scripted import ScriptedModel
 from moot.records.journal import read_journal

@@ -27,7 +27,7 @@ from moot.engine.rules import (
     sentences,
     voice_for,
 )
-from moot.engine.turns import Notice
+from moot.events import Notice
 from moot.formats.oxford.flow import SIDES as OXFORD
 from moot.records.transcript import Transcript
 from test_voice import BySeat, run_oxford, shown_by_turn

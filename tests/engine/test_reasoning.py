@@ -21,8 +21,9 @@ from moot.config import THINK_BUDGET, RunSettings, validate_params
 from moot.debates.runner import DebateRun
 from moot.debates.settings import prepare, settings
 from moot.engine.rules import length_units
-from moot.engine.turns import Engine, Notice, Role, Token, TurnStarted
+from moot.engine.turns import Engine, Role
 from moot.errors import ReasoningOnlyError, UsageError
+from moot.events import Notice, Token, TurnStarted
 from moot.inference.protocol import ChatRequest, Completion, OnText, Sampling, messages
 from moot.inference.reasoning import (
     HARMONY_FINAL,

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from conftest import REAL_HOME, Cli
-from moot.debates.runner import DebateRun, DebateSetup, resume_setup
-from moot.engine.turns import Event, TurnFinished
+from moot.debates.runner import DebateRun, resume_setup
+from moot.debates.settings import DebateSetup
+from moot.events import Event, TurnFinished
 from moot.formats.base import RunOptions
 from moot.formats.decision.flow import FORMAT as DECISION
 from moot.inference.protocol import ChatRequest, Completion, OnText

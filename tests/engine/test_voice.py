@@ -14,7 +14,7 @@ import pytest
 from moot.debates.runner import DebateRun
 from moot.debates.settings import prepare, settings
 from moot.engine.rules import clean_voice, opening_problem
-from moot.engine.turns import Notice, Token, TurnStarted
+from moot.events import Notice, Token, TurnStarted
 from moot.inference.protocol import ChatRequest, Completion, OnText
 from moot.inference.scripted import ScriptedModel
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from conftest import REPO, Cli
-from moot.engine.turns import TurnStarted
 from moot.errors import UsageError
+from moot.events import TurnStarted
 from moot.tournaments import adaptive, ratings
 from moot.tournaments.executors import LocalExecutor
 from moot.tournaments.run import InDebate, Tournament, TournamentEvent

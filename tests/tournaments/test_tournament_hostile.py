@@ -20,8 +20,8 @@ from rich.text import Text
 import moot
 from conftest import Cli, Result
 from moot import models
-from moot.engine.turns import Notice
 from moot.errors import UsageError
+from moot.events import Notice
 from moot.tournaments.plan import Pairing
 
 # Tournaments of placeholder model names: how a reference is checked is tested elsewhere.
@@ -501,7 +501,7 @@ def pairing() -> Pairing:
 
 def test_progress_lines_show_untrusted_text_as_text() -> None:
     from moot.cli.tournament import _Shower
-    from moot.engine.turns import TurnStarted
+    from moot.events import TurnStarted
     from moot.tournaments.run import DebateBegun, DebateFailed, InDebate
 
     buffer = io.StringIO()

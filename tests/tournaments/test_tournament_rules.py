@@ -15,8 +15,7 @@ import pytest
 
 import moot
 from conftest import Cli
-from moot.formats.failures import sanitize
-from moot.inference.protocol import ChatRequest, Completion, OnText
+from moot.inference.protocol import ChatRequest, Completion, OnText, sanitize
 from moot.inference.scripted import ScriptedModel
 from moot.records.transcript import Transcript, Turn
 from moot.tournaments.judge import Ballot, JudgeBallot, Verdict

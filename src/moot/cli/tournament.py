@@ -35,8 +35,8 @@ from moot.cli.options import (
 )
 from moot.cli.root import Console, app, speak
 from moot.config import MAX_PARALLEL
-from moot.engine.turns import Notice, TurnStarted
 from moot.errors import MootError, UsageError
+from moot.events import Notice, TurnStarted
 from moot.formats import NAMES as FORMATS
 from moot.formats import get_format
 from moot.render import safe
@@ -44,6 +44,7 @@ from moot.tournaments.adaptive import check_executor, check_schedule
 from moot.tournaments.calibration import MAX_CONTROLS, Interval
 from moot.tournaments.controls import ControlEvent, ControlFailed, ControlJudged
 from moot.tournaments.executors import judge_controls, make_executor
+from moot.tournaments.judge import SIDES
 from moot.tournaments.parallel import check_batch, check_parallel
 from moot.tournaments.plan import (
     MAX_BOOTSTRAP,
@@ -52,7 +53,6 @@ from moot.tournaments.plan import (
     MAX_MOTION_CHARS,
     MAX_MOTIONS,
     MAX_SWAPS,
-    SIDES,
     check_counts,
     check_size,
     read_motions,

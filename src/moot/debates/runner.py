@@ -13,8 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from moot.config import SESSION_CACHE_MB, THINK_BUDGET, Decoding, RunSettings, Seed
 from moot.debates.settings import DebateSetup, Temperature
-from moot.engine.turns import Engine, Listener, Role
+from moot.engine.turns import Engine, Role
 from moot.errors import MootError, UsageError
+from moot.events import Listener
 from moot.formats.base import MAX_MOTION, Cast
 from moot.inference.human import HUMAN, Ask, HumanSeat, Said, is_human_ref
 from moot.inference.pool import ModelPool
@@ -427,7 +428,7 @@ class _Diverged(Exception):
 def replay(path: Path, *, listeners: list[Listener] | None = None) -> ReplayReport:
     """Run a saved transcript's debate again, offline, writing nothing; stop at the first
     turn whose text differs from the saved one."""
-    from moot.engine.turns import Event, TurnFinished
+    from moot.events import Event, TurnFinished
 
     transcript, data = load(path)
     saved = transcript.turns

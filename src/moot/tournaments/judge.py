@@ -9,7 +9,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from moot.engine.turns import Engine, Listener, Role
+from moot.engine.turns import Engine, Role
+from moot.events import Listener
 from moot.inference.protocol import ChatModel
 from moot.prompts import load_pack
 from moot.records.transcript import ModelInfo, Transcript, Turn

@@ -28,6 +28,7 @@ from moot.config import MAX_PARALLEL, Decoding
 from moot.errors import MootError, UsageError
 from moot.inference.remote import is_remote_ref
 from moot.tournaments.judge import Verdict
+from moot.tournaments.plan import Pairing, TournamentPlan
 from moot.tournaments.run import (
     DebateBegun,
     DebateDone,
@@ -35,10 +36,8 @@ from moot.tournaments.run import (
     Emit,
     InDebate,
     ModelFactory,
-    Pairing,
     Tournament,
     TournamentEvent,
-    TournamentPlan,
     echo_models,
     local_models,
     plan_n_ctx,

@@ -22,6 +22,7 @@ from moot.records import files
 from moot.records.files import make_private_dir, write_atomic
 from moot.tournaments.judge import Verdict
 from moot.tournaments.parallel import worker_models
+from moot.tournaments.plan import Pairing, TournamentPlan
 from moot.tournaments.run import (
     VERDICT,
     DebateBegun,
@@ -29,9 +30,7 @@ from moot.tournaments.run import (
     DebateFailed,
     Emit,
     ModelFactory,
-    Pairing,
     Tournament,
-    TournamentPlan,
     play,
     run_settings,
 )

@@ -20,9 +20,9 @@ from moot.tournaments import ratings
 from moot.tournaments.calibration import KINDS, Interval, JudgeFigures
 from moot.tournaments.controls import ControlsFigure, figures
 from moot.tournaments.judge import Verdict
-from moot.tournaments.plan import Pairing
+from moot.tournaments.plan import Pairing, TournamentPlan
 from moot.tournaments.rules import RuleKeeping, debate_turns, rule_keeping
-from moot.tournaments.run import Tournament, TournamentPlan
+from moot.tournaments.run import Tournament
 
 LEVEL = 0.95
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, computed_field
 
-from moot.formats.failures import sanitize
+from moot.inference.protocol import sanitize
 from moot.records.transcript import Transcript, Turn
 from moot.tournaments.judge import Verdict
 

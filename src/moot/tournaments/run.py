@@ -25,8 +25,8 @@ from pydantic import BaseModel, ValidationError
 from moot.config import RunSettings, tournaments_dir
 from moot.debates.runner import DebateRun
 from moot.debates.settings import DebateSetup, FormatParams, format_params
-from moot.engine.turns import Event, Listener
 from moot.errors import MootError, UsageError
+from moot.events import Event, Listener
 from moot.formats import get_format
 from moot.formats.base import Format
 from moot.inference.protocol import ChatModel

@@ -12,13 +12,8 @@ from moot.debates.settings import format_params
 from moot.errors import MootError, concerning
 from moot.formats import get_format
 from moot.tournaments.controls import ControlEvent
-from moot.tournaments.plan import (
-    SIDES,
-    checked_identity,
-    make_plan,
-    two_sided,
-    word_motions,
-)
+from moot.tournaments.judge import SIDES
+from moot.tournaments.plan import checked_identity, make_plan, two_sided, word_motions
 from moot.tournaments.run import DebateBegun, DebateDone, DebateFailed, InDebate, TournamentEvent
 from moot.web import forms
 from moot.web.forms import (

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from conftest import Cli
-from moot.debates.runner import DebateResult, DebateRun, DebateSetup
+from moot.debates.runner import DebateResult, DebateRun
+from moot.debates.settings import DebateSetup
 from moot.errors import CallTimeoutError, UsageError
 from moot.formats.adversarial.flow import FORMAT, settle
 from moot.formats.adversarial.schemas import AdversarialParams, Earlier, judge_schema, read_vote
@@ -459,7 +460,7 @@ def test_the_document_says_why_the_review_stopped(
 
 
 def test_a_reply_of_brackets_nested_past_the_parser_is_a_parse_error_not_a_crash() -> None:
-    from moot.formats.failures import parse_error
+    from moot.inference.protocol import parse_error
 
     code = parse_error(ValueError("bad"), "[" * 100_000, judge_schema(("alpha", "beta"), "en"))
     assert code == "PARSE_ERROR:ValueError:json"

@@ -11,15 +11,15 @@ from typing import Any
 import pytest
 
 from conftest import REPO, Cli
-from moot.debates.runner import DebateResult, DebateRun, DebateSetup
-from moot.engine.turns import Notice, TurnStarted
+from moot.debates.runner import DebateResult, DebateRun
+from moot.debates.settings import DebateSetup
 from moot.errors import CallTimeoutError, MootError, RemoteError, UsageError
+from moot.events import Notice, TurnStarted
 from moot.formats.base import RunOptions
 from moot.formats.challenge.flow import FORMAT
 from moot.formats.challenge.schemas import ChallengeParams, effort_model, verdict_schema
 from moot.formats.challenge.text import ALL_TIMED_OUT, NO_EXCHANGES, UNCONTESTED
-from moot.formats.failures import sanitize
-from moot.inference.protocol import ChatRequest
+from moot.inference.protocol import ChatRequest, sanitize
 from moot.inference.scripted import ScriptedModel
 
 TOPIC = "Should we rewrite the billing service in Rust?"

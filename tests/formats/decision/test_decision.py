@@ -12,9 +12,10 @@ import pytest
 import yaml
 
 from conftest import Cli
-from moot.debates.runner import DebateResult, DebateRun, DebateSetup
-from moot.engine.turns import Notice, TurnFinished
+from moot.debates.runner import DebateResult, DebateRun
+from moot.debates.settings import DebateSetup
 from moot.errors import CallTimeoutError, MootError, UsageError
+from moot.events import Notice, TurnFinished
 from moot.formats.base import RunOptions
 from moot.formats.decision import flow as decision
 from moot.formats.decision.document import FRONTMATTER_KEYS, SECTIONS, render_frontmatter

@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 
 from conftest import REPO
-from moot.debates.runner import DebateRun, DebateSetup
-from moot.engine.turns import Engine, TurnFinished, TurnStarted
+from moot.debates.runner import DebateRun
+from moot.debates.settings import DebateSetup
+from moot.engine.turns import Engine
+from moot.events import TurnFinished, TurnStarted
 from moot.formats.oxford.flow import FORMAT
 from moot.formats.oxford.schemas import Brief, CompletenessReply, CompletenessRubric, OxfordParams
 from moot.inference.protocol import ChatRequest
