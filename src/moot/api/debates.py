@@ -206,9 +206,11 @@ class Debate:
         """Run the debate to its end in this thread, calling ON_EVENT with each event."""
         claim = self._claim()
         listeners: list[Listener] = [self._check_stop, *([on_event] if on_event else [])]
-        # A dry run never loads a model, whatever pool it is handed: its models are scripted.
-        dry = self.setup.run.dry_run
-        factory = self.pool.get if self.pool is not None and not dry else None
+        # A dry run never loads a model: a pool that loads them is left aside (its models are
+        # scripted); a source of scripted models of the caller's own (the page's paced ones)
+        # still serves.
+        loads = isinstance(self.pool, _pool.ModelPool) and self.setup.run.dry_run
+        factory = self.pool.get if self.pool is not None and not loads else None
         runner = _Runner(
             self.setup,
             listeners=listeners,
