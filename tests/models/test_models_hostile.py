@@ -476,7 +476,8 @@ def test_a_store_folder_that_is_a_file_or_a_loop_is_named(
         assert proc.stderr.startswith("error:") and len(proc.stderr.strip().splitlines()) == 2
 
 
-def test_a_hub_ref_file_that_names_no_commit_is_a_row_not_a_crash(tmp_path: Path) -> None:
+def _unreadable_ref(tmp_path: Path) -> None:
+    """A catalog model "x" whose hub cache's ref file names no commit."""
     _cached(tmp_path, b"garbage")
     moot_home = Path(os.environ["MOOT_HOME"])
     moot_home.mkdir(parents=True, exist_ok=True)
@@ -484,6 +485,10 @@ def test_a_hub_ref_file_that_names_no_commit_is_a_row_not_a_crash(tmp_path: Path
         '[[models]]\nid = "x"\nname = "x"\ncontext_length = 4096\n'
         'sources = [{ kind = "hf", repo = "acme/x", files = ["m.gguf"] }]\n'
     )
+
+
+def test_a_hub_ref_file_that_names_no_commit_is_a_row_not_a_crash(tmp_path: Path) -> None:
+    _unreadable_ref(tmp_path)
     [row] = [e for e in listing.list_models() if e.id == "x"]
     assert not row.usable and "ref file" in row.reason
 
@@ -491,13 +496,7 @@ def test_a_hub_ref_file_that_names_no_commit_is_a_row_not_a_crash(tmp_path: Path
 def test_verifying_every_model_names_a_catalog_model_it_cannot_read(
     tmp_path: Path, cli: Cli
 ) -> None:
-    _cached(tmp_path, b"garbage")
-    moot_home = Path(os.environ["MOOT_HOME"])
-    moot_home.mkdir(parents=True, exist_ok=True)
-    (moot_home / "catalog.toml").write_text(
-        '[[models]]\nid = "x"\nname = "x"\ncontext_length = 4096\n'
-        'sources = [{ kind = "hf", repo = "acme/x", files = ["m.gguf"] }]\n'
-    )
+    _unreadable_ref(tmp_path)
     [row] = [v for v in store.verify() if v.id == "x"]
     assert not row.ok and "ref file" in row.message and row.hint
     proc = cli("models", "verify")
