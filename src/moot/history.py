@@ -196,7 +196,7 @@ def find(ref: str, *, readable: bool = True) -> SavedDebate:
         if found is not None:
             return _checked(_as_indexed(found), readable)
     if _is_path(ref) and not os.path.lexists(path):
-        raise UsageError(f"no such folder or file: {ref}", hint=_HOW_TO_NAME)
+        raise UsageError(f"{ref} does not exist", hint=_HOW_TO_NAME)
     matches = [d for d in list_debates(elsewhere=True) if d.id.startswith(ref)]
     exact = [d for d in matches if d.id == ref]
     if len(exact) == 1 or len(matches) == 1:
@@ -254,7 +254,8 @@ def _in_data_dir(debate: SavedDebate) -> bool:
 
 def _checked(debate: SavedDebate, readable: bool) -> SavedDebate:
     if readable and debate.problem is not None:
-        mine = _in_data_dir(debate) or debate.entry is not None
+        # One saved elsewhere is not deleted once unreadable (deletable): its owner removes it.
+        mine = _in_data_dir(debate)
         hint = f"`moot history rm {debate.id}` deletes it" if mine else "is it a folder moot wrote?"
         raise UsageError(debate.problem, hint=hint)
     return debate

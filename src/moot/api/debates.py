@@ -341,10 +341,10 @@ def debate(
 
     The defaults are `moot run`'s: the Oxford format on the default model, the language
     of the motion, a fresh seed, saved in a folder of moot's data directory (`out` names
-    another; `save=False` writes nothing). `model` is one reference or several (the
-    formats with one seat per model); `roles` binds a role to a model; `temperatures`
-    overrides a role's. `run` holds the context size, GPU layers, token cap, call time
-    limit and `dry_run` (scripted models, nothing loads).
+    another, which `moot history` lists too; `save=False` writes nothing). `model` is one
+    reference or several (the formats with one seat per model); `roles` binds a role to a
+    model; `temperatures` overrides a role's. `run` holds the context size, GPU layers,
+    token cap, call time limit and `dry_run` (scripted models, nothing loads).
     `human` answers for a seat a person holds (`roles={"opposition": "human"}`): a console
     of `moot.inference.human`, e.g. `ScriptedConsole([...])`.
 
