@@ -1,4 +1,10 @@
-"""Saved debates in moot's data directory: list, read and delete them.
+"""Saved debates: list, find, read and delete them.
+
+A debate is saved in a folder of moot's data directory (`debates/`), or in the folder a
+caller named (`--out`, `out=`): such a folder outside the data directory is listed in its
+index (`saved-elsewhere/`, one small file for each, named by the debate's id), so that the
+history finds it too. Every command names a saved debate the same way (`find`): an id, a
+unique prefix of one, a folder, or `last`.
 
 A debate folder holds moot's own files: `journal.jsonl` (from the first turn), and once it
 finished `transcript.json` and its format's document (`debate.md`, `decision.md`). Only
@@ -9,11 +15,12 @@ under a size limit: a folder is untrusted input like any other file.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import shutil
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -27,9 +34,19 @@ from moot.records.transcript import DebateRecord, Record, TurnRecord
 
 JOURNAL = "journal.jsonl"
 TRANSCRIPT = "transcript.json"
+JUDGED = "judged"  # `moot judge` writes judged/<judge>.json beside the transcript
+LAST = "last"  # names the most recent saved debate
+ELSEWHERE = "saved-elsewhere"  # the index of debates saved outside the data directory
+_ENTRY_LIMIT = 16 * files.KIB  # an index entry: one folder's path
+_CANDIDATES = 5  # an ambiguous prefix's candidates, named in its error
 
 _SET_HOME = "set MOOT_HOME to a folder you can write to"
 _IS_IT_MOOTS = "is it a folder moot wrote? `moot history rm ID` deletes a saved one"
+_HOW_TO_NAME = (
+    "name a debate by its id from `moot history list`, a unique prefix, its folder, or last"
+)
+NONE_SAVED = 'no saved debates yet: `moot run "a motion"` runs one and saves it'
+_RUN_ONE = 'run one with `moot run "a motion"`; it is saved and listed by `moot history list`'
 
 
 @dataclass(frozen=True)
@@ -42,6 +59,7 @@ class SavedDebate:
     finished: bool  # transcript.json written: the debate ran to its end
     problem: str | None = None  # why its files cannot be read; None when they can
     language: str = "en"  # the debate's, as its files record it
+    entry: Path | None = None  # its entry in the index: saved outside the data directory
 
     @property
     def status(self) -> str:
@@ -134,15 +152,16 @@ def _data_error(exc: OSError, doing: str) -> UsageError:
     )
 
 
-def list_debates() -> list[SavedDebate]:
+def list_debates(*, elsewhere: bool = False) -> list[SavedDebate]:
     """Every debate in moot's data directory, oldest first (their names start with the
-    time); a folder that is a symlink, or holds none of moot's files, is not one."""
+    time); a folder that is a symlink, or holds none of moot's files, is not one. With
+    ELSEWHERE, the debates its index lists outside it too (`--out`), in the same order."""
     root = debates_dir()
     try:
         with os.scandir(root) as it:
             entries = sorted(it, key=lambda e: e.name)
     except FileNotFoundError:
-        return []  # nothing saved yet
+        entries = []  # nothing saved here yet
     except OSError as exc:
         raise _data_error(exc, "read") from None
     found = []
@@ -153,31 +172,71 @@ def list_debates() -> list[SavedDebate]:
             continue
         if real_folder and (debate := _summary(Path(entry.path))) is not None:
             found.append(debate)
+    if elsewhere:
+        found = sorted([*found, *_indexed()], key=lambda d: d.id)
     return found
 
 
 def find(ref: str, *, readable: bool = True) -> SavedDebate:
-    """A saved debate by folder name (or a unique prefix of it), or a folder path. With
-    READABLE, a debate whose files cannot be read is refused, naming the problem."""
+    """The saved debate REF names, as every command names one: its id (the folder's name in
+    the data directory, or its index entry's), a unique prefix of an id, its folder (or the
+    transcript.json or journal.jsonl in it), or `last`, the most recent. With READABLE, a
+    debate whose files cannot be read is refused, naming the problem."""
     if not ref.strip():
-        raise UsageError("name a saved debate", hint="see `moot history list`")
+        raise UsageError("name a saved debate", hint=_HOW_TO_NAME)
+    if ref == LAST:
+        saved = list_debates(elsewhere=True)
+        if not saved:
+            raise UsageError("there is no saved debate yet, so none is the last", hint=_RUN_ONE)
+        return _checked(saved[-1], readable)
     path = _expand(ref)
-    if path.is_dir():
-        found = _summary(path)
+    folder = path.parent if path.name in (TRANSCRIPT, JOURNAL) and path.is_file() else path
+    if folder.is_dir():
+        found = _summary(folder)
         if found is not None:
-            return _checked(found, readable)
-    matches = [d for d in list_debates() if d.id == ref or d.id.startswith(ref)]
+            return _checked(_as_indexed(found), readable)
+    if _is_path(ref) and not os.path.lexists(path):
+        raise UsageError(f"{ref} does not exist", hint=_HOW_TO_NAME)
+    matches = [d for d in list_debates(elsewhere=True) if d.id.startswith(ref)]
     exact = [d for d in matches if d.id == ref]
     if len(exact) == 1 or len(matches) == 1:
         return _checked((exact or matches)[0], readable)
     if matches:
-        raise UsageError(f"{ref!r} names {len(matches)} debates", hint="give more of the id")
-    if path.is_dir():
+        named = [d.id if d.entry is None else f"{d.id} ({d.path})" for d in matches]
+        more = len(named) - _CANDIDATES
+        listed = ", ".join(named[:_CANDIDATES]) + (f" and {more} more" if more > 0 else "")
         raise UsageError(
-            f"{path} is not a saved debate: it holds no {JOURNAL} or {TRANSCRIPT}",
+            f"{ref!r} names {len(matches)} debates: {listed}",
+            hint="give more of the id",
+        )
+    if folder.is_dir():
+        raise UsageError(
+            f"{folder} is not a saved debate: it holds no {JOURNAL} or {TRANSCRIPT}",
             hint="name a debate folder moot wrote, or an id from `moot history list`",
         )
-    raise UsageError(f"no saved debate {ref!r}", hint="see `moot history list`")
+    raise UsageError(f"no saved debate {ref!r}", hint=_HOW_TO_NAME)
+
+
+def transcript(ref: str) -> Path:
+    """The transcript.json REF names, for a command that reads one (check, replay, judge): a
+    file given by its path is read as it is, wherever it is; anything else names a saved
+    debate as `find` does, which must have finished."""
+    path = _expand(ref)
+    if os.path.lexists(path) and not path.is_dir():
+        return path
+    debate = find(ref)
+    saved = debate.path / TRANSCRIPT
+    if not os.path.lexists(saved):
+        raise UsageError(
+            f"{debate.id} did not finish: it has no {TRANSCRIPT} yet",
+            hint=f"`moot resume {debate.id}` finishes it",
+        )
+    return saved
+
+
+def _is_path(ref: str) -> bool:
+    """REF is written as a path (an id never holds a separator nor starts with . or ~)."""
+    return os.sep in ref or "/" in ref or ref.startswith((".", "~"))
 
 
 def _expand(ref: str) -> Path:
@@ -187,14 +246,124 @@ def _expand(ref: str) -> Path:
         return Path(ref)
 
 
+def _in_data_dir(debate: SavedDebate) -> bool:
+    """DEBATE is a folder of moot's data directory (not a symlink to one elsewhere)."""
+    path = debate.path
+    return not path.is_symlink() and path.parent.resolve() == debates_dir().resolve()
+
+
 def _checked(debate: SavedDebate, readable: bool) -> SavedDebate:
     if readable and debate.problem is not None:
-        saved = debate.path.parent.resolve() == debates_dir().resolve()
-        hint = (
-            f"`moot history rm {debate.id}` deletes it" if saved else "is it a folder moot wrote?"
-        )
+        # One saved elsewhere is not deleted once unreadable (deletable): its owner removes it.
+        mine = _in_data_dir(debate)
+        hint = f"`moot history rm {debate.id}` deletes it" if mine else "is it a folder moot wrote?"
         raise UsageError(debate.problem, hint=hint)
     return debate
+
+
+# -- the index of debates saved elsewhere ------------------------------------------------
+
+
+def elsewhere_dir() -> Path:
+    """The index of the debates saved outside the data directory: one file for each, named
+    by the debate's id, holding its folder's path."""
+    return data_dir() / ELSEWHERE
+
+
+def _entries() -> list[tuple[Path, Path | None]]:
+    """Each index entry that can be read, and the folder it names (None: the entry is not
+    one moot wrote)."""
+    root = elsewhere_dir()
+    try:
+        with os.scandir(root) as it:
+            names = sorted(e.name for e in it if e.name.endswith(".json"))
+    except OSError:
+        return []  # none yet, or unreadable: the data directory's own debates are listed
+    found: list[tuple[Path, Path | None]] = []
+    for name in names:
+        entry = root / name
+        try:
+            text = files.read_text(entry, what="entry", limit=_ENTRY_LIMIT, follow_symlinks=False)
+        except MootError:
+            continue  # gone meanwhile, or not readable now: left as it is
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        folder = data.get("path") if isinstance(data, dict) else None
+        named = Path(folder) if isinstance(folder, str) and os.path.isabs(folder) else None
+        found.append((entry, named))
+    return found
+
+
+def _indexed() -> list[SavedDebate]:
+    """The debates the index lists, each under its entry's id; an entry whose folder is gone
+    or holds no debate any more is skipped, and pruned where that is sure (its folder's parent
+    is there: a drive that is not mounted keeps its entries)."""
+    found = []
+    for entry, folder in _entries():
+        if folder is None:
+            _forget(entry)  # not an entry moot wrote
+            continue
+        try:
+            st = os.lstat(folder)
+        except OSError as exc:
+            if isinstance(exc, (FileNotFoundError, NotADirectoryError)) and folder.parent.is_dir():
+                _forget(entry)
+            continue
+        debate = _summary(folder) if stat.S_ISDIR(st.st_mode) else None
+        if debate is None:
+            _forget(entry)  # a file now, a symlink, or a folder of no debate
+            continue
+        found.append(replace(debate, id=entry.name.removesuffix(".json"), entry=entry))
+    return found
+
+
+def _as_indexed(debate: SavedDebate) -> SavedDebate:
+    """DEBATE, found by its folder, under its index entry's id if the index lists it."""
+    if _in_data_dir(debate):
+        return debate
+    for entry in _entry_of(debate.path):
+        return replace(debate, id=entry.name.removesuffix(".json"), entry=entry)
+    return debate
+
+
+def _entry_of(folder: Path) -> list[Path]:
+    """The index entries that name FOLDER."""
+    try:
+        real = folder.resolve()
+    except (OSError, RuntimeError):
+        return []
+    return [entry for entry, named in _entries() if named == real]
+
+
+def _index(folder: Path, motion: str) -> Path | None:
+    """List FOLDER, just claimed outside the data directory, in the index under a fresh id
+    (as a folder in the data directory would be named); an older entry for it goes. The
+    debate is saved all the same where the index cannot be written: it is only not listed."""
+    try:
+        real = folder.resolve()
+        if real.is_relative_to(data_dir().resolve()):
+            return None  # in the data directory (a calibration's debates): not listed
+        for old in _entry_of(real):
+            _forget(old)
+        root = make_private_dir(elsewhere_dir())
+        record = json.dumps({"path": str(real)}, ensure_ascii=False) + "\n"
+        for name in _names(motion):
+            if os.path.lexists(debates_dir() / name):
+                continue  # the id of a debate in the data directory
+            if files.create_atomic(root / f"{name}.json", record):
+                return root / f"{name}.json"
+    except (OSError, RuntimeError, MootError):
+        pass
+    return None
+
+
+def _forget(entry: Path) -> None:
+    try:
+        entry.unlink()
+    except OSError:
+        pass
 
 
 def document(debate: SavedDebate) -> str | None:
@@ -229,21 +398,63 @@ def turns(debate: SavedDebate) -> list[dict[str, Any]]:
 
 
 def deletable(ref: str | SavedDebate) -> SavedDebate:
-    """The debate REF names, if moot may delete it: one it saved in its data directory
-    (a folder there, not a symlink to one elsewhere), readable or not."""
+    """The debate REF names, if moot may delete it: one it saved in its data directory (a
+    folder there, not a symlink to one elsewhere), readable or not; or one its index lists
+    elsewhere whose folder still holds nothing but a readable debate moot wrote."""
     debate = ref if isinstance(ref, SavedDebate) else find(ref, readable=False)
-    if debate.path.is_symlink() or debate.path.parent.resolve() != debates_dir().resolve():
+    if _in_data_dir(debate):
+        return debate
+    if debate.entry is None:
         raise UsageError(
             f"{debate.path} is not in moot's data directory",
             hint="moot only deletes debates it saved itself; remove other folders yourself",
         )
+    _only_moots(debate)
     return debate
 
 
+def _only_moots(debate: SavedDebate) -> None:
+    """Refuse to delete the folder of DEBATE, saved elsewhere, unless it still looks like a
+    debate moot wrote: a folder (not a symlink), its files readable, and nothing in it but
+    the journal, the transcript, a format's document and `moot judge`'s judged/*.json."""
+    from moot.formats import NAMES, get_format
+
+    folder = debate.path
+    yourself = f"moot deletes only a folder of its own files; remove {folder} yourself"
+    if folder.is_symlink() or not folder.is_dir():
+        raise UsageError(f"{folder} is no longer a debate's folder", hint=yourself)
+    if debate.problem is not None:
+        raise UsageError(f"{folder} no longer holds a debate moot can read", hint=yourself)
+    own = {JOURNAL, TRANSCRIPT, *(get_format(name).document for name in NAMES)}
+    try:
+        for entry in os.scandir(folder):
+            if entry.name in own and entry.is_file(follow_symlinks=False):
+                continue
+            if entry.name == JUDGED and entry.is_dir(follow_symlinks=False):
+                stray = [
+                    j.name
+                    for j in os.scandir(entry.path)
+                    if not (j.name.endswith(".json") and j.is_file(follow_symlinks=False))
+                ]
+                if not stray:
+                    continue
+                raise UsageError(
+                    f"{folder} holds {JUDGED}/{stray[0]}, which moot did not write", hint=yourself
+                )
+            raise UsageError(
+                f"{folder} holds {entry.name}, which moot did not write", hint=yourself
+            )
+    except OSError as exc:
+        raise UsageError(f"cannot read {folder}: {exc.strerror or exc}", hint=yourself) from None
+
+
 def remove(ref: str | SavedDebate) -> SavedDebate:
-    """Delete one debate moot saved in its data directory (never a folder elsewhere)."""
+    """Delete one debate moot saved: in its data directory, or elsewhere as `deletable`
+    allows (never another folder); its index entry goes with it."""
     debate = deletable(ref)
     _rmtree(debate.path)
+    if debate.entry is not None:
+        _forget(debate.entry)
     return debate
 
 
@@ -255,13 +466,14 @@ class Cleared:
     failed: list[tuple[SavedDebate, MootError]]
 
 
-def remove_all() -> Cleared:
+def remove_all(*, elsewhere: bool = False) -> Cleared:
     """Delete every debate `list_debates` lists, and nothing else in the data directory;
-    one that cannot be deleted is reported and the others are deleted all the same."""
+    one that cannot be deleted is reported and the others are deleted all the same. With
+    ELSEWHERE, the debates the index lists too, each as `remove` deletes one."""
     gone, failed = [], []
-    for debate in list_debates():
+    for debate in list_debates(elsewhere=elsewhere):
         try:
-            _rmtree(debate.path)
+            remove(debate)
         except MootError as exc:
             failed.append((debate, exc))
         else:
@@ -287,13 +499,16 @@ class Claim:
 
     path: Path
     created: bool  # the folder was made for this debate
+    entry: Path | None = None  # its entry in the index of debates saved elsewhere
 
     def release(self) -> None:
-        """Give the folder back if the debate wrote nothing: its empty journal goes, and the
-        folder too when it was made for the debate and is empty."""
+        """Give the folder back if the debate wrote nothing: its empty journal goes, with its
+        index entry, and the folder too when it was made for the debate and is empty."""
         try:
             journal = self.path / JOURNAL
             if journal.stat().st_size == 0:
+                if self.entry is not None:
+                    _forget(self.entry)
                 journal.unlink()
             if self.created:
                 self.path.rmdir()  # fails, harmlessly, unless the folder is empty
@@ -301,13 +516,17 @@ class Claim:
             pass
 
 
-def claim(out: Path | str | None, *, motion: str) -> Claim:
-    """The folder a new debate writes to: OUT, or a fresh one in moot's data directory.
+def claim(out: Path | str | None, *, motion: str, listed: bool = True) -> Claim:
+    """The folder a new debate writes to: OUT, or a fresh one in moot's data directory,
+    named after the time and MOTION (the motion as the user gave it: every front end claims
+    here, so a debate's id reads the same from the terminal, the page and Python).
 
     Two debates never share one: a fresh folder is made with an exclusive mkdir (another
     debate on the same motion in the same second gets `…-2`), and the journal is created
     exclusively, so a folder that holds a debate (or is being claimed) is refused. OUT may
-    exist (its other files are left alone, and so is its mode) or is made private.
+    exist (its other files are left alone, and so is its mode) or is made private. An OUT
+    outside the data directory is LISTED in its index under an id named as a fresh folder
+    would be, so that `moot history` finds it.
     """
     if out is None:
         folder, created = _fresh_folder(motion), True
@@ -322,7 +541,8 @@ def claim(out: Path | str | None, *, motion: str) -> Claim:
         raise _holds_a_debate(folder) from None
     except OSError as exc:
         raise _unwritable(folder, exc) from exc
-    return Claim(folder, created)
+    entry = _index(folder, motion) if out is not None and listed else None
+    return Claim(folder, created, entry)
 
 
 def _holds_a_debate(folder: Path) -> UsageError:
@@ -386,10 +606,11 @@ def _fresh_folder(motion: str) -> Path:
         make_private_dir(root)
     except OSError as exc:
         raise _data_error(exc, "write to") from exc
-    slug = re.sub(r"[^\w]+", "-", motion.lower()).strip("-")[:40] or "debate"
-    name = f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{slug}"
-    for n in range(1, 1000):
-        path = root / (name if n == 1 else f"{name}-{n}")
+    names = _names(motion)
+    for name in names:
+        path = root / name
+        if os.path.lexists(elsewhere_dir() / f"{name}.json"):
+            continue  # the id of a debate saved elsewhere
         try:
             path.mkdir(mode=0o700)
         except FileExistsError:
@@ -397,7 +618,15 @@ def _fresh_folder(motion: str) -> Path:
         except OSError as exc:
             raise _data_error(exc, "write to") from exc
         return path
-    raise UsageError(f"too many debates named {name} in {root}", hint="wait a second")
+    raise UsageError(f"too many debates named {names[0]} in {root}", hint="wait a second")
+
+
+def _names(motion: str) -> list[str]:
+    """The ids a debate begun now on MOTION may take, in turn: the time and the motion's
+    first words (`20250101-120000-cities-should-ban-cars`), then `…-2`, `…-3`."""
+    slug = re.sub(r"[^\w]+", "-", motion.lower()).strip("-")[:40] or "debate"
+    name = f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{slug}"
+    return [name if n == 1 else f"{name}-{n}" for n in range(1, 1000)]
 
 
 def _unwritable(path: Path, exc: OSError) -> UsageError:

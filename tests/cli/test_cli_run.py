@@ -176,9 +176,8 @@ def test_yes_asks_nothing_at_a_terminal(tmp_path: Path, cli: Cli) -> None:
 
 def test_without_a_terminal_nothing_is_asked(tmp_path: Path, cli: Cli) -> None:
     out = tmp_path / "out"
-    proc = cli(
-        "run", "Should cities ban cars?", "--dry-run", "--max-rounds", "3", "--out", str(out)
-    )
+    args = ("Should cities ban cars?", "--dry-run", "--max-rounds", "3", "--out", str(out))
+    proc = cli("run", *args, home=tmp_path / "home")
     assert proc.returncode == 0, proc.stderr
     assert "Press Enter" not in proc.stdout
     assert saved(out)["oxford"] == {"min_score": 7.5, "max_rounds": 3, "judge_rubric": "checklist"}

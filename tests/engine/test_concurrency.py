@@ -81,7 +81,7 @@ def test_two_claims_on_one_motion_in_one_second_get_two_folders(
     assert all(c.path.stat().st_mode & 0o777 == 0o700 for c in claims)
 
 
-def test_an_out_folder_that_holds_a_debate_is_refused(tmp_path: Path) -> None:
+def test_an_out_folder_that_holds_a_debate_is_refused(tmp_path: Path, moot_home: Path) -> None:
     out = tmp_path / "out"
     first = history.claim(out, motion="x")
     with pytest.raises(UsageError, match="already holds a debate"):

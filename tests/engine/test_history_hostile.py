@@ -133,7 +133,9 @@ def test_out_a_file_says_so(tmp_path: Path, cli: Cli) -> None:
     assert target.read_text() == "mine"
 
 
-def test_an_out_folder_with_other_files_is_used_and_they_stay(tmp_path: Path) -> None:
+def test_an_out_folder_with_other_files_is_used_and_they_stay(
+    tmp_path: Path, moot_home: Path
+) -> None:
     out = tmp_path / "out"
     out.mkdir()
     (out / "notes.txt").write_text("mine")
@@ -149,7 +151,7 @@ def test_an_out_folder_with_other_files_is_used_and_they_stay(tmp_path: Path) ->
 
 
 def test_new_out_folders_are_private_and_existing_parents_keep_their_mode(
-    tmp_path: Path,
+    tmp_path: Path, moot_home: Path
 ) -> None:
     parent = tmp_path / "shared"
     parent.mkdir()

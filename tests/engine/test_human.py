@@ -684,7 +684,9 @@ def test_human_cannot_be_a_registered_name_or_a_re_judge(tmp_path: Path, cli: Cl
     write_gguf(model)
     added = cli("models", "add", "Human", str(model))
     assert added.returncode == 2 and "the seat a person takes" in added.stderr
-    done = cli("run", "tea beats coffee", "--dry-run", "--out", str(tmp_path / "d"), "--quiet")
+    home = tmp_path / "home"
+    out = str(tmp_path / "d")
+    done = cli("run", "tea beats coffee", "--dry-run", "--out", out, "--quiet", home=home)
     assert done.returncode == 0, done.stderr
-    judged = cli("judge", str(tmp_path / "d" / "transcript.json"), "--judge", "human")
+    judged = cli("judge", str(tmp_path / "d" / "transcript.json"), "--judge", "human", home=home)
     assert judged.returncode == 2 and "a person cannot re-judge" in judged.stderr

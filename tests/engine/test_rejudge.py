@@ -283,8 +283,6 @@ def _hostile(kind: str, tmp_path: Path, saved: Path) -> str:
         path.write_text('{"motion": "x", "turns": []}')
     elif kind == "empty-folder":
         path.mkdir()
-    elif kind == "debate-folder":
-        return str(saved.parent)
     elif kind == "newer-moot":
         data = json.loads(saved.read_text())
         path.write_text(json.dumps({**data, "moot_version": "99.0"}))
@@ -304,8 +302,7 @@ def _hostile(kind: str, tmp_path: Path, saved: Path) -> str:
         ("text", "not valid JSON"),
         ("not-a-transcript", "moot_version"),
         ("missing", "does not exist"),
-        ("empty-folder", "is a folder"),
-        ("debate-folder", "is a folder"),
+        ("empty-folder", "is not a saved debate"),
         ("newer-moot", "newer than this moot"),
         ("no-judging", "no judge's turn"),
         ("fifo", "not a regular file"),
@@ -320,8 +317,6 @@ def test_what_is_not_a_saved_debate_is_one_line_and_exit_2(
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 2 and lines[1].startswith("hint:"), proc.stderr
     assert lines[0].startswith("error:") and needle in lines[0]
-    if kind == "debate-folder":
-        assert str(dry_debate) in lines[1]  # the hint names the transcript inside
     assert not (dry_debate.parent / "judged").exists()
 
 

@@ -237,9 +237,10 @@ def test_calibrate_refuses_what_it_cannot_measure(
 def test_calibrate_on_a_dry_run_saves_each_judges_figures(tmp_path: Path, cli: Cli) -> None:
     motions = tmp_path / "motions.txt"
     motions.write_text("\n".join(list(MOTIONS.values())[:2]) + "\n", encoding="utf-8")
-    out = tmp_path / "cal"
+    out, home = tmp_path / "cal", tmp_path / "home"
     args = ["--judge", "j1", "--judge", "j2", "--motions", str(motions), "--controls", "2"]
-    proc = cli("calibrate", *args, "--dry-run", "--seed", "4", "--out", str(out), "--quiet")
+    run = ("--dry-run", "--seed", "4", "--out", str(out), "--quiet")
+    proc = cli("calibrate", *args, *run, home=home)
     assert proc.returncode == 0, proc.stderr
     assert "no better than chance" in proc.stdout
     saved = json.loads((out / "calibration.json").read_text(encoding="utf-8"))
@@ -249,6 +250,8 @@ def test_calibrate_on_a_dry_run_saves_each_judges_figures(tmp_path: Path, cli: C
     assert saved["judges"][0]["position_bias"]["share"] == 1.0
     assert len(saved["judges"][0]["judged"]) == 5 * 2
     assert len(list((out / "debates").iterdir())) == 4
+    # The calibration's debates are its own: the history does not list them.
+    assert not (home / "saved-elsewhere").exists()
 
 
 def test_two_models_take_a_side_each_swapped_every_other_debate(

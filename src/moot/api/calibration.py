@@ -15,7 +15,7 @@ from typing import Any
 
 from moot import history
 from moot._version import __version__
-from moot.api.debates import ModelSource, debate, debate_settings
+from moot.api.debates import Debate, ModelSource, debate_settings
 from moot.config import RunSettings, data_dir
 from moot.errors import UsageError
 from moot.formats import get_format
@@ -211,7 +211,7 @@ def run_calibration(
         debates = {}
         total = DEBATES_PER_MOTION * len(plan.motions)
         for i in range(total):
-            result = debate(
+            one = Debate(
                 plan.motions[i % len(plan.motions)],
                 format=plan.format,
                 **_seats(plan, i),
@@ -222,6 +222,8 @@ def run_calibration(
                 pool=pool,
                 **plan.params,
             )
+            one.listed = False  # the calibration's own: not `moot history`'s to list
+            result = one.run()
             debates[f"d{i + 1}"] = result.transcript
             tell(Progress("debate", i + 1, total))
         made = build_controls(debates, plan.controls, seed=plan.seed)

@@ -106,6 +106,9 @@ class Debate:
 
     setup: DebateSetup  # what runs: format, validated params, seats, folder
     result: Result | None  # set once the debate has finished
+    # A debate saved in `out`, outside moot's data directory, is listed by `moot history`
+    # (its index); a caller that keeps its own record of its debates sets this False first.
+    listed: bool
 
     def __init__(
         self,
@@ -155,6 +158,7 @@ class Debate:
             raise UsageError("save=False and out contradict each other", hint="choose one")
         self.setup, self.save, self.pool, self.ask = setup, save, pool, ask
         self.result = None
+        self.listed = True
         self._replay = replay
         self._out = history.out_folder(out, name="out") if out is not None else None
         self._stop = threading.Event()
@@ -274,7 +278,8 @@ class Debate:
             return None  # resumed, or already placed
         if not self.save or (self._out is None and not self.setup.format.saves_by_default):
             return None
-        claim = history.claim(self._out, motion=self.setup.motion)
+        # Named after the motion as it was given, as the terminal and the page name theirs.
+        claim = history.claim(self._out, motion=self.setup.asked, listed=self.listed)
         self.setup.out_dir = claim.path
         return claim
 
@@ -338,10 +343,10 @@ def debate(
 
     The defaults are `moot run`'s: the Oxford format on the default model, the language
     of the motion, a fresh seed, saved in a folder of moot's data directory (`out` names
-    another; `save=False` writes nothing). `model` is one reference or several (the
-    formats with one seat per model); `roles` binds a role to a model; `temperatures`
-    overrides a role's. `run` holds the context size, GPU layers, token cap, call time
-    limit and `dry_run` (scripted models, nothing loads).
+    another, which `moot history` lists too; `save=False` writes nothing). `model` is one
+    reference or several (the formats with one seat per model); `roles` binds a role to a
+    model; `temperatures` overrides a role's. `run` holds the context size, GPU layers,
+    token cap, call time limit and `dry_run` (scripted models, nothing loads).
     `human` answers for a seat a person holds (`roles={"opposition": "human"}`): a console
     of `moot.inference.human`, e.g. `ScriptedConsole([...])`.
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
+from moot import history
+from moot.cli.history import Transcript
 from moot.cli.root import Console, app
 from moot.debates.runner import saved_sides
 from moot.engine.audit import DebateCheck, check_debate
@@ -24,7 +25,7 @@ _STYLE = {"ok": "green", "cut": "yellow", "over": "bold red", "theirs": "yellow"
 
 @app.command()
 def check(
-    transcript: Annotated[Path, typer.Argument(help="A saved transcript.json.")],
+    ref: Transcript,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON, for scripts.")] = False,
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 1 on flagged turns too, not only on hidden ones.")
@@ -37,6 +38,7 @@ def check(
     echoed labels, placeholders, narration, the other side's words, another language, a
     structured reply's empty reasons. Exits 1 when a limit is broken or a problem is not
     declared by the debate's own flags (--strict: any problem)."""
+    transcript = history.transcript(ref)
     saved, data = load(transcript)
     # Which seats speak for a side is the format's to say, for the params the debate ran with.
     sides = saved_sides(data, source=str(transcript), hint=SAVED_HINT)

@@ -22,18 +22,37 @@ history_app = typer.Typer(help="See and delete saved debates.", no_args_is_help=
 app.add_typer(history_app, name="history")
 
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+# How every command names a saved debate (history.find reads it).
+SAVED = "A saved debate: its id, a unique prefix of one, its folder, or last (the most recent)."
+Saved = Annotated[str, typer.Argument(help=SAVED, metavar="DEBATE", show_default=False)]
+# check, replay and judge read a transcript: a transcript.json's path is taken as well.
+Transcript = Annotated[
+    str,
+    typer.Argument(
+        help=f"{SAVED[:-1]}; or a transcript.json.", metavar="DEBATE", show_default=False
+    ),
+]
 
 
 @history_app.command("list")
 def list_() -> None:
-    """List saved debates, oldest first."""
+    """List saved debates, oldest first: those in moot's data directory, and those saved
+    elsewhere with --out (their folder is shown)."""
+    saved = history.list_debates(elsewhere=True)
+    if not saved:
+        print(history.NONE_SAVED)
+        return
     table = Table()
     table.add_column("id", overflow="fold")  # whole, to be typed back
     for column in ("format", "turns", "status", "motion"):
         table.add_column(column)
+    elsewhere = any(d.entry is not None for d in saved)
+    if elsewhere:
+        table.add_column("folder", overflow="fold")
     broken = []
-    for d in history.list_debates():
-        table.add_row(safe(d.id), safe(d.format), str(d.turns), d.status, safe(d.motion))
+    for d in saved:
+        row = [safe(d.id), safe(d.format), str(d.turns), d.status, safe(d.motion)]
+        table.add_row(*row, *([safe(str(d.path)) if d.entry else ""] if elsewhere else []))
         if d.problem is not None:
             broken.append(d)
     Console().print(table)
@@ -44,7 +63,7 @@ def list_() -> None:
 
 
 @history_app.command()
-def show(ref: Annotated[str, typer.Argument(help="A debate id (or prefix) or folder.")]) -> None:
+def show(ref: Saved) -> None:
     """Show a saved debate's document, or its journal if it did not finish."""
     d = history.find(ref)
     console = Console()
@@ -64,23 +83,27 @@ def show(ref: Annotated[str, typer.Argument(help="A debate id (or prefix) or fol
 
 @history_app.command()
 def rm(
-    ref: Annotated[str | None, typer.Argument(help="A debate id (or prefix).")] = None,
+    ref: Annotated[
+        str | None, typer.Argument(help=SAVED, metavar="[DEBATE]", show_default=False)
+    ] = None,
     all_: Annotated[bool, typer.Option("--all", help="Delete every saved debate.")] = False,
     yes: Yes = False,
 ) -> None:
-    """Delete a saved debate (its transcript, document and journal), or all of them."""
+    """Delete a saved debate (its transcript, document and journal), or all of them. A
+    debate saved elsewhere with --out is deleted only while its folder holds nothing but
+    what moot wrote there."""
     if all_:
         if ref is not None:
             raise UsageError(
                 "name one debate or give --all, not both",
                 hint="moot history rm ID, or moot history rm --all",
             )
-        count = len(history.list_debates())
+        count = len(history.list_debates(elsewhere=True))
         if not count:
-            print("no saved debates")
+            print(history.NONE_SAVED)
             return
         _confirm(f"Delete all {count} saved debate(s)?", yes=yes, what="every saved debate")
-        cleared = history.remove_all()
+        cleared = history.remove_all(elsewhere=True)
         print(f"deleted {len(cleared.gone)} debate(s)")
         for _, why in cleared.failed:  # one line each; the others were deleted all the same
             err.print(f"[red]failed:[/] {safe(why.message)}", highlight=False)
@@ -91,7 +114,7 @@ def rm(
             )
         return
     if not ref:
-        raise UsageError("name a debate to delete", hint="moot history rm ID, or --all")
+        raise UsageError("name a debate to delete", hint="moot history rm DEBATE, or --all")
     d = history.deletable(ref)
     _confirm(f"Delete {printable(d.id)}?", yes=yes, what=f"debate {printable(d.id)}")
     history.remove(d)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
+from moot import history
+from moot.cli.history import Transcript
 from moot.cli.options import DryRun
 from moot.cli.root import Console, app, speak_as_saved
 from moot.formats import NAMES as FORMATS
@@ -18,7 +19,7 @@ from moot.words import words
 
 @app.command("judge")
 def judge_command(
-    transcript: Annotated[Path, typer.Argument(help="A saved transcript.json.")],
+    ref: Transcript,
     judges: Annotated[
         list[str],
         typer.Option(
@@ -40,6 +41,7 @@ def judge_command(
     """
     from moot.debates.rejudge import rejudge
 
+    transcript = history.transcript(ref)
     say = words(speak_as_saved(transcript)[0]).say  # shown in the debate's language
     with Console(stderr=True).status(say("rejudging")):
         results = rejudge(transcript, judges, dry_run=dry_run)

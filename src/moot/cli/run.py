@@ -12,6 +12,7 @@ import typer
 from moot import history
 from moot.api import Debate
 from moot.cli.confirm import confirm
+from moot.cli.history import Saved, Transcript
 from moot.cli.options import (
     CallTimeout,
     DryRun,
@@ -212,15 +213,16 @@ def _seat_people(setup: DebateSetup, console: Console, time_limit: float | None)
 
 @app.command()
 def resume(
-    debate: Annotated[str, typer.Argument(help="A saved debate's id (or prefix) or folder.")],
+    debate: Saved,
     quiet: Annotated[bool, typer.Option(help="Print only the result.")] = False,
     time_limit: TimeLimit = None,
 ) -> None:
     """Continue an interrupted debate from its journal; finished turns are reused verbatim,
     and a person in a seat is asked again for the turn they were on."""
-    folder = history.find(debate).path
+    saved = history.find(debate)
+    folder = saved.path
     if (folder / "transcript.json").exists():
-        raise UsageError(f"{folder.name} already finished", hint=f"moot history show {folder.name}")
+        raise UsageError(f"{saved.id} already finished", hint=f"moot history show {saved.id}")
     console = Console()
     resumed = Debate.resume(folder)
     speak(resumed.setup.language)
@@ -230,12 +232,13 @@ def resume(
 
 @app.command()
 def replay(
-    transcript: Annotated[Path, typer.Argument(help="A saved transcript.json.")],
+    ref: Transcript,
     quiet: Annotated[bool, typer.Option(help="Print only the verdict.")] = True,
 ) -> None:
     """Re-run a saved debate offline and report the first turn that differs, if any."""
     from moot.debates.runner import replay as replay_debate
 
+    transcript = history.transcript(ref)
     language, fmt = speak_as_saved(transcript)  # the replay is shown as the debate was
     fmt = fmt if language != "en" else ""  # an English one as it always was
     say = words(language).say

@@ -118,6 +118,13 @@ class DebateSetup:
     # The form of a dry run's scripted replies (inference.scripted.ECHO_FORM); a saved
     # debate's own where it is replayed or resumed.
     echo: int = ECHO_FORM
+    # The motion as it was given, before the format worded it ("cities should ban cars" for
+    # "This House Believes That cities should ban cars"): what its folder is named after,
+    # from every front end (history.claim). Empty: the motion.
+    asked: str = ""
+
+    def __post_init__(self) -> None:
+        self.asked = self.asked or self.motion
 
 
 def installed_models() -> tuple[tuple[str, int], ...]:
@@ -222,6 +229,7 @@ def prepare(chosen: DebateSettings, *, out_dir: Path | None = None) -> DebateSet
     return DebateSetup(
         format=fmt,
         motion=fmt.motion(chosen.motion, language),
+        asked=chosen.motion,
         language=language,
         seed=chosen.seed if chosen.seed is not None else random.SystemRandom().randrange(2**31),
         params=params,

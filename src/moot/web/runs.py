@@ -71,7 +71,7 @@ def debate_job(setup: DebateSetup, *, pace: float = PACE) -> Job:
     pool = models_for(setup, pace)
 
     def work(job: Job) -> None:
-        claim = history.claim(None, motion=setup.motion)
+        claim = history.claim(None, motion=setup.asked)  # named as `moot run` names it
         setup.out_dir = claim.path
         job.update(folder=claim.path.name)
         debate = Debate.from_setup(setup, save=True, pool=pool, ask=_asker(job))
