@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from rich.console import Console
 from rich.markdown import Markdown
 from rich.markup import escape
+from rich.table import Table
 
 from moot.engine.rules import length_units
 from moot.events import Event, Notice, Scored, Stopped, Token, TurnFinished, TurnStarted
 from moot.inference.human import HUMAN
-from moot.words import words
+from moot.models.labels import model_label
+from moot.records.transcript import Turn
+from moot.words import Words, words
 
 _STYLES = {
     "proposition": "bold blue",
@@ -51,6 +55,7 @@ class LiveView:
         typed_here: Collection[str] = (),
         closing_label: str = "",
         language: str = "en",
+        models: Mapping[str, str] | None = None,
     ):
         self.console = console
         self.quiet = quiet
@@ -59,6 +64,9 @@ class LiveView:
         self.units = units  # what a length limit counts: words, or 字
         self.words = words(language)  # moot's own words in the debate's language
         self.hide_reasoning = hide_reasoning
+        # Each role's model as the header named it (`model_labels`); a role it lacks is
+        # named by its turn's model.
+        self.models = dict(models or {})
         # The roles a person holds at this terminal: what they typed is on the screen already.
         self.typed_here = frozenset(typed_here)
         self._round: int | None = 0
@@ -142,7 +150,8 @@ class LiveView:
         if turn.model == HUMAN:
             stats = say("typed_in", seconds=seconds)
         else:
-            stats = say("spent", tokens=turn.completion_tokens, seconds=seconds)
+            model = self.models.get(turn.role) or model_label(turn.model)
+            stats = say("spent", model=safe(model), tokens=turn.completion_tokens, seconds=seconds)
         if turn.limit is not None:
             stats += say("length", length=turn.length, limit=turn.limit, units=self.units)
             if turn.cut:
@@ -172,6 +181,78 @@ class LiveView:
             self._midline = False
         style = {"warn": "yellow", "error": "bold red"}.get(event.level, "dim")
         self.console.print(f"[{style}]{safe(event.message)}[/]", highlight=False)
+
+
+@dataclass(frozen=True)
+class SeatShown:
+    """One line of a debate's header: what the debate calls the seat, its model's short
+    label, its temperature (None: a person's seat)."""
+
+    label: str
+    model: str
+    temperature: float | None
+
+
+def show_seats(
+    console: Console, said: Words, subject: str, motion: str, seats: Sequence[SeatShown]
+) -> None:
+    """A debate's header, before its first turn: SUBJECT (its word for the motion: "Motion",
+    "Topic", "Question") and the motion, then each seat with its model and temperature."""
+    colon = said.say("subject_colon")
+    console.print(f"[bold]{safe(subject)}{colon}[/]{safe(motion)}", highlight=False)
+    table = Table(box=None, header_style="dim", pad_edge=False, padding=(0, 2))
+    table.add_column(said.say("view_seat"))
+    table.add_column(said.say("view_model"), overflow="fold")
+    table.add_column(said.say("view_temperature"), justify="right", no_wrap=True)
+    for seat in seats:
+        temperature = "–" if seat.temperature is None else f"{seat.temperature:g}"
+        table.add_row(safe(seat.label), safe(seat.model), temperature)
+    console.print(table)
+
+
+def totals(turns: Iterable[Turn]) -> tuple[int, int, float]:
+    """What a debate's turns cost, the draws not kept included: prompt tokens, completion
+    tokens, and the seconds the models spent on them (a person's typing left out)."""
+    prompt = completion = 0
+    ms = 0
+    for turn in turns:
+        spent = turn.discarded or {}
+        prompt += turn.prompt_tokens + spent.get("prompt_tokens", 0)
+        completion += turn.completion_tokens + spent.get("completion_tokens", 0)
+        if turn.model != HUMAN:
+            ms += turn.duration_ms + spent.get("duration_ms", 0)
+    return prompt, completion, ms / 1000
+
+
+def show_outcome(
+    console: Console,
+    said: Words,
+    outcome: str,
+    stop_reason: str | None,
+    turns: Sequence[Turn],
+    wall_seconds: float,
+) -> None:
+    """A debate's last lines: its outcome in one line, why its rounds ended, and what it
+    cost: the wall time, the tokens, and the models' completion tokens a second."""
+    console.print()
+    if outcome:
+        console.print(f"[bold]{safe(outcome)}[/]", highlight=False)
+    if stop_reason:
+        console.print(safe(_stopped(said, stop_reason)), highlight=False)
+    prompt, completion, seconds = totals(turns)
+    line = said.say(
+        "totals", seconds=f"{wall_seconds:.1f}", prompt=f"{prompt:,}", completion=f"{completion:,}"
+    )
+    if seconds > 0:  # a dry run's scripted models take no time to measure
+        line += said.say("totals_rate", rate=f"{completion / seconds:.1f}")
+    console.print(f"[dim]{line}[/]", highlight=False)
+
+
+def _stopped(said: Words, reason: str) -> str:
+    try:
+        return said.say(f"stop_{reason}")
+    except KeyError:  # a reason of a newer moot's: as recorded
+        return reason
 
 
 def show_document(console: Console, markdown: str) -> None:

@@ -317,7 +317,7 @@ def test_an_unfinished_chinese_debate_is_shown_in_chinese(
     assert done.returncode == 2
     assert (
         "：已完成的发言保存在" in done.stderr
-        and "`moot resume d1` 会再次请你完成这一轮" in done.stderr
+        and f"`moot resume {out}` 会再次请你完成这一轮" in done.stderr
     )
     shown = cli("history", "show", str(out), home=tmp_path)
     assert shown.returncode == 0, shown.stderr

@@ -315,8 +315,12 @@ def test_a_chinese_debate_stopped_by_ctrl_c_says_so_in_chinese(tmp_path: Path) -
         format=fmt, motion="本院认为城市应该禁止汽车", language="zh", seed=1,
         params=fmt.params(RunOptions()), out_dir=tmp_path / "d1",
     )  # fmt: skip
+    (tmp_path / "d1").mkdir()
+    (tmp_path / "d1" / "journal.jsonl").write_text('{"type": "debate"}\n')  # its header
     line = _interrupted(setup, seated=True)
-    assert "已中断" in line and "`moot resume d1` 会再次请你完成当时那一轮发言" in line
+    assert (
+        "已中断" in line and f"`moot resume {tmp_path / 'd1'}` 会再次请你完成当时那一轮发言" in line
+    )
     assert english(line, also=(str(tmp_path), "journal.jsonl", "yellow", "resume")) == []
 
 

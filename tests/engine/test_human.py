@@ -467,7 +467,7 @@ def test_input_that_ends_before_a_turn_stops_the_debate_and_resume_goes_on(tmp_p
         "error: the input ended before Point of Information 🔵 Proposition → 🔴 Opposition"
         in done.stderr
     )
-    assert f"moot resume {out.name}" in done.stderr and "Traceback" not in done.stderr
+    assert f"moot resume {out}" in done.stderr and "Traceback" not in done.stderr
     again = piped(tmp_path, stdin[cut:], "resume", str(out))
     assert again.returncode == 0, again.stderr
     assert [t["text"] for t in saved(out)["turns"] if t["model"] == "human"] == said
@@ -563,14 +563,15 @@ def test_ctrl_c_at_a_persons_turn_and_moot_resume_asks_for_it_again(tmp_path: Pa
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=30) == 130
         shown = "".join(iter_lines(lines))
-    assert f"`moot resume {out.name}` asks you again for the turn you were on" in shown
+    assert f"`moot resume {out}` asks you again for the turn you were on" in shown
     journal = read_journal(out / "journal.jsonl")
     assert [r["text"] for r in journal if r["type"] == "turn" and r["model"] == "human"] == [
         said[0]
     ]
     again = piped(tmp_path, stdin[len(block(said[0])) :], "resume", str(out))
     assert again.returncode == 0, again.stderr
-    assert again.stdout.index("what 🔴 Opposition sees") < again.stdout.index("🟡 Devil's Advocate")
+    devil = again.stdout.index("\n🟡 Devil's Advocate\n")  # its turn, not the header's row
+    assert again.stdout.index("what 🔴 Opposition sees") < devil
     assert [t["text"] for t in saved(out)["turns"] if t["model"] == "human"] == said
 
 

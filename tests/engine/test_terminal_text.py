@@ -105,4 +105,4 @@ def test_the_live_view_puts_each_notice_on_its_own_line() -> None:
         "🔵 Proposition: narration removed",
         "🔵 Proposition: over the limit",
     ]
-    assert lines[at + 3].startswith("0 tokens")  # no blank line before the turn's figures
+    assert lines[at + 3].startswith("m · 0 tokens")  # no blank line before the turn's figures

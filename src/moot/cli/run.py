@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
-from collections.abc import Callable, Collection
+import time
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -28,7 +30,7 @@ from moot.cli.options import (
 )
 from moot.cli.root import Console, app, debate_language, err, speak, speak_as_saved
 from moot.cli.seat import END, Reader, TerminalSeat
-from moot.config import THINK_BUDGET
+from moot.config import THINK_BUDGET, debates_dir
 from moot.debates.runner import DebateRun as Runner
 from moot.debates.runner import ReplayReport
 from moot.debates.settings import DebateSetup, prepare, settings
@@ -37,8 +39,9 @@ from moot.formats import get_format
 from moot.formats.adversarial.text import evidence_prompt
 from moot.formats.oxford.flow import EXAMPLE_MOTIONS, label
 from moot.inference.human import SeatLeft, is_human_ref
+from moot.models.labels import model_labels
 from moot.prompts import resolve_language
-from moot.render import LiveView, safe, show_document
+from moot.render import LiveView, SeatShown, safe, show_document, show_outcome, show_seats
 from moot.words import words
 
 TimeLimit = Annotated[
@@ -285,11 +288,14 @@ def _view(
     quiet: bool,
     hide_reasoning: bool = False,
     typed_here: Collection[str] = (),
+    models: Mapping[str, str] | None = None,
 ) -> LiveView:
-    """The live view of a debate of format FMT in LANGUAGE."""
+    """The live view of a debate of format FMT in LANGUAGE; MODELS: each role's model as
+    the header names it."""
     return LiveView(
         console,
         quiet=quiet,
+        models=models,
         round_label=label(language, "round"),
         units="字" if language == "zh" else "words",
         language=language,
@@ -303,6 +309,11 @@ def _view(
 def _run(debate: Debate, console: Console, *, quiet: bool, hide_reasoning: bool = False) -> None:
     setup = debate.setup
     seated = people(setup)
+    said = words(setup.language)
+    runner = Runner(setup)
+    refs = runner.refs()
+    labels = model_labels(refs.values(), person=said.say("person"))
+    models = {role: labels[ref] for role, ref in refs.items()}
     view = _view(
         console,
         setup.language,
@@ -310,42 +321,89 @@ def _run(debate: Debate, console: Console, *, quiet: bool, hide_reasoning: bool 
         quiet=quiet,
         hide_reasoning=hide_reasoning,
         typed_here=seated if sys.stdin.isatty() else (),
+        models=models,
     )
-    said = words(setup.language)
+    if not quiet:
+        _header(console, setup, runner, models)
     journal = setup.out_dir / "journal.jsonl" if setup.out_dir else None
     where = said.say("interrupted_where", journal=safe(journal)) if journal else ""
+    started = time.monotonic()
     try:
         result = debate.run(on_event=view)
     except KeyboardInterrupt:
-        console.print(_interrupted(setup, seated=bool(seated)), highlight=False)
+        # One line the terminal wraps, never broken inside the command or the path.
+        console.print(_interrupted(setup, seated=bool(seated)), highlight=False, soft_wrap=True)
         raise typer.Exit(130) from None
     except SeatLeft as left:  # the input ended before a person's turn: the debate waits
         console.print()
         message = safe(said.shown(left.message))
         err.print(f"[bold red]{said.say('error')}[/] {message}{where}", highlight=False)
         hint = (
-            said.say("seat_left_resume", name=setup.out_dir.name)
+            said.say("seat_left_resume", name=resume_ref(setup.out_dir))
             if setup.out_dir
             else said.say("seat_left_unsaved", end=repr(END))
         )
         err.print(f"[dim]{said.say('hint')}[/] {safe(hint)}", highlight=False)
         raise typer.Exit(2) from None
+    wall = time.monotonic() - started
     show_document(console, result.markdown)
     if result.folder is not None:
         for name in ("transcript.json", setup.format.document):
             saved = view.words.say("saved")
             console.print(f"[dim]{saved}[/] {safe(result.folder / name)}", highlight=False)
+    if not quiet:
+        transcript = result.transcript
+        outcome = setup.format.outcome(transcript, models)
+        show_outcome(console, said, outcome, transcript.stop_reason, transcript.turns, wall)
+
+
+def _header(
+    console: Console, setup: DebateSetup, runner: Runner, models: Mapping[str, str]
+) -> None:
+    """What is debated, and each seat's model and temperature, before the first turn."""
+    said = words(setup.language)
+    try:
+        subject = said.say(f"subject_{setup.format.name}")
+    except KeyError:  # a format moot's words do not know
+        subject = said.say("subject_oxford")
+    shown = [
+        SeatShown(
+            seat.label, models[seat.role], None if is_human_ref(seat.ref) else seat.temperature
+        )
+        for seat in runner.seats()
+    ]
+    show_seats(console, said, subject, setup.motion, shown)
+
+
+def resume_ref(folder: Path) -> str:
+    """How `moot resume` names the debate in FOLDER: its name, where moot keeps debates;
+    else the folder as it was given (quoted for a shell where it must be)."""
+    try:
+        home = folder.parent.resolve() == debates_dir().resolve()
+    except OSError:
+        home = False
+    return folder.name if home else shlex.quote(str(folder))
 
 
 def _interrupted(setup: DebateSetup, *, seated: bool) -> str:
     """The line a debate stopped by Ctrl-C ends on, in the debate's language: where its
-    finished turns are, and how a person in a seat is asked again."""
+    finished turns are, and the `moot resume` command that goes on from them (a person in
+    a seat is asked again for the turn they were on)."""
     say, line = words(setup.language).say, ""
-    if setup.out_dir:
-        line += say("interrupted_where", journal=safe(setup.out_dir / "journal.jsonl"))
-        if seated:
-            line += say("interrupted_again", name=safe(setup.out_dir.name))
+    journal = setup.out_dir / "journal.jsonl" if setup.out_dir else None
+    if setup.out_dir and journal and _journaled(journal):
+        line += say("interrupted_where", journal=safe(journal))
+        key = "interrupted_again" if seated else "interrupted_resume"
+        line += say(key, name=safe(resume_ref(setup.out_dir)))
     return f"\n[yellow]{say('interrupted')}[/]{line}"
+
+
+def _journaled(journal: Path) -> bool:
+    """Has the debate written its journal's header: is there a debate to resume?"""
+    try:
+        return journal.stat().st_size > 0
+    except OSError:
+        return False
 
 
 def _motion(motion: str | None, lang: str, *, yes: bool, fmt: str = "oxford") -> str:

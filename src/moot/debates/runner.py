@@ -29,6 +29,17 @@ from moot.records.journal import Journal, check_version, load, validate
 from moot.records.transcript import DebateRecord, ModelInfo, Record, Transcript, Turn
 
 
+@dataclass(frozen=True)
+class Seat:
+    """One seat as a front end shows it before the first turn: its role, what the debate
+    calls it, the model reference it runs (`human`: a person's) and its temperature."""
+
+    role: str
+    label: str
+    ref: str
+    temperature: float
+
+
 @dataclass
 class DebateResult:
     transcript: Transcript
@@ -69,6 +80,19 @@ class DebateRun:
             r: self.setup.role_models.get(r) or self.cast.models.get(r) or default
             for r in self.cast.roles
         }
+
+    def temperatures(self) -> dict[str, float]:
+        """Each role's temperature: --temperature, else the format's for the seat."""
+        chosen = self.setup.temperatures
+        return {r: chosen.get(r, t) for r, t in self.cast.temperatures.items()}
+
+    def seats(self) -> list[Seat]:
+        """The seats that speak, in order, each with its label in the debate's language, its
+        model reference and its temperature: what a front end shows before the first turn."""
+        s = self.setup
+        refs, temps = self.refs(), self.temperatures()
+        labels = s.format.seats(s.params, s.language)
+        return [Seat(r, label, refs[r], temps[r]) for r, label in labels.items() if r in refs]
 
     def _models(self, refs: dict[str, str]) -> tuple[dict[str, ChatModel], dict[str, ModelInfo]]:
         """Each role's model and what the transcript records of it; a seat a person holds is
@@ -156,7 +180,7 @@ class DebateRun:
 
     def _transcript(self, pack: PromptPack, infos: dict[str, ModelInfo]) -> Transcript:
         s = self.setup
-        temps = {r: s.temperatures.get(r, t) for r, t in self.cast.temperatures.items()}
+        temps = self.temperatures()
         params: dict[str, Any] = {
             **s.params.model_dump(mode="json"),
             "gpu_layers": s.run.gpu_layers,

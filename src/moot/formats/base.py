@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -13,6 +14,7 @@ from pydantic import BaseModel, Field
 from moot.config import validate_params
 from moot.engine.turns import Engine
 from moot.records.transcript import Transcript
+from moot.words import words
 
 # -- parameters -------------------------------------------------------------------------
 #
@@ -196,6 +198,23 @@ def reply_field(name: str) -> Callable[[Reading], object]:
     return lambda r: getattr(r.reply, name)
 
 
+def no_outcome(transcript: Transcript, models: Mapping[str, str]) -> str:
+    return ""
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s|(?<=[。！？])")
+GIST = 160  # characters: the most of a model's text an outcome's line quotes
+
+
+def gist(text: str, limit: int = GIST) -> str:
+    """The first sentence of a model's TEXT, on one line, at most LIMIT characters (cut
+    with …): what an outcome's line quotes of a verdict."""
+    flat = " ".join(text.split())
+    end = _SENTENCE_END.search(flat)
+    first = flat[: end.start()].strip() if end else flat
+    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+
+
 SAVED_HINT = "pass the transcript.json of a debate moot saved"
 MAX_MOTION = 4000  # characters: a motion, or a decision's topic with its context
 
@@ -231,6 +250,14 @@ class Format:
     # the models named: what only the format can check or derive. Default: the options are
     # the params.
     make_params: Callable[[Any, RunOptions], BaseModel] = as_given
+    # What a front end calls each seat before the first turn, in a language: the seats a
+    # debate with these params shows, by role, in the order they speak. None: every seat of
+    # the cast, by the name moot's words give it.
+    seat_labels: Callable[[Any, str], Mapping[str, str]] | None = None
+    # The debate's outcome in one line of its language, from its transcript: the verdict,
+    # the recommendation, the judge's pick ("": none to say). The mapping names each role's
+    # model as the front end shows it.
+    outcome: Callable[[Transcript, Mapping[str, str]], str] = no_outcome
 
     def __post_init__(self) -> None:
         parameters(self.options)  # every parameter declared with its help, at import
@@ -239,6 +266,14 @@ class Format:
     def parameters(self) -> tuple[Parameter, ...]:
         """The parameters a caller may set, in the order they are declared."""
         return parameters(self.options)
+
+    def seats(self, params: Any, language: str) -> dict[str, str]:
+        """The seats of a debate with PARAMS in LANGUAGE as a front end names them before
+        its first turn: role → label, in the order they speak."""
+        if self.seat_labels is not None:
+            return dict(self.seat_labels(params, language))
+        said = words(language)
+        return {r: said.name(r, self.name).replace("_", " ") for r in self.cast(params).roles}
 
     @property
     def reads(self) -> frozenset[str]:

@@ -386,4 +386,8 @@ FORMAT = Format(
     sample_variables=sample_variables,
     quoted_words=lambda params: quoted_words(params),
     judging=Judging(("judge",), verdict=reply_field("winner"), kept=evidence.supplied_kept),
+    seat_labels=lambda params, language: text.seat_labels(
+        participant_roles(len(params.participants)), language
+    ),
+    outcome=text.review_outcome,
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from moot.words import words as moot_words
 LABELS: dict[str, dict[str, str]] = {
     "en": {
         "participant": "Participant {n} · {name}",
+        "seat": "Participant {n}",
         "judge": "Judge: claim audit",
         "synthesis": "Synthesizer: final answer",
         "title": "Adversarial review",
@@ -69,6 +70,7 @@ LABELS: dict[str, dict[str, str]] = {
     },
     "zh": {
         "participant": "参与者{n} · {name}",
+        "seat": "参与者{n}",
         "judge": "裁判：论断审核",
         "synthesis": "综合者：最终答案",
         "title": "对抗式评审",
@@ -153,6 +155,35 @@ def label(language: str, key: str) -> str:
 
 def participant(language: str, role: str, name: str) -> str:
     return label(language, "participant").format(n=role.rsplit("_", 1)[-1], name=name)
+
+
+def seat(language: str, role: str) -> str:
+    """A participant's seat before the review names it by its model: "Participant 1"."""
+    return label(language, "seat").format(n=role.rsplit("_", 1)[-1])
+
+
+def seat_labels(roles: Sequence[str], language: str) -> dict[str, str]:
+    """Each seat of a review whose participants hold ROLES, as it is called."""
+    names = NAMES.get(language, NAMES["en"])
+    shown = {role: seat(language, role) for role in roles}
+    return {**shown, "judge": names["judge"], "synthesizer": names["synthesizer"]}
+
+
+def review_outcome(transcript: Transcript, models: Mapping[str, str]) -> str:
+    """The participant the judge picked last, and the model it ran."""
+    lang, result = transcript.language, transcript.result or {}
+    zh = lang == "zh"
+    winner = result.get("winner")
+    participants: dict[str, str] = result.get("participants") or {}
+    role = next((r for r, name in participants.items() if name == winner), None)
+    if not winner:
+        who = "—"
+    elif role is None:
+        who = str(winner)
+    else:
+        model = models.get(role) or winner
+        who = f"{seat(lang, role)}（{model}）" if zh else f"{seat(lang, role)} ({model})"
+    return label(lang, "winner") + ("：" if zh else ": ") + who
 
 
 def failed(language: str, role: str, names: dict[str, str], error: str) -> str:

@@ -412,4 +412,6 @@ FORMAT = Format(
     sample_variables=sample_variables,
     quoted_words=lambda params: quoted_words(params),
     judging=Judging(("verdict",), verdict=reply_field("winner")),
+    seat_labels=text.seat_labels,
+    outcome=text.outcome,
 )

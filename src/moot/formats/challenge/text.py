@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from moot.formats.failures import degraded, degraded_notes
@@ -42,6 +43,7 @@ LABELS: dict[str, dict[str, str]] = {
         "disagreement": "{point}: {proposer} argues {x}, {challenger} argues {y}",
         "unnamed": "{proposer} argues {x}, {challenger} argues {y}",
         "stronger": "{winner} had the stronger argument because:",
+        "won": "Verdict: {winner} had the stronger argument",
         "unresolved": "Unresolved questions",
         "recommendation": "Recommendation",
         "position": "Proposer's position",
@@ -80,6 +82,7 @@ LABELS: dict[str, dict[str, str]] = {
         "disagreement": "{point}：{proposer}主张{x}，{challenger}主张{y}",
         "unnamed": "{proposer}主张{x}，{challenger}主张{y}",
         "stronger": "{winner}的论证更有力，因为：",
+        "won": "裁决：{winner}的论证更有力",
         "unresolved": "未解决的问题",
         "recommendation": "建议",
         "position": "提议方的立场",
@@ -95,6 +98,8 @@ LABELS: dict[str, dict[str, str]] = {
     },
 }
 
+
+SIDE_LABELS = ("proposer", "challenger")
 
 # The seats and steps as the document's header names them (where a turn was degraded).
 NAMES: dict[str, dict[str, str]] = {
@@ -184,6 +189,30 @@ def incomplete(language: str, rnd: int, role: str, error: str) -> str:
     """The note on a round that a side's failure left incomplete."""
     why = words(language).shown(error)
     return label(language, "incomplete").format(n=rnd, role=label(language, role), error=why)
+
+
+def seat_labels(params: object, language: str) -> dict[str, str]:
+    """Each seat as the debate names it: the two sides, the summariser, the judge."""
+    names = NAMES.get(language, NAMES["en"])
+    return {role: names[role] for role in ("proposer", "challenger", "summariser", "judge")}
+
+
+def outcome(transcript: Transcript, models: Mapping[str, str]) -> str:
+    """The judge's verdict: which side, and the model it ran, argued better; an uncontested
+    position or a judge that failed says so."""
+    lang, result = transcript.language, transcript.result or {}
+    verdict = result.get("verdict")
+    if result.get("status") == "uncontested":
+        return UNCONTESTED.get(lang, UNCONTESTED["en"])
+    if not isinstance(verdict, dict):
+        judge = [f for f in result.get("failures") or [] if f.get("role") == "judge"]
+        error = judge[-1]["error"] if judge else "?"
+        return label(lang, "no_verdict").format(error=words(lang).shown(error))
+    side = str(verdict.get("winner", ""))
+    winner = label(lang, side) if side in SIDE_LABELS else side
+    if models.get(side):
+        winner = f"{winner} ({models[side]})" if lang != "zh" else f"{winner}（{models[side]}）"
+    return label(lang, "won").format(winner=winner)
 
 
 def render(transcript: Transcript) -> str:

@@ -10,6 +10,7 @@ prompt adds only what is new to it. The judge sees the whole record in one promp
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -21,8 +22,15 @@ from moot.engine.rules import length_units
 from moot.engine.turns import Engine
 from moot.errors import MootError, UsageError, concerning
 from moot.formats.base import SAVED_HINT, Cast, Format, Judging, RunOptions, reply_field
-from moot.formats.decision.document import JUDGE_STEPS, label, render_document
+from moot.formats.decision.document import (
+    CONFIDENCE_WORDS,
+    JUDGE_STEPS,
+    SEAT_MARKS,
+    label,
+    render_document,
+)
 from moot.formats.decision.framing import (
+    SLOTS,
     Plan,
     Seat,
     clean,
@@ -381,6 +389,39 @@ def render(transcript: Transcript) -> str:
     return render_document(transcript.result, transcript.language, degraded=found)
 
 
+def seat_labels(params: DecisionParams, language: str) -> dict[str, str]:
+    """The debaters as the debate calls them, with their positions where --positions gave
+    them (then only the seats those positions fill), and the judge."""
+    if params.positions:
+        plan = Plan("", params.positions, (), params.preset, params.rounds)
+        team = {seat.role: seat.name(language) for seat in seats(plan, language)}
+    else:  # the framing picks the positions, and so how many seats speak
+        team = {f"debater_{s.lower()}": _slot(language, s) for s in SLOTS}
+    return {**team, "judge": f"⚖️ {label(language, 'judge')}"}
+
+
+def _slot(language: str, slot: str) -> str:
+    return f"{SEAT_MARKS[slot]} {label(language, 'debater', slot=slot)}"
+
+
+def outcome(transcript: Transcript, models: Mapping[str, str]) -> str:
+    """The judge's recommendation, the seat and model that argued it, and the confidence."""
+    result, lang = transcript.result or {}, transcript.language
+    decision, confidence = result.get("decision"), result.get("confidence")
+    if not isinstance(decision, dict) or not isinstance(confidence, dict):
+        return ""
+    rec = (result.get("frontmatter") or {}).get("recommendation")
+    slot = next((s for s, p in (result.get("seats") or {}).items() if p == rec), None)
+    model = models.get(f"debater_{slot.lower()}") if slot is not None else None
+    headline = str(decision.get("headline", ""))
+    if slot and model:
+        headline = label(lang, "recommend_by", position=rec, seat=_slot(lang, slot), model=model)
+    level = str(confidence.get("level", ""))
+    level = CONFIDENCE_WORDS.get(lang, {}).get(level, level)
+    space = "" if lang == "zh" else " "
+    return headline + space + label(lang, "confidence_is", level=level)
+
+
 def quoted_words(params: DecisionParams) -> int:
     """The most one prompt quotes: the judge's record of every seat's opening, each rebuttal
     round and its steelman (the most positions when the framing picks them; two positions
@@ -438,4 +479,6 @@ FORMAT = Format(
     judging=Judging(
         ("judge_decision",), verdict=reply_field("recommendation"), kept=confirmed_plan
     ),
+    seat_labels=seat_labels,
+    outcome=outcome,
 )

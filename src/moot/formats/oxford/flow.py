@@ -7,12 +7,13 @@ below is one step of that rulebook.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from moot.engine.rules import speech_checks
 from moot.engine.turns import Engine
-from moot.formats.base import Cast, Format, Judging, Reading
+from moot.formats.base import Cast, Format, Judging, Reading, gist
 from moot.formats.failures import degraded, degraded_notes
 from moot.formats.oxford.motion import normalise_motion
 from moot.formats.oxford.schemas import (
@@ -83,6 +84,7 @@ LABELS: dict[str, dict[str, str]] = {
         "proposition": "🔵 Proposition",
         "opposition": "🔴 Opposition",
         "devil": "🟡 Devil's Advocate",
+        "chair": "⚖️ Chair",
         "summary": "⚖️ Round Summary",
         "judge": "Completeness Judge",
         "poi": "Point of Information",
@@ -105,6 +107,7 @@ LABELS: dict[str, dict[str, str]] = {
         "proposition": "🔵 正方",
         "opposition": "🔴 反方",
         "devil": "🟡 魔鬼辩手",
+        "chair": "⚖️ 中立主席",
         "summary": "⚖️ 本轮总结",
         "judge": "完整性裁判",
         "poi": "信息点提问",
@@ -519,6 +522,24 @@ def render(transcript: Transcript) -> str:
     )
 
 
+def seat_labels(params: OxfordParams, language: str) -> dict[str, str]:
+    """Each seat as the debate's steps call it: the sides by their labels, the Chair, and
+    the Completeness Judge (who writes the brief too)."""
+    return {role: label(language, role) for role in ROLES}
+
+
+def outcome(transcript: Transcript, models: Mapping[str, str]) -> str:
+    """The Chair's verdict, its first sentence; without one, the brief's balanced
+    assessment's."""
+    lang = transcript.language if transcript.language in LABELS else "en"
+    colon = "：" if lang == "zh" else ": "
+    verdict = next((t.text for t in transcript.turns if t.step == "verdict" and t.text.strip()), "")
+    if verdict:
+        return label(lang, "verdict") + colon + gist(verdict)
+    balance = str((transcript.result or {}).get("balance") or "")
+    return label(lang, "balance") + colon + gist(balance) if balance.strip() else ""
+
+
 def quoted_words(max_rounds: int) -> int:
     """The most one prompt quotes: the record holds one round (the summary, both speeches,
     a point and its answer, the Devil's Advocate) and the closing rebuttals, and the brief
@@ -554,4 +575,6 @@ FORMAT = Format(
     quoted_words=lambda params: quoted_words(params.max_rounds),
     # The brief is written, not judged: a new judge is asked the completeness checks.
     judging=Judging(("judge",), verdict=judged_stop, score=judged_completeness),
+    seat_labels=seat_labels,
+    outcome=outcome,
 )

@@ -11,10 +11,24 @@ from types import ModuleType
 from moot.models.stores import llamacpp, lmstudio, ollama
 from moot.models.stores.base import Found, Listed, StoreRef
 
-__all__ = ["Found", "Listed", "StoreRef", "find", "listed", "parse", "title"]  # and the hints
+__all__ = [
+    "Found",
+    "Listed",
+    "StoreRef",
+    "find",
+    "is_store_ref",
+    "listed",
+    "parse",
+    "title",
+]  # and the hints
 
 _STORES: dict[str, ModuleType] = {s.KIND: s for s in (ollama, lmstudio, llamacpp)}
 REF_FORMS = "ollama:NAME[:TAG], lmstudio:PUBLISHER/MODEL[/FILE] or llamacpp:FILE"
+
+
+def is_store_ref(ref: str) -> bool:
+    """Does REF start with a store's prefix (`ollama:`, `lmstudio:`, `llamacpp:`)?"""
+    return any(ref.startswith(store.PREFIX) for store in _STORES.values())
 
 
 def parse(ref: str) -> StoreRef | None:
