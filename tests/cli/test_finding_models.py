@@ -1,0 +1,122 @@
+"""Finding a model and naming it: `moot models list --installed`, the list at a narrow
+terminal, a mistyped name answered with the closest one, and a word before a debate whose
+model the catalog says was not made for its language. Through the real command line, in a
+private moot home, with nothing installed but what a test lays down."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import moot
+from conftest import Cli
+from gguf_samples import write_gguf
+from moot.models import catalog, integrity
+from moot.models.catalog import HfSource
+from store_layouts import ollama_model
+
+MOTION = "Cities should ban cars"
+CHINESE = "本院认为城市应该禁止汽车"
+LONG = "my-own-model-with-a-name-far-longer-than-any-column-could-hold"
+
+
+@pytest.fixture(autouse=True)
+def private(moot_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private moot home, hub cache and HOME (where Ollama's store would be)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    for var in ("HF_HUB_CACHE", "OLLAMA_MODELS", "LLAMA_CACHE", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    return home
+
+
+def _added(cli: Cli, name: str, path: Path) -> None:
+    added = cli("models", "add", name, str(write_gguf(path, arch="qwen2")))
+    assert added.returncode == 0, added.stderr
+
+
+def _installed(model_id: str, tmp_path: Path) -> Path:
+    """A small stand-in for catalog model MODEL_ID, in the hub cache at its pinned commit with
+    the stamp a verified pull leaves."""
+    card = catalog.get_card(model_id)
+    (source,) = card.sources
+    assert isinstance(source, HfSource)
+    hub = tmp_path / "hf-home" / "hub" / f"models--{source.repo.replace('/', '--')}"
+    path = write_gguf(hub / "snapshots" / source.revision / source.files[0], arch="qwen2")
+    integrity.write_stamp(path, card.sha256[0])
+    return path
+
+
+# -- moot models list --installed ------------------------------------------------------------
+
+
+def test_list_installed_shows_only_the_models_that_can_debate_now(cli: Cli, tmp_path: Path) -> None:
+    nothing = cli("models", "list", "--installed", env={"COLUMNS": "200"})
+    assert nothing.returncode == 0, nothing.stderr
+    assert nothing.stdout == (
+        "no model here can debate yet; `moot models pull smollm2-135m` fetches the default\n"
+    )
+    assert json.loads(cli("models", "list", "--installed", "--json").stdout) == []
+
+    _installed("qwen2.5-0.5b", tmp_path)
+    _added(cli, "mine", tmp_path / "mine.gguf")
+    _added(cli, "gone", tmp_path / "gone.gguf")
+    (tmp_path / "gone.gguf").unlink()  # registered, its file gone: it cannot debate
+    ollama_model(tmp_path / "home" / ".ollama" / "models", "talker", data=b"not a model")
+    listed = cli("models", "list", "--installed", env={"COLUMNS": "200"})
+    assert listed.returncode == 0, listed.stderr
+    shown = [ln.split()[1] for ln in listed.stdout.splitlines() if ln.startswith("│")]
+    assert shown == ["qwen2.5-0.5b", "mine"], listed.stdout
+    rows = json.loads(cli("models", "list", "--installed", "--json").stdout)
+    assert [r["id"] for r in rows] == ["qwen2.5-0.5b", "mine"]
+    assert all(r["installed"] and r["usable"] for r in rows)
+    # Without it, the catalog and the models that cannot debate are listed as before.
+    every = {r["id"] for r in json.loads(cli("models", "list", "--json").stdout)}
+    assert {"smollm2-135m", "gone", "ollama:talker:latest", "mine"} <= every
+    assert [e.id for e in moot.models.list(installed=True)] == ["qwen2.5-0.5b", "mine"]
+
+
+# -- the list at 80 columns and at 200 ------------------------------------------------------
+
+HEADERS = ("status", "where", "size")
+
+
+def test_the_list_at_80_columns_keeps_every_header_and_every_id_whole(
+    cli: Cli, tmp_path: Path
+) -> None:
+    _added(cli, LONG, tmp_path / "long.gguf")
+    listed = cli("models", "list", env={"COLUMNS": "80"})
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert all(len(ln) <= 80 for ln in lines), listed.stdout
+    assert "…" not in listed.stdout  # nothing is cut short
+    header = next(ln for ln in lines if " status " in ln)
+    assert header.split() == ["id", "status", "where", "size", "model"], header
+    # The id column is the first: its folded pieces, read down, give each id back whole.
+    width = header.index("status")
+    body = lines[lines.index(header) + 2 :]
+    ids = "".join(ln[:width].strip() for ln in body)
+    assert LONG in ids and "smollm2-135m" in ids and "deepseek-r1-1.5b" in ids
+    # What each model is stays in the table: name, quantisation, context, licence.
+    assert cli("models", "rm", LONG, "--yes").returncode == 0
+    catalog_only = cli("models", "list", env={"COLUMNS": "80"}).stdout
+    assert "SmolLM2-135M-Instruct" in catalog_only and "apache-2.0" in catalog_only
+    assert "8,192 ctx" in catalog_only and "thinks: switchable" in catalog_only
+    assert " smollm2-135m " in catalog_only and "…" not in catalog_only
+
+
+def test_the_list_at_200_columns_shows_a_column_each(cli: Cli, tmp_path: Path) -> None:
+    _added(cli, LONG, tmp_path / "long.gguf")
+    listed = cli("models", "list", env={"COLUMNS": "200"})
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    header = next(ln for ln in lines if " status " in ln)
+    columns = ["id", "status", "where", "size", "arch", "quant", "context", "thinks", "licence"]
+    assert [w for w in header.split() if w != "┃"] == [*columns, "name"], header
+    assert "…" not in listed.stdout and all(len(ln) <= 200 for ln in lines)
+    assert any(f" {LONG} " in ln for ln in lines), listed.stdout
+    assert any(" smollm2-135m (default) " in ln for ln in lines)
