@@ -120,3 +120,69 @@ def test_the_list_at_200_columns_shows_a_column_each(cli: Cli, tmp_path: Path) -
     assert "…" not in listed.stdout and all(len(ln) <= 200 for ln in lines)
     assert any(f" {LONG} " in ln for ln in lines), listed.stdout
     assert any(" smollm2-135m (default) " in ln for ln in lines)
+
+
+# -- did you mean … ? -------------------------------------------------------------------------
+
+DID_YOU_MEAN = "hint: did you mean {}? "
+
+
+@pytest.mark.parametrize(
+    ("args", "near"),
+    [
+        (["models", "info", "smollm2-135"], "smollm2-135m"),
+        (["models", "verify", "gemma3-27m"], "gemma3-270m"),
+        (["models", "rm", "qwen3-8bb", "--yes"], "qwen3-8b"),
+        (["models", "pull", "Qwen3-8B"], "qwen3-8b"),
+        (["run", MOTION, "--dry-run", "--no-save", "--model", "smollm-135m"], "smollm2-135m"),
+        (["run", MOTION, "--dry-run", "--no-save", "--role", "judge=qwen2.5-05b"], "qwen2.5-0.5b"),
+        (
+            ["tournament", "--model", "gemma3-27m", "--model", "smollm2-135m", "--dry-run"],
+            "gemma3-270m",
+        ),
+    ],  # fmt: skip
+)
+def test_a_mistyped_model_is_answered_with_the_closest_name(
+    cli: Cli, tmp_path: Path, args: list[str], near: str
+) -> None:
+    motions = tmp_path / "motions.txt"
+    motions.write_text(MOTION + "\n")
+    extra = ["--motions", str(motions)] if args[0] == "tournament" else []
+    refused = cli(*args, *extra)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert refused.stderr.startswith("error: unknown model "), refused.stderr
+    assert DID_YOU_MEAN.format(near) in refused.stderr, refused.stderr
+    assert "moot models list" in refused.stderr  # the hint it had is kept after it
+
+
+def test_the_closest_name_may_be_a_registered_one_or_another_tools(
+    cli: Cli, tmp_path: Path, private: Path
+) -> None:
+    _added(cli, "my-debater", tmp_path / "mine.gguf")
+    ollama_model(private / ".ollama" / "models", "qwen3", "8b", data=write_gguf(
+        tmp_path / "q.gguf", arch="qwen3").read_bytes())  # fmt: skip
+    mine = cli("run", MOTION, "--dry-run", "--no-save", "--model", "my-debatr")
+    assert DID_YOU_MEAN.format("my-debater") in mine.stderr, mine.stderr
+    typed = cli("models", "info", "qwen3:8b")  # the store's prefix left out
+    assert DID_YOU_MEAN.format("ollama:qwen3:8b") in typed.stderr, typed.stderr
+    tag = cli("models", "info", "ollama:qwen3:8bb")  # in the store, a tag mistyped
+    assert tag.returncode == 2 and "is not in Ollama's store" in tag.stderr
+    assert DID_YOU_MEAN.format("ollama:qwen3:8b") in tag.stderr, tag.stderr
+
+
+def test_no_name_is_offered_when_none_is_close(cli: Cli) -> None:
+    refused = cli("models", "info", "nosuch")
+    assert refused.returncode == 2
+    assert refused.stderr == (
+        "error: unknown model 'nosuch'\nhint: `moot models list` shows the models moot "
+        "knows; a .gguf path or hf:OWNER/REPO/FILE.gguf works too\n"
+    )
+
+
+def test_a_chinese_debate_offers_the_closest_name_in_chinese(cli: Cli) -> None:
+    refused = cli("run", CHINESE, "--dry-run", "--no-save", "--model", "smollm-135m")
+    assert refused.returncode == 2
+    assert refused.stderr == (
+        "错误： 未知模型 'smollm-135m'\n提示： 是不是要用 smollm2-135m？`moot models list` "
+        "列出 moot 知道的模型；也可以用 .gguf 路径或 hf:OWNER/REPO/FILE.gguf\n"
+    ), refused.stderr
