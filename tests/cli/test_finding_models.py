@@ -13,6 +13,7 @@ import pytest
 import moot
 from conftest import Cli
 from gguf_samples import write_gguf
+from moot.events import Event, Notice
 from moot.models import catalog, integrity
 from moot.models.catalog import HfSource
 from store_layouts import ollama_model
@@ -186,3 +187,52 @@ def test_a_chinese_debate_offers_the_closest_name_in_chinese(cli: Cli) -> None:
         "错误： 未知模型 'smollm-135m'\n提示： 是不是要用 smollm2-135m？`moot models list` "
         "列出 moot 知道的模型；也可以用 .gguf 路径或 hf:OWNER/REPO/FILE.gguf\n"
     ), refused.stderr
+
+
+# -- a model not made for the debate's language ---------------------------------------------
+
+SMOLLM_NOTICE = "smollm2-135m 并非为中文辩论打造（目录中它的语言：英文）；{} 支持中文"
+
+
+def _notices(stdout: str) -> list[str]:
+    return [ln for ln in stdout.splitlines() if "并非为中文辩论打造" in ln]
+
+
+def test_a_chinese_motion_on_an_english_model_is_told_before_the_debate(cli: Cli) -> None:
+    done = cli("run", CHINESE, "--dry-run", "--no-save", env={"COLUMNS": "400"})
+    assert done.returncode == 0, done.stderr
+    notice = SMOLLM_NOTICE.format("gemma3-270m")  # the smallest that speaks it
+    assert _notices(done.stdout) == [notice], done.stdout
+    first_turn = done.stdout.index("第1轮")
+    assert done.stdout.index(notice) < first_turn  # before the debate, which goes on
+    quiet = cli("run", CHINESE, "--dry-run", "--no-save", "--quiet", env={"COLUMNS": "400"})
+    assert _notices(quiet.stdout) == [notice], quiet.stdout
+
+
+def test_an_installed_model_that_speaks_it_is_the_one_named(cli: Cli, tmp_path: Path) -> None:
+    _installed("qwen2.5-0.5b", tmp_path)
+    done = cli("run", CHINESE, "--dry-run", "--no-save", env={"COLUMNS": "400"})
+    assert done.returncode == 0, done.stderr
+    assert _notices(done.stdout) == [SMOLLM_NOTICE.format("qwen2.5-0.5b")]
+    # On a model made for Chinese, or one the catalog does not hold, nothing is said.
+    own = str(write_gguf(tmp_path / "own.gguf", arch="qwen2"))
+    for model in ("qwen2.5-0.5b", own):
+        quiet = cli("run", CHINESE, "--dry-run", "--no-save", "--model", model)
+        assert quiet.returncode == 0 and not _notices(quiet.stdout), quiet.stdout + quiet.stderr
+
+
+def test_an_english_motion_on_the_default_model_is_told_nothing(cli: Cli) -> None:
+    done = cli("run", MOTION, "--dry-run", "--no-save", env={"COLUMNS": "400"})
+    assert done.returncode == 0, done.stderr
+    assert "not made for" not in done.stdout
+
+
+def test_the_notice_is_an_event_of_the_python_api(moot_home: Path) -> None:
+    events: list[Event] = []
+    moot.debate(CHINESE, run={"dry_run": True}, save=False, on_event=events.append)
+    notices = [e.message for e in events if isinstance(e, Notice)]
+    said = [n for n in notices if "并非为中文辩论打造" in n]
+    assert said == [SMOLLM_NOTICE.format("gemma3-270m")], notices
+    english: list[Event] = []
+    moot.debate(CHINESE, run={"dry_run": True}, save=False, lang="en", on_event=english.append)
+    assert not any(isinstance(e, Notice) and "not made for" in e.message for e in english)
