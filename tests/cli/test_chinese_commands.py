@@ -834,6 +834,7 @@ _STORE_NAMES += ("lmstudio:PUBLISHER/MODEL/FILE.gguf", "lmstudio:PUBLISHER/MODEL
 _STORE_NAMES += ("llamacpp:FILE.gguf", MODEL_LAYER, "sha256:<hex>", "sha256-", "one.gguf")
 _STORE_NAMES += ("two.gguf", "ollama pull bad:latest", "ollama:bad:latest", "bad:latest")
 _STORE_NAMES += ("lms get pub/bad", "lmstudio:pub/bad/one.gguf", *_PARSERS)
+_STORE_NAMES += ("lmstudio:pub/bad",)  # offered for a file of it mistyped
 
 
 @pytest.mark.parametrize("case", list(_STORE_MODELS))

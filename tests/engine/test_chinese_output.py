@@ -42,7 +42,9 @@ CLAUSES = (
 # What may be English in a Chinese debate's output: names and model ids. `moot` is the
 # program; `echo:smollm2-135m` the dry run's model; `scripted` the backend of a dry run, as
 # `llama.cpp` is a real one's; the files moot writes.
-NAMES = ("echo:", "smollm2-135m", "moot", "scripted", "transcript.json", "debate.md", "decision.md")
+# The model a Chinese debate on the default model is told of (it was made for Chinese).
+NAMES = ("echo:", "smollm2-135m", "gemma3-270m", "moot", "scripted", "transcript.json")
+NAMES += ("debate.md", "decision.md")
 _WORD = re.compile(r"[A-Za-z]{2,}")
 
 

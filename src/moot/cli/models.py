@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.table import Table
+from rich.text import Text
 
 from moot.cli.root import Console, app, err
 from moot.config import RunSettings, validate_params
@@ -73,35 +75,121 @@ def _status(entry: listing.ModelEntry) -> str:
     }[entry.verified]
 
 
+Installed = Annotated[
+    bool,
+    typer.Option(
+        "--installed",
+        help="Only the models that can debate now: here, usable, not failing a check.",
+    ),
+]
+# From this width the ten columns show whole, wrapped where a cell is long; below it, a
+# table that does not fit unwrapped puts what the model is in one column.
+FULL_WIDTH = 160
+UNLIMITED = 10_000  # a table measured as wide as it would be, wrapping nothing
+
+
 @models_app.command("list")
-def list_(as_json: AsJson = False) -> None:
+def list_(as_json: AsJson = False, installed: Installed = False) -> None:
     """Show the models moot knows, and those Ollama, LM Studio and llama.cpp keep here."""
-    entries = listing.list_models()
+    entries = listing.list_models(installed=installed)
     if as_json:
         rows = [{**vars(e), "path": str(e.path) if e.path else None} for e in entries]
         print(json.dumps(rows, indent=2))
         return
-    table = Table(
-        "id", "status", "where", "size", "arch", "quant", "context", "thinks", "licence", "name"
-    )
-    table.columns[0].no_wrap = True
+    console = Console(soft_wrap=True)  # as wide as the terminal is now
+    if not entries:  # only with --installed: the catalog is always listed
+        console.print(
+            "no model here can debate yet; `moot models pull smollm2-135m` fetches the default"
+        )
+        return
+    width = console.width
+    table = _table(entries, id_width=UNLIMITED)
+    if console.measure(table, options=console.options.update_width(UNLIMITED)).maximum > width:
+        wide = width >= FULL_WIDTH
+        table = _table(entries, id_width=width // 3) if wide else _narrow_table(entries, width)
+    console.print(table)
+    if any(e.installed and e.verified is None for e in entries):
+        console.print("[dim]`moot models verify` checks the ones not verified yet.[/]")
+
+
+def _id(entry: listing.ModelEntry) -> str:
+    mark = " [dim](default)[/]" if entry.is_default else ""
+    return f"[bold]{safe(entry.id)}[/]{mark}"
+
+
+def _column(table: Table, header: str, cells: list[str], cap: int) -> None:
+    """A column as wide as its longest cell, up to CAP (its header never cut): the columns
+    without a width wrap before it does, and a longer cell is folded onto the next lines,
+    whole (an id is copied from here)."""
+    longest = max(Text.from_markup(cell).cell_len for cell in cells)
+    table.add_column(header, width=max(len(header), min(longest, cap)), overflow="fold")
+
+
+def _table(entries: list[listing.ModelEntry], *, id_width: int) -> Table:
+    """A column each, the ids' at most ID_WIDTH wide. An id, a name or a reason too long
+    for its column is folded onto the next line, never cut short: an id is copied from here."""
+    table = Table()
+    _column(table, "id", [_id(e) for e in entries], cap=id_width)
+    for header in ("status", "where", "size", "arch", "quant", "context", "thinks"):
+        table.add_column(header, min_width=len(header), overflow="fold")
+    # An architecture's word too long for its column is cut: the note after it is what
+    # matters, and stays whole on its own line.
+    table.columns[4].overflow = "ellipsis"
+    table.add_column("licence", min_width=len("licence"), overflow="fold")
+    table.add_column("name", min_width=len("name"), overflow="fold")
+    for column in (table.columns[3], table.columns[5], table.columns[6], table.columns[7]):
+        column.no_wrap = True  # "98.4 MB", "Q4_K_M", "131,072", "switchable": short, whole
     for e in entries:  # ids, names, licences and architectures come from files: shown as text
-        mark = " [dim](default)[/]" if e.is_default else ""
         table.add_row(
-            f"[bold]{safe(e.id)}[/]{mark}",
+            _id(e),
             _status(e),
             WHERE.get(e.kind, e.kind),
             _size(e.size),
             _architecture(e),
             safe(e.quantisation or ""),
-            f"{e.context_length:,}" if e.context_length else "",
+            _context(e),
             THINKS.get(e.thinks or "", ""),
             safe(e.licence or ""),
             safe(e.name),
         )
-    out.print(table)
-    if any(e.installed and e.verified is None for e in entries):
-        out.print("[dim]`moot models verify` checks the ones not verified yet.[/]")
+    return table
+
+
+def _narrow_table(entries: list[listing.ModelEntry], width: int) -> Table:
+    """At a terminal WIDTH wide: what the model is (its name, architecture, quantisation,
+    context, whether it thinks, its licence) in one column, wrapped; the id folded whole."""
+    rows = [
+        (_id(e), _status(e), WHERE.get(e.kind, e.kind), _size(e.size), _about(e)) for e in entries
+    ]
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    status, where = [row[1] for row in rows], [row[2] for row in rows]
+    _column(table, "id", [safe(e.id) for e in entries], cap=width // 4)  # "(default)" wraps
+    _column(table, "status", status, cap=len("not installed"))
+    _column(table, "where", where, cap=len("registered"))
+    table.add_column("size", no_wrap=True)
+    table.add_column("model", min_width=len("model"), overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def _about(entry: listing.ModelEntry) -> str:
+    """Its name, and below it what the file is: architecture, quantisation, context,
+    whether it thinks, licence."""
+    thinks = THINKS.get(entry.thinks or "")
+    details = [
+        _architecture(entry),
+        safe(entry.quantisation or ""),
+        f"{_context(entry)} ctx" if entry.context_length else "",
+        f"thinks: {thinks}" if thinks else "",
+        safe(entry.licence or ""),
+    ]
+    shown = " · ".join(d for d in details if d)
+    return safe(entry.name) + (f"\n[dim]{shown}[/]" if shown else "")
+
+
+def _context(entry: listing.ModelEntry) -> str:
+    return f"{entry.context_length:,}" if entry.context_length else ""
 
 
 def _architecture(entry: listing.ModelEntry) -> str:

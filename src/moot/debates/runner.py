@@ -15,7 +15,7 @@ from moot.config import SESSION_CACHE_MB, THINK_BUDGET, Decoding, RunSettings, S
 from moot.debates.settings import DebateSetup, Temperature
 from moot.engine.turns import Engine, Role
 from moot.errors import MootError, UsageError
-from moot.events import Listener
+from moot.events import Listener, Notice
 from moot.formats.base import MAX_MOTION, Cast
 from moot.inference.human import HUMAN, Ask, HumanSeat, Said, is_human_ref
 from moot.inference.pool import ModelPool
@@ -62,8 +62,12 @@ class DebateRun:
         model_factory: Callable[[str], ChatModel] | None = None,
         ask: Callable[[str], str] | None = None,
         replay: list[Record] | None = None,
+        advise: bool = True,
     ) -> None:
         self.setup = setup
+        # Whether to say, before the first turn, which of its models the catalog says were
+        # not made for its language (a resumed debate said it when it began; a replay, never).
+        self.advise = advise and not replay
         self.ask = ask
         self.replay = replay
         self.listeners = listeners or []
@@ -161,6 +165,16 @@ class DebateRun:
         )
         return {r: pool.get(ref) for r, ref in refs.items()}, infos
 
+    def _advise(self) -> None:
+        """A notice for each model the catalog says was not made for the debate's language,
+        naming one that was: the debate goes on (a dry run too: only the catalog is read)."""
+        from moot.models import languages
+
+        for line in languages.notices(self.refs().values(), self.setup.language):
+            notice = Notice("info", line)
+            for listener in self.listeners:
+                listener(notice)
+
     def _needed_ctx(self, trained: list[int]) -> int:
         """The context this debate's rulebook needs, bounded by its models' trained ones."""
         from moot.formats.base import context_need
@@ -237,6 +251,8 @@ class DebateRun:
         s = self.setup
         pack = self.pack()
         models, infos = self._models(self.refs())
+        if self.advise:
+            self._advise()
         transcript = self._transcript(pack, infos)
         c = self.cast
         roles = {
@@ -483,7 +499,7 @@ def replay(path: Path, *, listeners: list[Listener] | None = None) -> ReplayRepo
 
     decoding = setup.run.decoding
     try:
-        result = DebateRun(setup, listeners=[*(listeners or []), compare]).run()
+        result = DebateRun(setup, listeners=[*(listeners or []), compare], advise=False).run()
     except _Diverged as diverged:
         return replace(diverged.report, decoding=decoding)
     if len(result.transcript.turns) != len(saved):

@@ -18,12 +18,13 @@ if TYPE_CHECKING:
     from moot.models.listing import ModelEntry
 
 
-def list() -> builtins.list[ModelEntry]:  # noqa: A001  (moot.models.list reads best)
+def list(*, installed: bool = False) -> builtins.list[ModelEntry]:  # noqa: A001  (moot.models.list reads best)
     """Every model moot knows of, installed or not, and every model Ollama, LM Studio and
-    llama.cpp's cache hold: where it lives, its size and what its header says."""
+    llama.cpp's cache hold: where it lives, its size and what its header says. With
+    INSTALLED, only the models that can debate now."""
     from moot.models import listing
 
-    return listing.list_models()
+    return listing.list_models(installed=installed)
 
 
 def resolve(ref: str) -> ResolvedModel:

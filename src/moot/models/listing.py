@@ -32,10 +32,18 @@ class ModelEntry:
     reason: str = ""
     thinks: Thinks | None = None  # the catalog's word; None: not a catalog model
 
+    @property
+    def ready(self) -> bool:
+        """Whether it can debate now: its files here, usable, not failing its checksum, of
+        an architecture the bundled llama.cpp loads."""
+        checked = self.verified is not False and self.loadable is not False
+        return self.installed and self.usable and checked
 
-def list_models() -> list[ModelEntry]:
+
+def list_models(*, installed: bool = False) -> list[ModelEntry]:
     """Catalog models (installed or not), registered names, the other GGUFs in the hub cache,
-    and the models of Ollama, LM Studio and llama.cpp's cache.
+    and the models of Ollama, LM Studio and llama.cpp's cache; with INSTALLED, only those
+    that can debate now (`ModelEntry.ready`).
 
     Offline and without hashing: `verified` reports the stamps an earlier check left. A
     vision projector, an adapter or a later part of a split model is not listed, unless a
@@ -64,7 +72,7 @@ def list_models() -> list[ModelEntry]:
             entries.append(_entry(target, f.filename, "hf-cache", found_here=True))
     for row in stores.listed():
         entries.append(_stored(row))
-    return [e for e in entries if e is not None]
+    return [e for e in entries if e is not None and (e.ready or not installed)]
 
 
 def _entry(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import difflib
 import errno
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ ARCH_FORMATS = {
     "qwen3": "chatml",
     "qwen3moe": "chatml",
 }
+SUGGESTION_CUTOFF = 0.75  # how like a known name a mistyped one must be to be offered it
 Located = tuple[tuple[Path, ...], tuple[str | None, ...]]  # files, and the sha256 each should have
 
 
@@ -90,8 +92,39 @@ def parse_ref(ref: str) -> Target:
         return Target(id=ref, path=Path(entry["path"]), registered=entry)
     if ref.endswith(".gguf") or "/" in ref or os.sep in ref or Path(ref).is_file():
         return Target(id=ref, path=Path(ref).expanduser().absolute())
-    catalog.get(ref)  # raises the unknown-model error with its hint
+    try:
+        catalog.get(ref)  # raises the unknown-model error with its hint
+    except ModelNotFoundError as exc:
+        raise _with_suggestion(exc, ref, known_names()) from None
     raise AssertionError("unreachable")
+
+
+def known_names() -> list[str]:
+    """Every name a model can be called by here, offline: the catalog's ids, the registered
+    names, the hub cache's files and the models of the other tools' stores."""
+    listed = [row.ref for row in _listed() if not row.problem]
+    return [*load_catalog().cards, *registry.load(), *_cached_refs(), *listed]
+
+
+def close_match(ref: str, names: Iterable[str]) -> str | None:
+    """The name most like REF, as a mistyped one would be, or None when none is close."""
+    others = [name for name in dict.fromkeys(names) if name != ref]
+    for name in others:  # its store's prefix left out: qwen3:8b for ollama:qwen3:8b
+        if name.partition(":")[2] == ref:
+            return name
+    lower = {name.lower(): name for name in others}
+    if ref.lower() in lower:  # a slip of case: Qwen3-8B for qwen3-8b
+        return lower[ref.lower()]
+    found = difflib.get_close_matches(ref, others, n=1, cutoff=SUGGESTION_CUTOFF)
+    return found[0] if found else None
+
+
+def _with_suggestion(exc: MootError, ref: str, names: Iterable[str]) -> MootError:
+    """EXC, its hint led by the closest name to REF where there is one."""
+    near = close_match(ref, names)
+    if near is not None:
+        exc.hint = f"did you mean {near}? {exc.hint}".rstrip()
+    return exc
 
 
 def hub_files(ref: str) -> tuple[HubFile, ...]:
@@ -114,7 +147,12 @@ def hub_files(ref: str) -> tuple[HubFile, ...]:
 def find(target: Target) -> Located:
     """The target's files on disk and their expected sha256; ModelNotFoundError if absent."""
     if target.store is not None:
-        return stores.find(target.store)
+        try:
+            return stores.find(target.store)
+        except ModelNotFoundError as exc:  # a mistyped name or tag: the store's own, named
+            kind = target.store.kind
+            near = (row.ref for row in _listed() if row.kind == kind and not row.problem)
+            raise _with_suggestion(exc, target.id, near) from None
     pull_hint = f"download it first: `moot models pull {target.id}`"
     if target.path is not None:
         try:
@@ -136,8 +174,23 @@ def find(target: Target) -> Located:
     paths = [hub_cache.cached_file(f) for f in target.hub]
     files = tuple(p for p in paths if p is not None)
     if len(files) != len(paths):
-        raise ModelNotFoundError(f"{target.id} is not in the local cache", hint=pull_hint)
+        missing = ModelNotFoundError(f"{target.id} is not in the local cache", hint=pull_hint)
+        raise _with_suggestion(missing, target.id, _cached_refs())
     return files, tuple(hub_cache.etag_sha256(p) for p in files)
+
+
+def _listed() -> list[stores.Listed]:
+    try:
+        return list(stores.listed())
+    except (MootError, OSError):
+        return []
+
+
+def _cached_refs() -> list[str]:
+    try:
+        return list(hub_cache.cached_gguf_files())
+    except (MootError, OSError):
+        return []
 
 
 def _card_files(card: ModelCard, source: PypiSource | HfSource) -> Located | None:
