@@ -58,8 +58,16 @@ def test_importing_moot_loads_neither_llama_cpp_nor_the_hub_client() -> None:
         ({"run": {"threads": 2}}, ["run.threads"], "run.threads"),
         ({"lang": "fr"}, ["lang"], "lang"),
         ({"format": "parliament"}, ["parliament"], "format"),
+        # A role's setting given as pairs or as the command line's ROLE=VALUE texts: a role
+        # given twice is refused, not its last value taken.
+        ({"roles": [("judge", "a"), ("judge", "b")]}, ["'judge'", "twice"], "roles.judge"),
+        ({"temperatures": [("devil", 0), ("devil", 1)]}, ["twice"], "temperatures.devil"),
+        ({"temperatures": ["devil=0.1", "Devil=0.9"]}, ["'devil'", "twice"], "temperatures.devil"),
+        ({"roles": ["judge:a.gguf"]}, ["roles.0", "KEY=VALUE"], "roles.0"),
+        ({"roles": "judge=a.gguf"}, ["roles", "not a mapping"], "roles"),
+        ({"temperatures": [("devil",)]}, ["temperatures.0"], "temperatures.0"),
     ],
-)
+)  # fmt: skip
 def test_a_bad_setting_is_named_before_any_model_loads(
     home: Path,
     settings: dict[str, object],
@@ -82,6 +90,19 @@ def test_a_bad_setting_is_named_before_any_model_loads(
         assert name in caught.value.message
     assert caught.value.field == field
     assert caught.value.hint
+
+
+def test_a_roles_setting_may_be_pairs_or_role_value_texts(home: Path) -> None:
+    server = "http://127.0.0.1:9/v1"  # a server URL: checked as text, never called
+    debate = moot.Debate(
+        "cities should ban cars",
+        roles=[f"Judge={server}"],  # type: ignore[arg-type]
+        temperatures=[("devil", 0.5)],  # type: ignore[arg-type]
+        save=False,
+        run=DRY,
+    )
+    assert debate.setup.role_models == {"judge": server}
+    assert debate.setup.temperatures == {"devil": 0.5}
 
 
 def test_debate_returns_the_result_and_saves_it_where_moot_run_would(home: Path) -> None:

@@ -197,6 +197,8 @@ def test_english_errors_are_as_they_were(
       "错误： --max-rounds 不适用于 --format decision\n"),
      (["--time-limit", "5"], "错误： --time-limit 只适用于真人席位\n"),
      (["--role", "judge"], "错误： --role 'judge' 不是“键=值”的形式\n提示： 例如 --role judge=…\n"),
+     (["--temperature", "judge=0.5", "--temperature", "judge=0.7"],
+      "错误： --temperature judge= 给了两次\n提示： --temperature judge=… 只给一次\n"),
      (["--temperature", "judge=abc"], "错误： 温度 'abc' 不是0到2之间的数字\n提示： 例如 0.7\n")],
 )  # fmt: skip
 def test_a_setting_wrong_for_a_chinese_motion_is_said_in_chinese(

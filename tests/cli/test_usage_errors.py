@@ -58,6 +58,25 @@ def test_an_option_given_twice_is_refused(tmp_path: Path, cli: Cli, args: list[s
     assert not (tmp_path / "debates").exists()
 
 
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--temperature", "devil=0.1", "--temperature", "devil=0.9"], "--temperature devil="),
+        (["--temperature", "devil=0.1", "--temperature", " Devil =0.9"], "--temperature devil="),
+        (["--role", "opposition=A.gguf", "--role", "opposition=B.gguf"], "--role opposition="),
+    ],
+)
+def test_a_role_given_twice_in_one_option_is_refused(
+    tmp_path: Path, cli: Cli, args: list[str], needle: str
+) -> None:
+    """A repeatable ROLE=VALUE option binds each role once: the first value is not lost to
+    the last one."""
+    proc = cli("run", "cats are better than dogs", "--dry-run", "--yes", *args, home=tmp_path)
+    refused(proc, f"{needle} is given twice")
+    assert proc.stderr.splitlines()[1] == f"hint: give one {needle}…"
+    assert not (tmp_path / "debates").exists()
+
+
 def test_repeatable_options_may_repeat(tmp_path: Path, cli: Cli) -> None:
     args = ["--format", "decision", "--positions", "tea", "--positions", "coffee", "--yes"]
     done = cli("run", "tea or coffee", "--dry-run", "--no-save", *args, home=tmp_path)

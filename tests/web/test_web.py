@@ -5,6 +5,7 @@ wheel carries the page."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 import threading
@@ -230,6 +231,88 @@ def test_several_problems_are_named_at_once(moot_home: Path) -> None:
     assert set(caught.value.fields) == {"motion", "seed", "temperatures.judge"}
 
 
+def read(body: str) -> Any:
+    """A request's JSON as the server reads it: each object's repeated keys noted."""
+    return json.loads(body, object_pairs_hook=forms.json_object)
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ('{"motion": "cats beat dogs", "temperatures": {"devil": "0.1", "devil": "0.9"}}',
+         "temperatures.devil"),
+        ('{"motion": "cats beat dogs", "roles": {"judge": "a.gguf", "judge": "b.gguf"}}',
+         "roles.judge"),
+        ('{"motion": "cats beat dogs", "params": {"max_rounds": "3", "max_rounds": "4"}}',
+         "params.max_rounds"),
+        ('{"motion": "cats beat dogs", "motion": "dogs beat cats"}', "motion"),
+    ],
+)  # fmt: skip
+def test_a_field_given_twice_is_named_not_its_last_value_taken(
+    moot_home: Path, body: str, field: str
+) -> None:
+    with pytest.raises(forms.FormErrors) as caught:
+        forms.debate_setup(read(body), dry_run=True)
+    assert field in caught.value.fields, caught.value.fields
+    assert "is given twice" in caught.value.fields[field]["message"]
+    assert caught.value.fields[field]["hint"]
+
+
+@pytest.mark.parametrize(
+    ("form", "field", "kind"),
+    [
+        ({"motion": ["a"]}, "motion", "a list given where a string is expected"),
+        ({"motion": None}, "motion", "null given where a string is expected"),
+        ({"motion": 7}, "motion", "a number given where a string is expected"),
+        ({"motion": {"text": "a"}}, "motion", "an object given where a string is expected"),
+        ({"format": ["oxford"]}, "format", "a list"),
+        ({"lang": True}, "lang", "a boolean given where a string is expected"),
+        ({"models": "a.gguf"}, "models", "a string given where a list is expected"),
+        ({"models": [["a.gguf"]]}, "models.0", "a list given where a string is expected"),
+        ({"roles": ["judge=a.gguf"]}, "roles", "a list given where an object is expected"),
+        ({"roles": {"judge": 3}}, "roles.judge", "a number given where a string is expected"),
+        ({"temperatures": "devil=0.5"}, "temperatures", "a string given where an object is"),
+        ({"temperatures": {"devil": [0.5]}}, "temperatures.devil", "a list given where a num"),
+        ({"temperatures": {"devil": True}}, "temperatures.devil", "a boolean given where a num"),
+        ({"seed": True}, "seed", "a boolean given where a number is expected"),
+        ({"max_tokens": None}, "max_tokens", "null given where a number is expected"),
+        ({"params": "max_rounds=3"}, "params", "a string given where an object is expected"),
+        ({"params": {"max_rounds": [3]}}, "params.max_rounds", "a list given where a number"),
+        ({"format": "challenge", "params": {"effort": ["low"]}}, "params.effort", "a list"),
+        ({"format": "decision", "params": {"positions": ["stay", "go"]}}, "params.positions",
+         "a list given where a string is expected"),
+    ],
+)  # fmt: skip
+def test_a_value_of_the_wrong_kind_is_named_by_its_field_never_made_text(
+    moot_home: Path, form: dict[str, Any], field: str, kind: str
+) -> None:
+    with pytest.raises(forms.FormErrors) as caught:
+        forms.debate_setup({"motion": "cats beat dogs", **form}, dry_run=True)
+    assert field in caught.value.fields, caught.value.fields
+    error = caught.value.fields[field]
+    assert error["message"].startswith(f"{field}: {kind}"), error
+    assert error["hint"].endswith(f"or leave {field} out"), error
+
+
+def test_a_number_may_be_a_json_number_or_digits(moot_home: Path) -> None:
+    setup = forms.debate_setup(
+        {
+            "motion": "cats beat dogs",
+            "seed": 7,
+            "temperatures": {"devil": 0.5, "judge": 1},
+            "params": {"max_rounds": 3, "min_score": "8"},
+            "max_tokens": 64,
+        },
+        dry_run=True,
+    )
+    assert setup.seed == 7 and setup.run.max_tokens == 64
+    assert setup.temperatures == {"devil": 0.5, "judge": 1.0}
+    assert setup.params.max_rounds == 3 and setup.params.min_score == 8.0  # type: ignore[attr-defined]
+    with pytest.raises(forms.FormErrors) as caught:
+        forms.debate_setup({"motion": "cats beat dogs", "seed": 7.5}, dry_run=True)
+    assert caught.value.fields["seed"]["message"] == "'7.5' is not a whole number"
+
+
 def test_a_decisions_positions_are_one_a_line(moot_home: Path) -> None:
     setup = forms.debate_setup(
         {
@@ -262,6 +345,27 @@ def test_a_tournament_form_is_planned_before_it_is_queued(moot_home: Path, tmp_p
         ({"models": [a, b], "motions": "x y", "lang": "fr"}, "lang"),
         ({"models": [a, b], "motions": "x y", "params": {"max_rounds": "99"}}, "params.max_rounds"),
         ({"models": [a, b], "motions": "x y", "seed": "-1"}, "seed"),
+        # A value of another kind than the page sends is named, never made text.
+        ({"models": [a, b], "motions": ["x y", "y z"]}, "motions"),
+        ({"models": [a, b], "motions": None}, "motions"),
+        ({"models": f"{a}\n{b}", "motions": "x y"}, "models"),
+        ({"models": [a, [b]], "motions": "x y"}, "models.1"),
+        ({"models": [a, b], "judges": a, "motions": "x y"}, "judges"),
+        ({"models": [a, b], "motions": "x y", "swaps": True}, "swaps"),
+        ({"models": [a, b], "motions": "x y", "format": None}, "format"),
+        ({"models": [a, b], "motions": "x y", "lang": ["zh"]}, "lang"),
+        ({"models": [a, b], "motions": "x y", "params": ["max_rounds"]}, "params"),
+        (
+            read(f'{{"models": ["{a}", "{b}"], "motions": "x y", "swaps": "1", "swaps": "2"}}'),
+            "swaps",
+        ),
+        (
+            read(
+                f'{{"models": ["{a}", "{b}"], "motions": "x y", "params": {{"max_rounds": "3",'
+                ' "max_rounds": "4"}}'
+            ),
+            "params.max_rounds",
+        ),
     ]:
         with pytest.raises(forms.FormErrors) as caught:
             tournaments.choose(form, dry_run=True)

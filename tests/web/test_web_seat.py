@@ -127,7 +127,16 @@ def test_the_seat_needs_the_token_the_pages_origin_and_the_open_ask(
     stale = client.post(path, json={**body, "ask": ask["ask"] + 7})
     assert stale.status_code == 409 and "not waiting" in stale.json()["error"]["message"]
     not_text = client.post(path, json={"ask": ask["ask"], "text": ["a list"]})
-    assert not_text.status_code == 409 and not_text.json()["error"]["message"] == "a speech is text"
+    assert not_text.status_code == 400, not_text.text
+    assert not_text.json()["errors"]["text"]["message"] == "a speech is text"
+    assert ask["ask"] == 1
+    for wrong in (True, 1.0, "1", None):  # true == 1 in Python: only the number 1 is ask 1
+        refused = client.post(path, json={**body, "ask": wrong})
+        assert refused.status_code == 400, (wrong, refused.text)
+        assert refused.json()["errors"]["ask"]["message"].startswith("ask: "), refused.text
+    twice = b'{"ask": 1, "text": "Who pays?", "text": "Who gains?"}'
+    repeated = client.post(path, content=twice, headers={"content-type": "application/json"})
+    assert repeated.status_code == 400 and "text" in repeated.json()["errors"], repeated.text
     as_form = client.post(path, content=b"text=Who+pays", headers={"content-type": "text/plain"})
     assert as_form.status_code == 415
     assert client.post(path, json=body).status_code == 200

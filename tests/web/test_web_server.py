@@ -409,6 +409,11 @@ def test_delete_needs_the_origin_and_removes_the_folder(
         ({"format": "decision", "params": {"positions": "only one"}}, "params.positions", "2 to 4"),
         ({"format": "challenge", "params": {"effort": "huge"}}, "params.effort", "'huge'"),
         ({"max_tokens": "0"}, "max_tokens", "0 is not allowed"),
+        ({"motion": ["a"]}, "motion", "motion: a list given where a string is expected"),
+        ({"motion": None}, "motion", "motion: null given where a string is expected"),
+        ({"models": "a.gguf"}, "models", "models: a string given where a list is expected"),
+        ({"roles": {"judge": 3}}, "roles.judge", "a number given where a string is expected"),
+        ({"seed": True}, "seed", "seed: a boolean given where a number is expected"),
     ],
 )
 def test_a_form_problem_is_named_by_its_field(
@@ -422,6 +427,39 @@ def test_a_form_problem_is_named_by_its_field(
     assert words in errors[field]["message"]
     assert errors[field]["hint"]
     assert len(client.get("/api/jobs").json()["jobs"]) == before
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/api/debates", f'{{"motion": "{MOTION}", "temperatures": {{"devil": "0.1", "devil": '
+         '"0.9"}}', "temperatures.devil"),
+        ("/api/debates", f'{{"motion": "{MOTION}", "roles": {{"opposition": "{OTHER_MODEL}", '
+         f'"opposition": "{OTHER_MODEL}"}}}}', "roles.opposition"),
+        ("/api/debates", f'{{"motion": "{MOTION}", "motion": "{MOTION}"}}', "motion"),
+        ("/api/tournaments", '{"models": ["a", "b"], "motions": "x y", "motions": "y z"}',
+         "motions"),
+    ],
+)  # fmt: skip
+def test_a_field_given_twice_is_a_400_naming_it(
+    client: httpx.Client, path: str, body: str, field: str
+) -> None:
+    """JSON keeps the last of a repeated key: the server refuses the form instead, as the
+    command line refuses an option given twice."""
+    before = len(client.get("/api/jobs").json()["jobs"])
+    answer = client.post(path, content=body.encode(), headers={"content-type": "application/json"})
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["errors"][field]
+    assert error["message"].endswith("is given twice") and error["hint"], error
+    assert len(client.get("/api/jobs").json()["jobs"]) == before
+
+
+def test_a_tournament_field_of_another_kind_is_a_400_naming_it(client: httpx.Client) -> None:
+    answer = client.post("/api/tournaments", json={"models": "a", "motions": ["x y", "y z"]})
+    assert answer.status_code == 400, answer.text
+    errors = answer.json()["errors"]
+    assert errors["models"]["message"] == "models: a string given where a list is expected"
+    assert errors["motions"]["message"] == "motions: a list given where a string is expected"
 
 
 # A Chinese debate's form: its problems are said in Chinese; what stays is what the user
@@ -453,7 +491,10 @@ _EFFORT = ("huge", "low", "medium", "high", "max")
       "--effort 'huge' 不允许：应为 'low', 'medium', 'high' 或 'max'", _EFFORT),
      ({"lang": "fr"}, "lang",
       "--lang 'fr' 不允许：应为 'auto', 'en' 或 'zh'", ("fr", "auto", "en", "zh")),
-     ({"max_tokens": "0"}, "max_tokens", "--max-tokens 0 不允许：应不小于1", ())],
+     ({"max_tokens": "0"}, "max_tokens", "--max-tokens 0 不允许：应不小于1", ()),
+     ({"seed": True}, "seed", "seed：应为数字，给的却是布尔值", ("seed",)),
+     ({"roles": {"judge": ["a"]}}, "roles.judge", "roles.judge：应为字符串，给的却是列表",
+      ("roles.judge",))],
 )  # fmt: skip
 def test_a_chinese_forms_problem_is_said_in_chinese(
     client: httpx.Client, form: dict[str, Any], field: str, message: str, typed: tuple[str, ...]

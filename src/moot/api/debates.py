@@ -19,7 +19,14 @@ from moot import history
 from moot.config import RunSettings
 from moot.debates.runner import DebateRun as _Runner
 from moot.debates.runner import resume_setup
-from moot.debates.settings import DebateSettings, DebateSetup, prepare, refuse_unknown, settings
+from moot.debates.settings import (
+    DebateSettings,
+    DebateSetup,
+    keyed,
+    prepare,
+    refuse_unknown,
+    settings,
+)
 from moot.errors import MootError, UsageError
 from moot.events import Event, Listener
 from moot.formats import get_format, parameters
@@ -311,8 +318,8 @@ def debate_settings(
         motion=motion,
         format=format,
         models=(model,) if isinstance(model, str) else tuple(model or ()),
-        roles=dict(roles or {}),
-        temperatures=dict(temperatures or {}),
+        roles=keyed(roles, field="roles"),
+        temperatures=keyed(temperatures, field="temperatures"),
         lang=lang or "auto",
         seed=seed,
         prompts=Path(prompts).expanduser() if prompts is not None else None,

@@ -33,7 +33,7 @@ from moot.cli.seat import END, Reader, TerminalSeat
 from moot.config import THINK_BUDGET, debates_dir
 from moot.debates.runner import DebateRun as Runner
 from moot.debates.runner import ReplayReport
-from moot.debates.settings import DebateSetup, prepare, settings
+from moot.debates.settings import DebateSetup, keyed, prepare, settings
 from moot.errors import UsageError
 from moot.formats import get_format
 from moot.formats.adversarial.text import evidence_prompt
@@ -148,9 +148,10 @@ def run(
         motion=text,
         format=fmt,
         models=tuple(model or ()),
-        roles=_pairs(role or [], "--role"),
+        roles=keyed(role, field="roles", option="--role"),
         temperatures={
-            k: _temperature(v) for k, v in _pairs(temperature or [], "--temperature").items()
+            k: _temperature(v)
+            for k, v in keyed(temperature, field="temperatures", option="--temperature").items()
         },
         lang=lang,
         seed=seed,
@@ -442,18 +443,6 @@ def _decision_topic(topic: str | None, lang: str, *, yes: bool) -> str:
         "the topic is empty",
         hint=f'give the choice to decide, e.g. moot run --format decision "{examples[0]}"',
     )
-
-
-def _pairs(items: list[str], option: str) -> dict[str, str]:
-    """KEY=VALUE options as a dict; which keys are roles the library checks."""
-    pairs = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        key = key.strip().lower()
-        if not sep or not value.strip():
-            raise UsageError(f"{option} {item!r} is not KEY=VALUE", hint=f"e.g. {option} judge=…")
-        pairs[key] = value.strip()
-    return pairs
 
 
 def _temperature(value: str) -> float:

@@ -4,7 +4,7 @@ and the setup the runner runs. `moot run`, `moot.debate` and tournaments all com
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -51,6 +51,59 @@ def settings(
         return DebateSettings.model_validate(values)
     except ValidationError as exc:
         raise settings_error(exc, hint=hint, options=options) from None
+
+
+def keyed(given: object, *, field: str, option: str | None = None) -> dict[str, Any]:
+    """A setting given role by role (`roles`, `temperatures`) as a dict, from a mapping or
+    from what the command line gives: "ROLE=VALUE" texts (the role's case ignored) or
+    (role, value) pairs. A role given twice is refused, never the last value winning; the
+    error names the field (as OPTION, its command-line option, where given)."""
+    if given is None:
+        return {}
+    if isinstance(given, Mapping):
+        return dict(given)
+    if isinstance(given, str | bytes) or not isinstance(given, Iterable):
+        raise UsageError(
+            f"{field} is {_shown(given)}, not a mapping of role to value",
+            hint=f"give {field} as a dict, e.g. {{'judge': …}}",
+            field=field,
+        )
+    pairs: dict[str, Any] = {}
+    for i, item in enumerate(given):
+        if isinstance(item, str):
+            key, sep, value = item.partition("=")
+            key, value = key.strip().lower(), value.strip()
+            if not sep or not key or not value:
+                where = option or f"{field}.{i}"
+                raise UsageError(
+                    f"{where} {item!r} is not KEY=VALUE",
+                    hint=f"e.g. {option or field} judge=…" if option else "e.g. 'judge=…'",
+                    field=field if option else f"{field}.{i}",
+                )
+        elif isinstance(item, tuple | list) and len(item) == 2 and isinstance(item[0], str):
+            key, value = item
+        else:
+            raise UsageError(
+                f"{field}.{i} {_shown(item)} is not a role and its value",
+                hint=f"give {field} as a dict, e.g. {{'judge': …}}",
+                field=f"{field}.{i}",
+            )
+        if key in pairs:
+            raise given_twice(field, key, option)
+        pairs[key] = value
+    return pairs
+
+
+def given_twice(field: str, key: str, option: str | None = None) -> UsageError:
+    """The error for KEY given twice in FIELD (a role's setting, a form's object): its first
+    value would be lost, the last silently winning."""
+    if option:
+        return UsageError(
+            f"{option} {key}= is given twice", hint=f"give one {option} {key}=…", field=field
+        )
+    where = f"{field}: " if field else ""
+    path = f"{field}.{key}" if field else key
+    return UsageError(f"{where}{key!r} is given twice", hint=f"give {key!r} once", field=path)
 
 
 _BOUNDS = {"ge": "at least", "gt": "above", "le": "at most", "lt": "below"}

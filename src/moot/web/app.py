@@ -185,8 +185,7 @@ class _Api:
         try:
             job = await run_in_threadpool(start)
         except forms.FormErrors as exc:
-            errors = {name: shown(error, language) for name, error in exc.fields.items()}
-            return JSONResponse({"errors": errors}, status_code=400)
+            return _field_errors(exc.fields, language)
         except MootError as exc:
             return _error(exc, language)
         return JSONResponse(job.info(), status_code=201)
@@ -234,7 +233,16 @@ class _Api:
         if job is None:
             return _missing("no such debate", _page_language(request))
         form = await _form(request, job.language)
-        return form if isinstance(form, Response) else (job, form)
+        if isinstance(form, Response):
+            return form
+        errors: forms.FieldErrors = {}
+        forms.refuse_repeated(form, errors)
+        ask = form.get("ask")
+        if not isinstance(ask, int) or isinstance(ask, bool):  # true is not ask 1
+            forms.wrong_kind(ask, "ask", errors, "a whole number")
+        if not isinstance(form.get("skip", False), bool):  # an evidence request's answer
+            forms.wrong_kind(form["skip"], "skip", errors, "a boolean")
+        return _field_errors(errors, job.language) if errors else (job, form)
 
     async def seat(self, request: Request) -> Response:
         """A person's answer from the page to what their seat was asked."""
@@ -246,7 +254,11 @@ class _Api:
             return _conflict(
                 "no person holds a seat in this debate", "give a seat the model human", job.language
             )
-        problem = job.seat.answer(form)
+        try:
+            problem = job.seat.answer(form)
+        except UsageError as exc:
+            error = forms.problem(exc.message, exc.hint)
+            return _field_errors({exc.field or "form": error}, job.language)
         if problem is not None:
             hint = "reload the page: it shows what the seat is asked now"
             return _conflict(problem, hint, job.language)
@@ -382,12 +394,19 @@ async def _form(request: Request, language: str) -> dict[str, Any] | Response:
         if len(body) > BODY_LIMIT:
             return _refusal(413, "the form is too large", "shorten it", language)
     try:
-        form = json.loads(body)
+        form = json.loads(body, object_pairs_hook=forms.json_object)
     except (ValueError, RecursionError):
         return _refusal(400, "the form is not JSON", "reload the page", language)
     if not isinstance(form, dict):
         return _refusal(400, "the form is not an object", "reload the page", language)
     return form
+
+
+def _field_errors(errors: forms.FieldErrors, language: str) -> Response:
+    """A request's problems, each named by its field, in LANGUAGE: a 400 the page shows
+    beside the fields."""
+    said = {name: shown(error, language) for name, error in errors.items()}
+    return JSONResponse({"errors": said}, status_code=400)
 
 
 def _refusal(status: int, message: str, hint: str, language: str) -> Response:

@@ -6,7 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from moot.debates.settings import DebateSetup, check_model_ref, check_motion, prepare, settings
+from moot.debates.settings import (
+    DebateSetup,
+    check_model_ref,
+    check_motion,
+    given_twice,
+    prepare,
+    settings,
+)
 from moot.errors import MootError, UsageError
 from moot.formats import NAMES, get_format
 from moot.formats.base import Format, RunOptions
@@ -113,18 +120,26 @@ def debate_setup(form: object, *, dry_run: bool) -> DebateSetup:
 
 def _read(form: dict[str, Any], *, dry_run: bool) -> _Read:
     errors: FieldErrors = {}
-    name = text_of(form.get("format")) or "oxford"
+    refuse_repeated(form, errors)
+    name = text_at(form.get("format", ""), "format", errors) or "oxford"
+    if "format" in errors:
+        return _Read(errors, {})
     try:
         fmt = get_format(name)
     except UsageError as exc:
         return _Read({"format": problem(exc.message, exc.hint)}, {})
-    motion = text_of(form.get("motion"))
-    try:
-        check_motion(motion)
-    except UsageError as exc:
-        errors["motion"] = problem(exc.message, exc.hint)
-    models = [text_of(m) for m in list_of(form.get("models"))][:MAX_MODELS]
-    roles = {str(k): text_of(v) for k, v in dict_of(form.get("roles")).items() if text_of(v)}
+    motion = text_at(form.get("motion", ""), "motion", errors)
+    if "motion" not in errors:
+        try:
+            check_motion(motion)
+        except UsageError as exc:
+            errors["motion"] = problem(exc.message, exc.hint)
+    models = texts_at(form.get("models", []), "models", errors)[:MAX_MODELS]
+    roles = {}
+    for role, value in object_at(form.get("roles", {}), "roles", errors).items():
+        ref = text_at(value, f"roles.{role}", errors)
+        if ref:
+            roles[role] = ref
     for field, ref in [
         *((f"models.{i}", r) for i, r in enumerate(models)),
         *((f"roles.{k}", r) for k, r in roles.items()),
@@ -132,14 +147,14 @@ def _read(form: dict[str, Any], *, dry_run: bool) -> _Read:
         if ref:
             _check_ref(ref, field, errors)
     temperatures = {}
-    for role, value in dict_of(form.get("temperatures")).items():
+    for role, value in object_at(form.get("temperatures", {}), "temperatures", errors).items():
         number = number_of(value, f"temperatures.{role}", errors, float)
         if number is not None:
-            temperatures[str(role)] = number
-    params = read_params(fmt, form.get("params"), errors)
-    seed = number_of(form.get("seed"), "seed", errors, int)
-    max_tokens = number_of(form.get("max_tokens"), "max_tokens", errors, int)
-    lang = text_of(form.get("lang")) or "auto"
+            temperatures[role] = number
+    params = read_params(fmt, form.get("params", {}), errors)
+    seed = number_of(form.get("seed", ""), "seed", errors, int)
+    max_tokens = number_of(form.get("max_tokens", ""), "max_tokens", errors, int)
+    lang = text_at(form.get("lang", ""), "lang", errors) or "auto"
     values = {
         "motion": motion,
         "format": fmt.name,
@@ -156,19 +171,23 @@ def _read(form: dict[str, Any], *, dry_run: bool) -> _Read:
 
 def read_params(fmt: Format, form: object, errors: FieldErrors) -> dict[str, Any]:
     """The format's parameters the form gave, typed as the page offers them (only those
-    given); problems reading them go to ERRORS."""
+    given): a list's items one a line, a number as digits or a JSON number, the rest as
+    text; problems reading them go to ERRORS."""
     given: dict[str, Any] = {}
+    offered = object_at(form, "params", errors)
     for spec in params_of(fmt):
         name = spec["name"]
-        value = dict_of(form).get(name)
+        field = f"params.{name}"
+        value = offered.get(name, "")
         if spec["kind"] == "array":
-            lines = tuple(line.strip() for line in text_of(value).splitlines() if line.strip())
+            text = text_at(value, field, errors)
+            lines = tuple(line.strip() for line in text.splitlines() if line.strip())
             given[name] = lines or None
         elif spec["kind"] in ("number", "integer"):
             kind = int if spec["kind"] == "integer" else float
-            given[name] = number_of(value, f"params.{name}", errors, kind)
+            given[name] = number_of(value, field, errors, kind)
         else:
-            given[name] = text_of(value).strip() or None
+            given[name] = text_at(value, field, errors).strip() or None
     return {name: value for name, value in given.items() if value is not None}
 
 
@@ -176,7 +195,7 @@ def _check_ref(ref: str, field: str, errors: FieldErrors) -> None:
     try:
         check_model_ref(ref)
     except MootError as exc:
-        errors[field] = problem(exc.message, exc.hint)
+        errors.setdefault(field, problem(exc.message, exc.hint))
 
 
 def form_field(exc: MootError) -> str:
@@ -204,34 +223,125 @@ def problem(message: str, hint: str) -> dict[str, str]:
 
 
 # -- typed values from a form ------------------------------------------------------------
+#
+# A form is JSON: each field is read as the kind the page sends it (text, a list, an object;
+# a number as digits or as a JSON number), and any other kind is a problem named by its
+# field, never turned into text. A field left out is not given; null is not a value.
+
+
+class JSONObject(dict[str, Any]):
+    """A JSON object as it was read, with the keys it gave more than once (a plain dict keeps
+    the last value of each, the others lost)."""
+
+    repeated: tuple[str, ...] = ()
+
+
+def json_object(pairs: list[tuple[str, Any]]) -> JSONObject:
+    """`json.loads`'s object_pairs_hook: the object, its repeated keys noted."""
+    read = JSONObject(pairs)
+    if len(read) < len(pairs):
+        seen: set[str] = set()
+        repeated = []
+        for key, _ in pairs:
+            if key in seen:
+                repeated.append(key)
+            seen.add(key)
+        read.repeated = tuple(repeated)
+    return read
+
+
+def refuse_repeated(form: object, errors: FieldErrors) -> None:
+    """A key given twice anywhere in FORM goes to ERRORS, named by its field: the page's
+    forms take each field once, as the command line takes each option once."""
+    if not isinstance(form, dict):
+        return
+    stack: list[tuple[str, dict[str, Any] | list[Any]]] = [("", form)]
+    while stack:  # not recursive: a form nested deep is read to its end
+        path, value = stack.pop()
+        for key in getattr(value, "repeated", ())[:1]:
+            exc = given_twice(path, key)
+            errors.setdefault(exc.field or "form", problem(exc.message, exc.hint))
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, inner in items:
+            if isinstance(inner, dict | list):
+                stack.append((f"{path}.{key}" if path else str(key), inner))
+
+
+_KINDS = ((bool, "a boolean"), (str, "a string"), (int | float, "a number"))
+
+
+def kind_of(value: object) -> str:
+    """What a JSON value is, as a problem names it."""
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return next((name for kind, name in _KINDS if isinstance(value, kind)), type(value).__name__)
+
+
+def wrong_kind(value: object, field: str, errors: FieldErrors, expected: str) -> None:
+    errors.setdefault(
+        field,
+        problem(
+            f"{field}: {kind_of(value)} given where {expected} is expected",
+            f"give {expected}, or leave {field} out",
+        ),
+    )
+
+
+def text_at(value: object, field: str, errors: FieldErrors) -> str:
+    """VALUE as text (the form's FIELD); another kind goes to ERRORS."""
+    if isinstance(value, str):
+        return value[: TEXT_LIMIT + 1]  # one over: a text past the limit is still refused by it
+    wrong_kind(value, field, errors, "a string")
+    return ""
+
+
+def list_at(value: object, field: str, errors: FieldErrors) -> list[Any]:
+    if isinstance(value, list):
+        return value
+    wrong_kind(value, field, errors, "a list")
+    return []
+
+
+def texts_at(value: object, field: str, errors: FieldErrors) -> list[str]:
+    """A list of texts (the form's FIELD, its items FIELD.0, FIELD.1, …)."""
+    items = list_at(value, field, errors)
+    return [text_at(item, f"{field}.{i}", errors) for i, item in enumerate(items)]
+
+
+def object_at(value: object, field: str, errors: FieldErrors) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return value
+    wrong_kind(value, field, errors, "an object")
+    return {}
 
 
 def text_of(value: object) -> str:
-    if value is None:
-        return ""
-    text = value if isinstance(value, str) else str(value)
-    return text[: TEXT_LIMIT + 1]  # one over: a text past the limit is still refused by it
-
-
-def list_of(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def dict_of(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
+    """VALUE as text where only a guess is asked (the language a form's problems are said
+    in): anything but text is none."""
+    return value[: TEXT_LIMIT + 1] if isinstance(value, str) else ""
 
 
 def number_of(value: object, field: str, errors: FieldErrors, kind: type[Any]) -> Any:
-    text = text_of(value).strip()
+    """VALUE, digits or a JSON number, as KIND (None: not given); a problem goes to ERRORS."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        wrong_kind(value, field, errors, "a number")
+        return None
+    text = value[: TEXT_LIMIT + 1].strip()
     if not text:
         return None
     try:
         number = kind(text)
     except ValueError:
         what = "a whole number" if kind is int else "a number"
-        errors[field] = problem(f"{text[:40]!r} is not {what}", "type digits, e.g. 3")
+        errors.setdefault(field, problem(f"{text[:40]!r} is not {what}", "type digits, e.g. 3"))
         return None
     if isinstance(number, float) and number != number:  # NaN: no range holds it
-        errors[field] = problem(f"{text[:40]!r} is not a number", "type digits, e.g. 0.5")
+        errors.setdefault(field, problem(f"{text[:40]!r} is not a number", "type digits, e.g. 0.5"))
         return None
     return number

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from moot.errors import UsageError
 from moot.inference.human import Ask, Said, form_fields
 from moot.web.waiting import PageWait, Wire
 
@@ -69,7 +70,8 @@ class WebSeat(PageWait[Ask]):
 
     def answer(self, body: Mapping[str, Any]) -> str | None:
         """The page's answer to the open ask; what is wrong with it, in one line, else None.
-        An answer to an ask that is no longer open is refused: the page shows an old one."""
+        An answer to an ask that is no longer open is refused: the page shows an old one. An
+        answer of the wrong kind (a list for a speech) is a UsageError naming its field."""
         with self._lock:
             ask = self._open
             if ask is None or body.get("ask") != ask.number:
@@ -85,12 +87,16 @@ def _value(ask: Ask, body: Mapping[str, Any]) -> tuple[str | None, Any]:
     if ask.kind == "speech":
         text = body.get("text")
         if not isinstance(text, str):
-            return "a speech is text", None
+            raise UsageError("a speech is text", hint="type the speech", field="text")
         if len(text) > SPEECH_LIMIT:
             return f"the speech is over {SPEECH_LIMIT:,} characters", None
         return None, text
     if ask.kind == "decision":
         accept = body.get("accept")
-        return (None, accept) if isinstance(accept, bool) else ("answer accept or decline", None)
+        if not isinstance(accept, bool):
+            raise UsageError("answer accept or decline", hint="reload the page", field="accept")
+        return None, accept
     data = body.get("data")
-    return (None, data) if isinstance(data, dict) else ("the reply is a set of fields", None)
+    if not isinstance(data, dict):
+        raise UsageError("the reply is a set of fields", hint="reload the page", field="data")
+    return None, data

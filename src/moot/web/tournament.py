@@ -19,11 +19,13 @@ from moot.web import forms
 from moot.web.forms import (
     FieldErrors,
     FormErrors,
-    list_of,
     number_of,
     problem,
     read_params,
+    refuse_repeated,
+    text_at,
     text_of,
+    texts_at,
 )
 from moot.web.jobs import Job
 
@@ -53,20 +55,22 @@ def choose(form: object, *, dry_run: bool) -> Choice:
     if not isinstance(form, dict):
         raise FormErrors({"form": problem("the form is not an object", "reload the page")})
     errors: FieldErrors = {}
-    models = [m for m in (text_of(r).strip() for r in list_of(form.get("models"))) if m]
-    judges = [j for j in (text_of(r).strip() for r in list_of(form.get("judges"))) if j]
-    motions = [line for line in text_of(form.get("motions")).splitlines() if line.strip()]
-    seed = number_of(form.get("seed"), "seed", errors, int)
-    swaps = number_of(form.get("swaps"), "swaps", errors, int)
-    name = text_of(form.get("format")) or "oxford"
+    refuse_repeated(form, errors)
+    models = [m.strip() for m in texts_at(form.get("models", []), "models", errors) if m.strip()]
+    judges = [j.strip() for j in texts_at(form.get("judges", []), "judges", errors) if j.strip()]
+    text = text_at(form.get("motions", ""), "motions", errors)
+    motions = [line for line in text.splitlines() if line.strip()]
+    seed = number_of(form.get("seed", ""), "seed", errors, int)
+    swaps = number_of(form.get("swaps", ""), "swaps", errors, int)
+    name = text_at(form.get("format", ""), "format", errors) or "oxford"
     # The format's parameters as the page offers them; an unknown format is named below.
-    params = read_params(get_format(name), form.get("params"), errors) if name in SIDES else {}
-    if not motions:
+    params = read_params(get_format(name), form.get("params", {}), errors) if name in SIDES else {}
+    lang = text_at(form.get("lang", ""), "lang", errors) or "auto"
+    if not motions and "motions" not in errors:
         errors["motions"] = problem("no motions", "write one motion a line")
     if errors:
         raise FormErrors(errors)
     swaps = swaps if swaps is not None else 1
-    lang = text_of(form.get("lang")) or "auto"
     try:
         fmt = get_format(name)
         two_sided(fmt)
