@@ -26,8 +26,10 @@ from moot.tournaments.judge import Ballot, decide
 from moot.tournaments.plan import Motion, make_plan, read_motions, schedule
 from moot.tournaments.report import build, write
 from moot.tournaments.run import (
+    DebateBegun,
     DebateDone,
     DebateFailed,
+    InDebate,
     Tournament,
     TournamentEvent,
 )
@@ -405,6 +407,45 @@ def test_a_dry_run_tournament_reports_and_resumes_to_nothing_left(tmp_path: Path
     assert again.returncode == 0, again.stderr
     assert "2 of 2 debates already finished" in again.stdout
     assert (out / "debates" / plan["debates"][0]["id"] / "verdict.json").stat().st_mtime_ns == stamp
+
+
+def test_a_quiet_tournament_prints_the_report_alone(
+    tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from moot.events import Notice
+    from moot.tournaments import run as tournament_run
+
+    # Each debate warns once, and the first is said to fail too: what a run of real models
+    # shows on the way; --quiet shows none of it on stdout, and the failure on stderr.
+    played = tournament_run.Tournament.run
+
+    def noisy(self: Tournament, executor: Any, emit: Any) -> Any:
+        def show(event: Any) -> None:
+            if isinstance(event, DebateBegun):
+                emit(InDebate(event.pairing, Notice(level="warn", message="a turn was flagged")))
+                if event.pairing.id.startswith("001"):
+                    emit(DebateFailed(event.pairing, "it broke", hint="retry"))
+            emit(event)
+
+        return played(self, executor, show)
+
+    monkeypatch.setattr(tournament_run.Tournament, "run", noisy)
+    (tmp_path / "m.txt").write_text("cats are better than dogs\nthis house would ban homework\n")
+    args = ["--model", "a", "--model", "b", "--dry-run", "--motions", str(tmp_path / "m.txt"),
+            "--max-rounds", "3", "--seed", "4", "--bootstrap", "20"]  # fmt: skip
+    loud = cli("tournament", *args, "--out", str(tmp_path / "loud"), home=tmp_path)
+    assert loud.returncode == 0, loud.stderr
+    assert loud.stdout.count("a turn was flagged") == 4 and loud.stdout.count("✓ 00") == 4
+    assert "✗ 001" in loud.stdout
+
+    quiet = cli("tournament", *args, "--out", str(tmp_path / "q"), "--quiet", home=tmp_path)
+    assert quiet.returncode == 0, quiet.stderr
+    lines = quiet.stdout.splitlines()
+    assert "Tournament (oxford, 4 debates)" in lines[0] and "side bias" in quiet.stdout
+    assert "a turn was flagged" not in quiet.stdout
+    assert not any(line.startswith(("✓", "✗")) for line in lines)
+    assert quiet.stderr.count("✗ 001") == 1 and "it broke (retry)" in quiet.stderr
+    assert "saved: " in quiet.stdout and "ratings.json" in quiet.stdout
 
 
 @pytest.mark.real  # a real local Ray instance

@@ -33,7 +33,7 @@ from moot.cli.options import (
     format_options,
     run_settings,
 )
-from moot.cli.root import Console, app, speak
+from moot.cli.root import Console, app, err, speak
 from moot.config import MAX_PARALLEL
 from moot.errors import MootError, UsageError
 from moot.events import Notice, TurnStarted
@@ -203,7 +203,13 @@ def tournament(
             help=f"Bootstrap samples for the rating intervals (0-{MAX_BOOTSTRAP}; 0: none)."
         ),
     ] = 1000,
-    quiet: Annotated[bool, typer.Option(help="No progress bar; only the report.")] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            help="Only the report and where it is saved: no progress bar, no line for each "
+            "debate, no notices (a failure is said on stderr)."
+        ),
+    ] = False,
     dry_run: DryRun = False,
     **params: Any,
 ) -> None:
@@ -300,7 +306,7 @@ def _run(t: Tournament, executor: Executor, *, quiet: bool, samples: int) -> Non
     say = said.say
     total = t.plan.budget or len(t.plan.debates)
     done = total - len(t.pending())
-    if done:
+    if done and not quiet:
         console.print(say("tour_already", done=done, total=total), highlight=False)
     with Progress(
         SpinnerColumn(),
@@ -313,12 +319,13 @@ def _run(t: Tournament, executor: Executor, *, quiet: bool, samples: int) -> Non
         transient=False,
     ) as progress:
         bar = progress.add_task(say("tour_debates"), total=total, completed=done)
-        show = _Shower(progress, bar, said)
+        show = _Shower(progress, bar, said, quiet=quiet)
         try:
             failed = t.run(executor, show)
             # An adaptive schedule may stop before its budget: the bar ends at what it played.
             progress.update(bar, description=say("tour_debates"), total=len(t.plan.debates))
-            failed_controls = judge_controls(t, on_event=_ControlShower(progress, said))
+            shower = _ControlShower(progress, said, quiet=quiet)
+            failed_controls = judge_controls(t, on_event=shower)
         except KeyboardInterrupt:
             progress.stop()
             console.print(say("tour_interrupted", folder=safe(t.folder)), highlight=False)
@@ -340,17 +347,19 @@ def _run(t: Tournament, executor: Executor, *, quiet: bool, samples: int) -> Non
         if failed_controls:
             what += [say("tour_failed_judges", n=len(failed_controls))]
         said_what = say("tour_and").join(what)
-        console.print(say("tour_failed", what=said_what, folder=safe(t.folder)), highlight=False)
+        failure = say("tour_failed", what=said_what, folder=safe(t.folder))
+        (err if quiet else console).print(failure, highlight=False)
         raise typer.Exit(1)
 
 
 class _ControlShower:
     """The control debates as a bar of their own, one a judge, and a line for a judge that
-    failed on them."""
+    failed on them (with --quiet, on stderr: the report alone is printed)."""
 
-    def __init__(self, progress: Progress, said: Words | None = None) -> None:
+    def __init__(self, progress: Progress, said: Words | None = None, *, quiet: bool = False):
         self.progress = progress
         self.said = said or words("en")
+        self.quiet = quiet
         self.bars: dict[str, TaskID] = {}
 
     def __call__(self, event: ControlEvent) -> None:
@@ -364,16 +373,23 @@ class _ControlShower:
             hint = f" [dim]({safe(said.shown(event.hint))})[/]" if event.hint else ""
             message = safe(said.shown(event.message))
             line = said.say("tour_control_failed", judge=safe(event.judge), message=message)
-            p.console.print(f"[bold red]✗[/] {line}{hint}", highlight=False)
+            (err if self.quiet else p.console).print(
+                f"[bold red]✗[/] {line}{hint}", highlight=False
+            )
 
 
 class _Shower:
-    """Turns tournament events into the progress bar and one line per finished debate."""
+    """Turns tournament events into the progress bar and one line per finished debate.
+    With --quiet only a debate that failed is said, on stderr: no line for a debate that
+    finished, no debate's notices."""
 
-    def __init__(self, progress: Progress, bar: TaskID, said: Words | None = None) -> None:
+    def __init__(
+        self, progress: Progress, bar: TaskID, said: Words | None = None, *, quiet: bool = False
+    ) -> None:
         self.progress = progress
         self.bar = bar
         self.said = said or words("en")
+        self.quiet = quiet
         self.current = ""
         self.running: dict[str, str] = {}  # debate id → "A vs B", as they began
 
@@ -398,7 +414,7 @@ class _Shower:
             if isinstance(event.event, TurnStarted) and len(self.running) == 1:
                 where = f"{self.current} · {safe(event.event.label)}"
                 p.update(self.bar, description=where)
-            elif isinstance(event.event, Notice) and event.event.level != "info":
+            elif isinstance(event.event, Notice) and event.event.level != "info" and not self.quiet:
                 p.console.print(f"[yellow]{safe(event.event.message)}[/]", highlight=False)
         elif isinstance(event, DebateDone):
             v, pair = event.verdict, event.pairing
@@ -412,11 +428,12 @@ class _Shower:
                     side=said.name(v.winner),
                     margin=said.shown(str(v.margin)),
                 )
-            p.console.print(f"[green]✓[/] {safe(pair.id)}: {outcome}", highlight=False)
+            if not self.quiet:
+                p.console.print(f"[green]✓[/] {safe(pair.id)}: {outcome}", highlight=False)
             p.advance(self.bar)
         elif isinstance(event, DebateFailed):
             hint = f" [dim]({safe(said.shown(event.hint))})[/]" if event.hint else ""
-            p.console.print(
+            (err if self.quiet else p.console).print(
                 f"[bold red]✗[/] {safe(event.pairing.id)}: {safe(said.shown(event.message))}{hint}",
                 highlight=False,
             )
