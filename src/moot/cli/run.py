@@ -352,6 +352,8 @@ def _run(debate: Debate, console: Console, *, quiet: bool, hide_reasoning: bool 
         for name in ("transcript.json", setup.format.document):
             saved = view.words.say("saved")
             console.print(f"[dim]{saved}[/] {safe(result.folder / name)}", highlight=False)
+    else:  # a format whose rulebook keeps it only when asked (decision): say so, and how
+        console.print(f"[dim]{view.words.say('not_saved')}[/]", highlight=False)
     if not quiet:
         transcript = result.transcript
         outcome = setup.format.outcome(transcript, models)

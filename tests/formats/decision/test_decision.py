@@ -673,6 +673,9 @@ def test_cli_dry_run_is_ephemeral(tmp_path: Path, cli: Cli) -> None:
     assert listing() == before
     assert "recommendation: Postgres" in proc.stdout and "Key reasoning" in proc.stdout
     assert "saved:" not in proc.stdout
+    # The rulebook's ephemeral run says so, and how to keep one (the proposal is not shown
+    # without a terminal).
+    assert "printed only, nothing saved (add --out DIR to keep the debate)" in proc.stdout
 
 
 def test_an_empty_topic_at_a_terminal_asks_for_a_decision(tmp_path: Path, cli: Cli) -> None:
