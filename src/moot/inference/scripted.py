@@ -9,10 +9,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from moot.inference.choice import Choice, ChoiceRequest, normalised
 from moot.inference.protocol import ChatRequest, Completion, OnText
 from moot.inference.reasoning import Splitter
 
 Reply = str | Callable[[ChatRequest], str]
+# A scripted judge's distribution over a choice's options: weights by str(option).
+Chooser = Callable[[ChoiceRequest], dict[str, float]]
 
 # The form of the echo's replies. 1: moot's first, where a point of information was answered
 # as any speech (and so flagged "not a question"); 2: a question wherever the engine asks
@@ -38,12 +41,19 @@ class ScriptedModel:
     """
 
     def __init__(
-        self, replies: Iterable[Reply] = (), *, model_id: str = "scripted", form: int = ECHO_FORM
+        self,
+        replies: Iterable[Reply] = (),
+        *,
+        model_id: str = "scripted",
+        form: int = ECHO_FORM,
+        chooser: Chooser | None = None,
     ) -> None:
         self._replies: list[Reply] = list(replies)
         self._id = model_id
         self.form = form
+        self.chooser = chooser
         self.requests: list[ChatRequest] = []
+        self.choices: list[ChoiceRequest] = []
 
     @property
     def model_id(self) -> str:
@@ -70,6 +80,16 @@ class ScriptedModel:
             completion_tokens=len(said.split()),
             finish_reason="stop",
         )
+
+    def choose(self, request: ChoiceRequest) -> Choice | None:
+        """The chooser's distribution; without one, None: `choice.choose` then samples the
+        scripted replies as it would a server's."""
+        if self.chooser is None:
+            return None
+        self.choices.append(request)
+        weights = self.chooser(request)
+        scores = {str(o): max(0.0, float(weights.get(str(o), 0.0))) for o in request.options}
+        return Choice(probabilities=normalised(scores), method="scripted")
 
 
 class EchoModel(ScriptedModel):

@@ -16,6 +16,9 @@ from moot.prompts import load_pack
 from moot.records.transcript import ModelInfo, Transcript, Turn
 
 Winner = Literal["proposition", "opposition", "draw"]
+# A verdict that may abstain: "undecided" where the judge's (or the jury's) probability is
+# within its margin of even, or the two orders of a ballot disagree (a flip).
+Outcome = Literal["proposition", "opposition", "draw", "undecided"]
 
 # The two seats of each two-sided format, in the order (for the motion, against it), and
 # the steps of theirs a judge reads (None: every step they spoke).
