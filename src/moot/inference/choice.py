@@ -86,10 +86,9 @@ def normalised(scores: dict[str, float]) -> dict[str, float]:
 
 def schema_for(request: ChoiceRequest) -> type[BaseModel]:
     """The one-key reply the values allow, as a pydantic model a backend holds a reply to."""
-    allowed: Any = Literal[request.options]  # type: ignore[valid-type]
-    return create_model(
-        "Choice", __config__=ConfigDict(extra="forbid"), **{request.field: (allowed, ...)}
-    )
+    allowed: Any = Literal[request.options]
+    fields: dict[str, Any] = {request.field: (allowed, ...)}
+    return create_model("Choice", __config__=ConfigDict(extra="forbid"), **fields)
 
 
 def by_sampling(model: ChatModel, request: ChoiceRequest) -> Choice:
