@@ -72,6 +72,8 @@ class Runtime:
         mem = lc.llama_get_memory(self.ctx)
         if not lc.llama_memory_seq_rm(mem, 0, n_past, -1):
             return False  # recurrent models cannot drop a tail
+        self.llm.n_tokens = min(self.llm.n_tokens, n_past)
+        del self.alone[n_past:]
         # A sliding-window cache may have evicted positions the next tokens attend to.
         return not self.n_swa or lc.llama_memory_seq_pos_min(mem, 0) <= max(0, n_past - self.n_swa)
 
@@ -136,6 +138,15 @@ class Runtime:
     def tokenize(self, text: str) -> list[int]:
         """TEXT's tokens, special ones read as such, without a BOS."""
         return list(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    def logits(self) -> Any:
+        """The last decode's logits for this sequence's last token, over the whole vocabulary:
+        a numpy view, valid until the next decode."""
+        import numpy as np
+
+        return np.ctypeslib.as_array(
+            self.lc.llama_get_logits_ith(self.ctx, self.idx), shape=(self.n_vocab,)
+        )
 
     def candidates(self, tokens: Sequence[int] | None = None) -> Any:
         """`tokens` (every token by default) with their logits from the last decode, as a

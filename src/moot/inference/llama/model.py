@@ -6,6 +6,7 @@ import ctypes
 import hashlib
 import inspect
 import logging
+import math
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -15,6 +16,7 @@ from moot import config
 from moot.errors import ContextOverflowError, ModelIntegrityError, MootError
 from moot.inference.attention import flash_attention
 from moot.inference.chat_template import render_chat_template
+from moot.inference.choice import Choice, ChoiceRequest, schema_for
 from moot.inference.decoding import (
     SessionCache,
     fit_thinking,
@@ -22,6 +24,7 @@ from moot.inference.decoding import (
     plan_decode,
     spelled,
 )
+from moot.inference.llama import choice as scoring
 from moot.inference.llama.context import Runtime
 from moot.inference.llama.decode import decode
 from moot.inference.llama.grammar import schema_to_gbnf
@@ -203,6 +206,58 @@ class LlamaCppModel:
         if request.reply_schema is None:
             check_not_degenerate(completion)
         return completion
+
+    def choose(self, request: ChoiceRequest) -> Choice:
+        """The probability of each of the request's options, read from the logits: the chat
+        prompt formatted as for a structured reply, the reply's prefix after it, and each
+        option's whole continuation scored over the full vocabulary (`llama.choice`)."""
+        start = time.perf_counter()
+        chat = ChatRequest(
+            messages=request.messages,
+            reply_schema=schema_for(request),
+            session=request.session,
+            timeout_s=request.timeout_s,
+        )
+        with self._lock:
+            if self._closed:
+                raise MootError(f"{self.model_id} was closed", hint="load the model again")
+            prompt, _, added_special, _ = self._format_prompt(chat)
+            head = prompt + request.prefix()
+            base, alone = self._spliced(chat, head, added_special)
+            replies = [
+                self._spliced(chat, head + request.spelled(option), added_special)[0]
+                for option in request.options
+            ]
+            n = scoring.split_point(base, replies)
+            tokens = replies[0][:n]
+            alone = alone[:n] if self._runtime.keeps_alone else [False] * n
+            longest = max(len(reply) for reply in replies)
+            if longest > self.n_ctx:
+                raise ContextOverflowError(
+                    prompt_tokens=n, n_ctx=self.n_ctx, max_tokens=longest - n
+                )
+            root = scoring.trie([reply[n:] for reply in replies])
+            rt = self._runtime
+
+            def rewind(depth: int) -> None:
+                path = list(rt.tokens[:depth])
+                rt.eval_from(0, path, (alone + [True] * (depth - n)) if rt.keeps_alone else ())
+
+            with rt.turn():
+                self._prepare_kv(tokens, alone, request.session)
+                logps = scoring.score(rt, root, len(replies), n, rewind)
+                if request.session and self._sessions.enabled:
+                    self._sessions.discard(request.session)
+                    self._sessions.put(request.session, rt.snapshot())
+        top = max(logps)
+        weights = {str(o): math.exp(lp - top) for o, lp in zip(request.options, logps, strict=True)}
+        total = sum(weights.values())
+        return Choice(
+            probabilities={k: w / total for k, w in weights.items()},
+            method="logits",
+            prompt_tokens=n,
+            duration_ms=round((time.perf_counter() - start) * 1000),
+        )
 
     def forget(self) -> None:
         """Drop every cached prompt, live and kept: the next call starts as on a freshly
