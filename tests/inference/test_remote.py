@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import socket
 import subprocess
 import sys
@@ -19,9 +20,11 @@ from werkzeug.wrappers import Request, Response
 
 from moot.errors import ModelNotFoundError, RemoteError
 from moot.inference import remote
+from moot.inference.choice import ChoiceRequest, choose
 from moot.inference.protocol import ChatRequest, Sampling, chat_structured, messages
 from moot.inference.remote import (
     OpenAICompatModel,
+    read_logprobs,
     request_body,
     response_format,
     split_ref,
@@ -264,3 +267,149 @@ def test_a_think_block_in_the_content_and_an_unstreamed_reply_are_split_too(
     completion = OpenAICompatModel(httpserver.url_for("/v1"), "m").chat(ask("Speak."))
     assert (completion.text, completion.reasoning) == ("Cars pollute.", "Plan.")
     assert completion.completion_tokens == 7
+
+
+# -- reading a decision's probabilities from the server's logprobs ------------------------
+
+
+def choice_of(text: str, field: str, options: tuple[str | int, ...]) -> ChoiceRequest:
+    return ChoiceRequest(
+        messages=messages(("user", text)), field=field, options=options, samples=3, seed=2
+    )
+
+
+@pytest.mark.real
+def test_a_servers_logprobs_give_the_decision(server: str) -> None:
+    model = OpenAICompatModel(server)
+    said = choose(model, choice_of('Reply yes. Answer with {"answer": "yes"}.', "answer", YES_NO))
+    assert said.method == "logprobs" and said.samples == 0
+    assert sum(said.probabilities.values()) == pytest.approx(1.0)
+    assert said.p("yes") > 0.5 and 0 < said.p("no") < 0.5
+    assert said.prompt_tokens > 0
+    digits = choose(model, choice_of("Give the number seven.", "score", tuple(range(10))))
+    assert digits.method == "logprobs" and digits.best() == "7"
+
+
+@pytest.mark.real
+def test_values_a_first_token_cannot_tell_apart_are_sampled(server: str) -> None:
+    # "1" and "10" begin with the same token: the first value token cannot tell them apart.
+    said = choose(OpenAICompatModel(server), choice_of("A number?", "score", tuple(range(11))))
+    assert said.method == "samples" and said.samples == 3
+    assert sum(said.probabilities.values()) == pytest.approx(1.0)
+
+
+YES_NO = ("yes", "no")
+
+
+def logprobs_reply(*tokens: tuple[str, float, dict[str, float]]) -> dict[str, object]:
+    content = "".join(t for t, _, _ in tokens)
+    return {
+        "choices": [
+            {
+                "message": {"role": "assistant", "content": content},
+                "logprobs": {
+                    "content": [
+                        {
+                            "token": t,
+                            "logprob": lp,
+                            "top_logprobs": [{"token": k, "logprob": v} for k, v in top.items()],
+                        }
+                        for t, lp, top in tokens
+                    ]
+                },
+            }
+        ],
+        "usage": {"prompt_tokens": 31, "completion_tokens": len(tokens)},
+    }
+
+
+def test_the_token_where_the_options_part_is_read(httpserver: HTTPServer) -> None:
+    seen: list[dict[str, object]] = []
+
+    def handler(req: Request) -> Response:
+        seen.append(json.loads(req.get_data()))
+        reply = logprobs_reply(
+            ('{"', -0.1, {}),
+            ("answer", -0.1, {}),
+            ('":', -0.1, {}),
+            (' "', -0.1, {}),  # the opening quote, merged with the space: shared by both
+            ("yes", math.log(0.6), {"yes": math.log(0.6), "no": math.log(0.2), "Yes": -2.0}),
+            ('"}', -0.1, {}),
+        )
+        return Response(json.dumps(reply), content_type="application/json")
+
+    httpserver.expect_request("/v1/chat/completions").respond_with_handler(handler)
+    said = choose(
+        OpenAICompatModel(httpserver.url_for("/v1"), "m"), choice_of("?", "answer", YES_NO)
+    )
+    assert said.method == "logprobs"
+    assert said.probabilities == pytest.approx({"yes": 0.75, "no": 0.25})
+    assert said.prompt_tokens == 31
+    body = seen[0]
+    assert (body["logprobs"], body["top_logprobs"], body["stream"]) == (True, 20, False)
+    assert body["temperature"] == 0.0 and "response_format" in body
+
+
+def test_a_server_without_logprobs_is_sampled_and_says_so(httpserver: HTTPServer) -> None:
+    asked: list[dict[str, object]] = []
+
+    def handler(req: Request) -> Response:
+        body = json.loads(req.get_data())
+        asked.append(body)
+        if not body["stream"]:  # the logprobs request: answered without any, as Ollama's was
+            reply = {"choices": [{"message": {"content": '{"answer": "no"}'}}]}
+            return Response(json.dumps(reply), content_type="application/json")
+        said = '{"answer": "yes"}' if len(asked) % 2 else '{"answer": "no"}'
+        return Response(
+            sse({"choices": [{"delta": {"content": said}, "finish_reason": "stop"}]}),
+            content_type="text/event-stream",
+        )
+
+    httpserver.expect_request("/v1/chat/completions").respond_with_handler(handler)
+    said = choose(
+        OpenAICompatModel(httpserver.url_for("/v1"), "m"), choice_of("?", "answer", YES_NO)
+    )
+    assert said.method == "samples" and said.samples == 3
+    assert said.probabilities == pytest.approx({"yes": 1 / 3, "no": 2 / 3})
+    assert len(asked) == 4 and asked[0]["logprobs"] is True
+
+
+def test_a_server_that_refuses_logprobs_is_sampled(httpserver: HTTPServer) -> None:
+    def handler(req: Request) -> Response:
+        if json.loads(req.get_data()).get("logprobs"):
+            return Response(json.dumps({"error": {"message": "no logprobs"}}), status=400)
+        return Response(
+            sse({"choices": [{"delta": {"content": '{"answer": "yes"}'}}]}),
+            content_type="text/event-stream",
+        )
+
+    httpserver.expect_request("/v1/chat/completions").respond_with_handler(handler)
+    said = choose(
+        OpenAICompatModel(httpserver.url_for("/v1"), "m"), choice_of("?", "answer", YES_NO)
+    )
+    assert said.method == "samples" and said.p("yes") == 1.0
+
+
+def reading(options: tuple[str | int, ...], *tokens: tuple[str, float, dict[str, float]]) -> object:
+    return read_logprobs(logprobs_reply(*tokens), choice_of("?", "v", options))
+
+
+def test_what_a_top_list_cannot_tell_apart_is_not_read() -> None:
+    head: list[tuple[str, float, dict[str, float]]] = [('{"v"', -0.1, {}), (": ", -0.1, {})]
+    # 1 and 10 begin with the token "1".
+    assert reading((1, 10), *head, ("1", -0.5, {"1": -0.5, "2": -1.0}), ("}", -0.1, {})) is None
+    # An option the top list leaves out.
+    assert reading((1, 2, 3), *head, ("1", -0.5, {"1": -0.5, "2": -1.0}), ("}", -0.1, {})) is None
+    # Read where each option has a token of its own; a token that fits none is left out.
+    got = reading((1, 2), *head, ("1}", -0.5, {"1}": -0.5, "2": -0.5, "x": -0.1}))
+    assert got == pytest.approx({"1": math.exp(-0.5), "2": math.exp(-0.5)})
+    # A piece of a character is unreadable: it may begin a Chinese option.
+    top = {"是": -0.5, "": -1.0, "否": -2.0}
+    assert reading(("是", "否"), ('{"v": "', -0.1, {}), ("是", -0.5, top)) is None
+    assert reading(("yes", "no"), ('{"v": "', -0.1, {}), ("yes", -0.5, {"": -1.0, "no": -2.0}))
+    # No logprobs at all, or a reply without the key.
+    assert (
+        read_logprobs({"choices": [{"message": {"content": "{}"}}]}, choice_of("?", "v", (1, 2)))
+        is None
+    )
+    assert reading((1, 2), ("hello", -0.1, {})) is None

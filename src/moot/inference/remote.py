@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import bisect
 import contextlib
+import itertools
 import json
+import math
+import os
+import re
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -12,11 +17,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel
 
 from moot.errors import CallTimeoutError, RemoteError
+from moot.inference.choice import Choice, ChoiceRequest, by_sampling, normalised, schema_for
 from moot.inference.protocol import (
     ChatRequest,
     Completion,
     FinishReason,
     OnText,
+    Sampling,
     check_not_degenerate,
     reply_json_schema,
 )
@@ -32,6 +39,9 @@ _START_HINT = (
     "is the server running? start it with e.g. "
     "`python -m llama_cpp.server --model MODEL.gguf --host 127.0.0.1 --port 8000`"
 )
+# The most likely tokens asked for at each position of a choice's reply: OpenAI, vLLM (by
+# default) and Ollama allow at most 20.
+TOP_LOGPROBS = 20
 _learned: dict[str, Dialect] = {}  # base URL → the structured-output dialect it accepted
 _learned_lock = threading.Lock()
 
@@ -150,6 +160,61 @@ class OpenAICompatModel:
         error.hint = "the server took neither json_schema nor json_object response formats"
         raise error
 
+    def choose(self, request: ChoiceRequest) -> Choice:
+        """The probability of each option, read from the server's logprobs where it returns
+        them (`read_logprobs`); where it returns none, or they cannot tell the options apart,
+        counted over replies held to the options (`choice.by_sampling`, method "samples")."""
+        start = time.perf_counter()
+        longest = max(len(request.prefix() + request.spelled(o)) for o in request.options)
+        chat = ChatRequest(
+            messages=request.messages,
+            # Greedy: the reply goes the likeliest way to the decision point; what is read
+            # there is the model's distribution, whatever the temperature.
+            sampling=Sampling(temperature=0.0, top_p=1.0, max_tokens=longest + 16),
+            reply_schema=schema_for(request),
+            think_budget=0,
+            timeout_s=request.timeout_s,
+        )
+        data = self._with_logprobs(chat)
+        read = read_logprobs(data, request) if data is not None else None
+        if read is None:
+            return by_sampling(self, request)
+        usage = data.get("usage") if isinstance(data, dict) else None
+        return Choice(
+            probabilities=normalised(read),
+            method="logprobs",
+            prompt_tokens=int((usage or {}).get("prompt_tokens") or 0),
+            duration_ms=round((time.perf_counter() - start) * 1000),
+        )
+
+    def _with_logprobs(self, request: ChatRequest) -> dict[str, Any] | None:
+        """The server's whole reply to REQUEST with the top logprobs of every token; None
+        where it refused the request (a server that does not give logprobs may answer an
+        error). A server out of reach raises, as any call does."""
+        import httpx
+
+        known = _learned.get(self.base_url)
+        for dialect in (known,) if known else DIALECTS:
+            body = request_body(request, model=self.model_name, dialect=dialect, stream=False)
+            body.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
+            try:
+                resp = self._client.post(
+                    self.base_url + "/chat/completions", json=body, timeout=request.timeout_s
+                )
+            except httpx.HTTPError as exc:
+                raise _transport_error(self.base_url, exc) from exc
+            if resp.status_code >= 400:
+                continue
+            try:
+                data = resp.json()
+            except ValueError:
+                return None
+            if not known:
+                with _learned_lock:
+                    _learned[self.base_url] = dialect
+            return data if isinstance(data, dict) else None
+        return None
+
     def close(self) -> None:
         self._client.close()
 
@@ -244,6 +309,77 @@ class OpenAICompatModel:
         if resp.status_code >= 400:
             raise _status_error(self.base_url, resp)
         return resp
+
+
+def read_logprobs(data: dict[str, Any], request: ChoiceRequest) -> dict[str, float] | None:
+    """Each option's probability mass at the token where the options part, read from a chat
+    completion's `logprobs` (OpenAI's shape: `choices[0].logprobs.content[]`, each with
+    `token`, `logprob` and `top_logprobs`); None where they cannot tell the options apart.
+
+    The reply's tokens are laid end to end; the value of `{"FIELD": VALUE}` starts where the
+    last such key ends, and the options part where their spellings first differ (after the
+    opening quote of string values). At the token that covers that point, each token of the
+    top list (and the one taken) is matched to the options by its text: a token that fits
+    one option only adds its probability to that option. A token that fits several (values
+    that begin alike, like 1 and 10), one whose text is unreadable (a piece of a character)
+    where an option goes on with other than ASCII, or an option that no token fits (not in
+    the top list), and the reading is given up."""
+    try:
+        content = data["choices"][0]["logprobs"]["content"]
+        pieces = [str(item["token"]) for item in content]
+    except (KeyError, IndexError, TypeError):
+        return None
+    if not pieces:
+        return None
+    text = "".join(pieces)
+    key = re.compile(
+        r"\{\s*" + re.escape(json.dumps(request.field, ensure_ascii=False)) + r"\s*:\s*"
+    )
+    found = list(key.finditer(text))
+    if not found:
+        return None
+    spelled = [json.dumps(o, ensure_ascii=False) for o in request.options]
+    shared = len(_common_start(spelled))
+    point = found[-1].end() + shared
+    if text[found[-1].end() : point] != spelled[0][:shared]:
+        return None
+    ends = list(itertools.accumulate(len(piece) for piece in pieces))
+    i = bisect.bisect_right(ends, point)  # the token whose text covers the point
+    if i >= len(pieces):
+        return None
+    at = ends[i] - len(pieces[i])
+    before = text[at:point]  # what the token at the point spells before it
+    rests = [s[shared:] for s in spelled]
+    ascii_only = all(rest.isascii() for rest in rests)
+    item = content[i]
+    alternatives = {str(item["token"]): float(item["logprob"])}
+    for alt in item.get("top_logprobs") or ():
+        alternatives.setdefault(str(alt["token"]), float(alt["logprob"]))
+    mass = dict.fromkeys((str(o) for o in request.options), 0.0)
+    for token, logprob in alternatives.items():
+        if not token or "\ufffd" in token:
+            if ascii_only:
+                continue  # a piece of a character begins no option here
+            return None
+        if not token.startswith(before):
+            continue
+        after = token[len(before) :]
+        fits = [
+            str(o)
+            for o, rest in zip(request.options, rests, strict=True)
+            if (rest + "}").startswith(after) or after.startswith(rest)
+        ]
+        if len(fits) > 1:
+            return None
+        if fits and math.isfinite(logprob):
+            mass[fits[0]] += math.exp(logprob)
+    if any(m <= 0 for m in mass.values()):
+        return None
+    return mass
+
+
+def _common_start(texts: list[str]) -> str:
+    return os.path.commonprefix(texts)
 
 
 class _Reply:
