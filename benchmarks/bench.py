@@ -10,6 +10,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 import bench_attention  # noqa: E402
+import bench_choice  # noqa: E402
 import bench_compliance  # noqa: E402
 import bench_formats  # noqa: E402
 import bench_inference  # noqa: E402
@@ -40,12 +41,14 @@ def main() -> None:
     bench_memory.run(results)
     bench_schedule.run(results)  # a simulation: no model runs
     bench_tournament_parallel.run(results)  # a tournament's debates one by one and at once
+    bench_choice.run(results)  # a judge's decision read, against a sampled ballot
     results["speed_summary"] = (
         bench_roofline.summary(results)
         + bench_parallel.summary(results)
         + bench_attention.summary(results)
         + bench_terse.summary(results)
         + bench_tournament_parallel.summary(results)
+        + bench_choice.summary(results)
     )
     print(json.dumps(results, indent=2, ensure_ascii=False))
 
