@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 MODELS = ("smollm2-135m", "gemma3-270m")
-REPEATS = 1
+REPEATS = 3
 MOTION = "This House Believes That cities should ban private cars from their centres"
 SPEECHES = {
     "proposition": [
