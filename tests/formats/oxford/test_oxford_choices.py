@@ -8,8 +8,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from moot.formats.oxford.schemas import CompletenessReply, CompletenessRubric
 from moot.inference.choice import ChoiceRequest
+from moot.inference.llama.model import LlamaCppModel
 from moot.inference.protocol import ChatRequest
 from moot.records.journal import read_transcript
 from test_oxford import Chamber, journal_of, run_debate
@@ -148,3 +151,39 @@ def test_a_turn_read_by_no_probabilities_saves_as_before(tmp_path: Path) -> None
     assert len(judge_calls) == 2  # the round's judge and the brief: no draws beside them
     line = next(r for r in journal_of(tmp_path) if r["type"] == "turn" and r["step"] == "judge")
     assert "choices" not in line
+
+
+@pytest.mark.real
+@pytest.mark.skipif(
+    not callable(getattr(LlamaCppModel, "choose", None)),
+    reason="the llama.cpp backend reads no probabilities yet (LlamaCppModel has no choose)",
+)
+def test_the_real_tiny_judge_records_the_distribution_it_read_from_its_logits() -> None:
+    """SmolLM2 as the Completeness Judge of a round: its score is the expected score under
+    the distribution read from its logits, and the turn and the round's record keep it."""
+    from moot.engine.turns import Engine, Role
+    from moot.formats.oxford import flow as oxford
+    from moot.inference.pool import ModelPool
+    from moot.models import store
+    from moot.prompts import load_pack
+    from moot.records.transcript import Transcript
+    from test_oxford import MOTION, SAID, SPEECH
+
+    speeches = {"proposition": SPEECH, "opposition": SAID["en"]["opposition"]}
+    model = ModelPool(resolve=store.resolve, n_ctx=2048).get("smollm2-135m")
+    common = {"motion": MOTION, "language": "en", "limits": oxford.LIMITS}
+    t = Transcript(format="oxford", motion=MOTION, language="en", seed=1, models={})
+    engine = Engine(
+        pack=load_pack("en", "oxford"), transcript=t, roles={"judge": Role("judge", model, 0.2)}
+    )
+    score = oxford._judge(engine, 2, speeches, common, 7.5, "score")
+    [turn] = t.turns
+    assert turn.choices is not None
+    read = turn.choices["score"]
+    assert read["method"] == "logits"
+    assert set(read["probabilities"]) == {str(k) for k in range(11)}
+    assert abs(sum(read["probabilities"].values()) - 1) < 1e-6
+    expected = sum(int(k) * p for k, p in read["probabilities"].items())
+    assert score == round(expected, 2) == t.scores["2"]["score"]
+    assert t.scores["2"]["method"] == "logits" and t.scores["2"]["distribution"]
+    assert turn.data is not None and turn.data["score"] == score
