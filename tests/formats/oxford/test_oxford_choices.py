@@ -187,3 +187,17 @@ def test_the_real_tiny_judge_records_the_distribution_it_read_from_its_logits() 
     assert score == round(expected, 2) == t.scores["2"]["score"]
     assert t.scores["2"]["method"] == "logits" and t.scores["2"]["distribution"]
     assert turn.data is not None and turn.data["score"] == score
+
+
+def test_a_debate_with_readings_validates_against_the_printed_schemas(tmp_path: Path) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    from moot.records.transcript import json_schema
+
+    run_debate(tmp_path, Reading(BIMODAL, judge_ok=True), max_rounds=3, judge_rubric="score")
+    out = tmp_path / "out"
+    saved = json.loads((out / "transcript.json").read_text(encoding="utf-8"))
+    assert any("choices" in turn for turn in saved["turns"])
+    jsonschema.Draft202012Validator(json_schema("transcript")).validate(saved)
+    journal = jsonschema.Draft202012Validator(json_schema("journal"))
+    for record in journal_of(tmp_path):
+        journal.validate(record)
