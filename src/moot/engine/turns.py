@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -33,6 +33,7 @@ from moot.errors import (
     StructuredReplyError,
 )
 from moot.events import Event, Listener, Notice, Scored, Stopped, Token, TurnFinished, TurnStarted
+from moot.inference.choice import Choice, ChoiceRequest, Value
 from moot.inference.human import HumanSeat, is_human
 from moot.inference.protocol import (
     ChatModel,
@@ -84,6 +85,30 @@ class Role:
     # What the seat is called in the third person when it speaks for a side (its format's
     # `Cast.sides`), held to the voice rules of a side; empty: it speaks for no side.
     side: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Decide:
+    """A field of a judging step's reply whose value is read as a probability over OPTIONS
+    before the reply is asked (`Engine.structured`'s DECIDE): the reply then holds the most
+    probable option, as WRITTEN spells it in the reply (the options themselves where None),
+    or with EXPECTED the mean of the numeric options (a score's expected value)."""
+
+    options: tuple[Value, ...]
+    written: tuple[Any, ...] | None = None
+    expected: bool = False
+
+    def settle(self, choice: Choice) -> Any:
+        """The value the reply holds for CHOICE."""
+        if self.expected:
+            return round(choice.expected(), 2)
+        best = [str(o) for o in self.options].index(choice.best())
+        return (self.written or self.options)[best]
+
+
+def choice_record(choice: Choice) -> dict[str, Any]:
+    """What a turn keeps of a value read as a probability (`Turn.choices`)."""
+    return choice.model_dump(include={"probabilities", "method", "samples", "duration_ms"})
 
 
 # What a draw that was not kept cost, kept beside its turn (`Turn.discarded`).
@@ -480,10 +505,17 @@ class Engine:
         label: str,
         max_tokens: int,
         follows: Turn | None = None,
+        decide: Mapping[str, Decide] | None = None,
         **variables: Any,
     ) -> tuple[T, Turn]:
         """One structured turn: a reply constrained to `schema`, validated, journaled
-        (FOLLOWS: as for `speak`)."""
+        (FOLLOWS: as for `speak`). DECIDE: the fields whose values are read first, as the
+        model's probability over their options (`inference.choice`), each on the step's
+        prompt rendered with `reading` (the field); the reply is then asked on the prompt
+        rendered with `decided` (the values read), holds those values whatever it wrote,
+        and the turn keeps the probabilities (`Turn.choices`). A backend that reads no
+        probabilities, and a person, decide by the reply as before: one sample, no
+        `choices` (no draws beside it: a dry run, a scripted test, a CPU stay as fast)."""
         role = self.roles[role_name]
         index = len(self.transcript.turns)
         self.emit(TurnStarted(index, round, role_name, step, label, False))
@@ -491,9 +523,14 @@ class Engine:
         prior = self._replayed(index, role_name, step)
         if prior is not None:
             return saved_reply(prior, schema), self._reuse(prior, label)
+        read: dict[str, Choice] = {}
+        if decide and not isinstance(role.model, HumanSeat):
+            read = self._read(role, step, variables, decide, index, follows)
+        decided = {field: decide[field].settle(c) for field, c in read.items()} if decide else {}
         request = self._request(
-            role, step, variables, max_tokens, 0, structured=True, follows=follows
-        )
+            role, step, {**variables, "decided": decided or None}, max_tokens, 0,
+            structured=True, follows=follows,
+        )  # fmt: skip
         if isinstance(role.model, HumanSeat):
             parsed, took = role.model.fill(
                 request, schema, role=role_name, label=label, language=self.language, turn=index
@@ -501,8 +538,12 @@ class Engine:
             completion = Completion(text=parsed.model_dump_json(), duration_ms=took)
         else:
             parsed, completion = chat_structured(role.model, request, schema, check=hollow)
+        if decided:  # the values read decide, whatever the reply wrote beside its reasons
+            parsed = schema.model_validate({**parsed.model_dump(), **decided})
         turn = self._turn(index, round, role, step, request, completion, None, None)
         turn.data = parsed.model_dump()
+        if read:
+            turn.choices = {field: choice_record(c) for field, c in read.items()}
         problem = hollow(parsed)  # asked again already: the seat is degraded, visibly
         if problem:
             turn.flags.append(f"hollow reply: {problem}")
@@ -510,6 +551,37 @@ class Engine:
             said = self._say("hollow_notice", label, problem=problem, asked=self._say(asked, label))
             self.notice(said, "warn")
         return parsed, self._record(turn, label)
+
+    def _read(
+        self,
+        role: Role,
+        step: str,
+        variables: dict[str, Any],
+        decide: Mapping[str, Decide],
+        index: int,
+        follows: Turn | None,
+    ) -> dict[str, Choice]:
+        """Each field of DECIDE read as the model's probability over its options; nothing
+        where the backend reads no probabilities (its reply then decides)."""
+        own = getattr(role.model, "choose", None)
+        if not callable(own):
+            return {}
+        read: dict[str, Choice] = {}
+        for field, d in decide.items():
+            user = self.pack.render(step, **{**variables, "reading": field, "decided": None})
+            request = ChoiceRequest(
+                messages=self._messages(role, user, variables, follows),
+                field=field,
+                options=d.options,
+                session=role.name,
+                seed=derive_seed(self.seed, "choose", index, field),
+                timeout_s=self.call_timeout_s,
+            )
+            choice = own(request)
+            if not isinstance(choice, Choice):
+                return {}
+            read[field] = choice
+        return read
 
     def structured_or_fail(
         self,
@@ -520,6 +592,7 @@ class Engine:
         round: int | None,
         label: str,
         max_tokens: int,
+        decide: Mapping[str, Decide] | None = None,
         **variables: Any,
     ) -> tuple[T | None, Turn]:
         """`structured`, where a reply that stays invalid after its re-ask is that seat's failure,
@@ -533,7 +606,7 @@ class Engine:
         try:
             return self.structured(
                 role_name, step, schema, round=round, label=label, max_tokens=max_tokens,
-                **variables,
+                decide=decide, **variables,
             )  # fmt: skip
         except StructuredReplyError as exc:
             role, request = self.roles[role_name], exc.request

@@ -15,7 +15,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    model_serializer,
+)
 
 from moot._version import __version__
 
@@ -82,6 +89,19 @@ class Turn(BaseModel):
     # A local model's tokens for the reply (moot.inference.protocol.Generated): what a later
     # step that quotes the reply after its own prompt takes instead of evaluating it again.
     generated: dict[str, Any] | None = None
+    # The values of a judging step's decision read as probabilities before its reply was
+    # asked: field → {"probabilities": {value: p}, "method": how they were obtained,
+    # "samples": replies counted}. None: the reply's own values decided (a debate saved
+    # before moot read them, a person's seat, a step that decides nothing).
+    choices: dict[str, dict[str, Any]] | None = None
+
+    @model_serializer(mode="wrap")
+    def _unread_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A turn whose values were not read saves as one did before `choices` existed.
+        data: dict[str, Any] = handler(self)
+        if data.get("choices", {}) is None:
+            del data["choices"]
+        return data
 
 
 M = TypeVar("M", bound=BaseModel)

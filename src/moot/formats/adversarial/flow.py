@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from moot.engine.rules import length_units
-from moot.engine.turns import Engine
+from moot.engine.turns import Decide, Engine
 from moot.errors import MootError
 from moot.formats.adversarial import evidence, text
 from moot.formats.adversarial.schemas import (
@@ -195,6 +195,12 @@ class _Review:
                 round=rnd,
                 label=text.label(self.lang, "judge"),
                 max_tokens=JUDGE_TOKENS.get(self.lang, JUDGE_TOKENS["en"]),
+                # Whether the round is resolved, and who won, are read as the judge's
+                # probabilities first.
+                decide={
+                    "resolved": Decide(("yes", "no"), written=(True, False)),
+                    "winner": Decide(tuple(self.names.values())),
+                },
                 names=list(self.names.values()),
                 **self.shown(rnd, answers),
                 **self.common(),

@@ -10,11 +10,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import BaseModel
 
-from moot.engine.turns import Engine
+from moot.engine.turns import Decide, Engine
 from moot.errors import MootError
 from moot.formats.base import Cast, Format, Judging, reply_field
 from moot.formats.challenge import text
@@ -25,12 +25,15 @@ from moot.formats.challenge.schemas import (
     VERDICT_TOKENS,
     ChallengeOptions,
     ChallengeParams,
+    Winner,
     make_params,
     verdict_schema,
 )
 from moot.formats.challenge.state import DebateState, Exchange, MootRecord, Side, StateVerdict
 from moot.formats.failures import attempt
 from moot.records.transcript import Turn
+
+WINNERS: tuple[str, ...] = get_args(Winner)  # the sides the synthesis judge may pick
 
 ROLES = ("proposer", "challenger", "summariser", "judge")
 SIDES = ("proposer", "challenger")
@@ -256,6 +259,8 @@ class _Debate:
                 round=None,
                 label=text.label(self.lang, "verdict"),
                 max_tokens=VERDICT_TOKENS.get(self.lang, VERDICT_TOKENS["en"]),
+                # The winner is read as the judge's probability of each side, first.
+                decide={"winner": Decide(WINNERS)},
                 proposer=self.model_of("proposer"),
                 challenger=self.model_of("challenger"),
                 rounds_completed=completed,

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from moot.config import validate_params
 from moot.engine.rules import length_units
-from moot.engine.turns import Engine
+from moot.engine.turns import Decide, Engine
 from moot.errors import MootError, UsageError, concerning
 from moot.formats.base import SAVED_HINT, Cast, Format, Judging, RunOptions, reply_field
 from moot.formats.decision.document import (
@@ -238,6 +238,8 @@ class _Run:
             round=None,
             label=label(lang, "judge_decision"),
             max_tokens=token_budget(schema),
+            # The recommendation is read as the judge's probability of each option, first.
+            decide={"recommendation": Decide((*plan.positions, TIE))},
             **context,
         )
         v = verdict.model_dump()

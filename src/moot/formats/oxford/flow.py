@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from moot.engine.rules import speech_checks
-from moot.engine.turns import Engine
+from moot.engine.turns import Decide, Engine
 from moot.formats.base import Cast, Format, Judging, Reading, gist
 from moot.formats.failures import degraded, degraded_notes
 from moot.formats.oxford.motion import normalise_motion
@@ -78,6 +78,20 @@ LIMITS = {
 }
 # The budgets of the structured replies; a limited step's comes from its limit.
 TOKENS = {"judge": 220, "brief": 900}
+# What the Completeness Judge's decision is read as, before its reasoning is asked: the
+# rulebook's score as a distribution over the whole numbers 0–10 (its expected value is the
+# round's score), or each checklist item as P(yes).
+SCORES = tuple(range(11))
+ITEMS = tuple(k for k in CompletenessRubric.model_fields if k != "reasoning")
+YES_NO = ("yes", "no")
+
+
+def decisions(rubric: str) -> dict[str, Decide]:
+    """The judge's fields read as probabilities, for RUBRIC."""
+    if rubric == "score":
+        return {"score": Decide(SCORES, expected=True)}
+    return {item: Decide(YES_NO, written=(True, False)) for item in ITEMS}
+
 
 LABELS: dict[str, dict[str, str]] = {
     "en": {
@@ -327,13 +341,14 @@ def _judge(
     schema: type[CompletenessReply | CompletenessRubric] = (
         CompletenessReply if rubric == "score" else CompletenessRubric
     )
-    reply, _ = engine.structured_or_fail(
+    reply, turn = engine.structured_or_fail(
         "judge",
         "judge",
         schema,
         round=rnd,
         label=label(engine.language, "judge"),
         max_tokens=TOKENS["judge"],
+        decide=decisions(rubric),
         rubric=rubric,
         proposition_speech=speeches["proposition"],
         opposition_speech=speeches["opposition"],
@@ -341,34 +356,58 @@ def _judge(
     )
     if reply is None:  # the judge failed (its turn says why): this round is not scored
         return -1.0
-    score = completeness(reply, speeches, common["motion"])
+    score = completeness(reply, speeches, common["motion"], turn.choices)
     engine.record_score(rnd, score.model_dump(exclude_defaults=True), threshold)
     return score.score
 
 
 def completeness(
-    reply: CompletenessReply | CompletenessRubric, speeches: dict[str, str], motion: str
+    reply: CompletenessReply | CompletenessRubric,
+    speeches: dict[str, str],
+    motion: str,
+    choices: dict[str, dict[str, Any]] | None = None,
 ) -> CompletenessScore:
-    """The round's completeness score from the judge's REPLY.
+    """The round's completeness score from the judge's REPLY and the values read from it
+    as probabilities (CHOICES, the turn's; None: the reply's own values decide).
 
-    The rulebook's reply is the score itself. A checklist is scored by code: score = 10 ×
-    (share of code checks passed) × (½ + ½ × share of rubric items met), so a round of
-    empty or off-topic speeches scores low whatever the judge says, and a round that
-    passes every check scores 5 to 10 by the judge's checklist.
+    The rulebook's reply is the score: the expected score under the judge's distribution
+    over 0–10 where it was read. A checklist is scored by code: score = 10 × (share of
+    code checks passed) × (½ + ½ × mean weight of the rubric's items), an item's weight its
+    P(yes) where read (else 1 or 0), so a round of empty or off-topic speeches scores low
+    whatever the judge says, and a round that passes every check scores 5 to 10 by the
+    judge's checklist. Every term is linear in the weights: the score is the expected one.
     """
+    read = choices or {}
+    method = next((str(c.get("method")) for c in read.values()), None)
     if isinstance(reply, CompletenessReply):
-        return CompletenessScore(score=reply.score, reasoning=reply.reasoning)
+        distribution = dict(read["score"]["probabilities"]) if "score" in read else {}
+        return CompletenessScore(
+            score=reply.score, reasoning=reply.reasoning, distribution=distribution, method=method
+        )
     rubric = reply
     checks = {
         f"{side}_{name}": ok
         for side, text in speeches.items()
         for name, ok in speech_checks(text, motion).items()
     }
-    items = rubric.model_dump(exclude={"reasoning"})
+    answered = rubric.model_dump(exclude={"reasoning"})
+    items: dict[str, float | bool] = {
+        item: _p_yes(read[item]) if item in read else answered[item] for item in answered
+    }
     code_share = sum(checks.values()) / len(checks)
-    rubric_share = sum(items.values()) / len(items)
+    rubric_share = sum(float(w) for w in items.values()) / len(items)
     score = round(10 * code_share * (0.5 + 0.5 * rubric_share), 1)
-    return CompletenessScore(score=score, reasoning=rubric.reasoning, rubric=items, checks=checks)
+    return CompletenessScore(
+        score=score, reasoning=rubric.reasoning, rubric=items, checks=checks, method=method
+    )
+
+
+def _p_yes(choice: dict[str, Any]) -> float:
+    """An item's weight: the probability read for yes (a reply's own true counts as 1)."""
+    probabilities = choice.get("probabilities") or {}
+    if "yes" in probabilities:
+        return round(float(probabilities["yes"]), 4)
+    return 1.0 if {"True", "true"} & {k for k, p in probabilities.items() if p} else 0.0
 
 
 def _closing(engine: Engine, state: _State, common: dict[str, Any]) -> dict[str, Turn]:

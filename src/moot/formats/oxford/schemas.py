@@ -68,12 +68,19 @@ class CompletenessRubric(BaseModel):
 
 
 class CompletenessScore(BaseModel):
-    """What the rulebook asks the judge for: a score 0–10 and its reasoning."""
+    """What the rulebook asks the judge for: a score 0–10 and its reasoning.
+
+    Read as probabilities (`method`: how), `score` is the expected score: under the judge's
+    distribution over 0–10 (`distribution`), or by the checklist with each item weighed by
+    its P(yes) (`rubric`). A debate saved before kept the items as true/false, and no
+    method: its reply's own values decided."""
 
     score: float = Field(ge=0, le=10)
     reasoning: str
-    rubric: dict[str, bool] = Field(default_factory=dict)
+    rubric: dict[str, float | bool] = Field(default_factory=dict)
     checks: dict[str, bool] = Field(default_factory=dict)
+    distribution: dict[str, float] = Field(default_factory=dict)
+    method: str | None = None
 
 
 class Brief(BaseModel):
