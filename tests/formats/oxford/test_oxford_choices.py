@@ -12,7 +12,6 @@ import pytest
 
 from moot.formats.oxford.schemas import CompletenessReply, CompletenessRubric
 from moot.inference.choice import ChoiceRequest
-from moot.inference.llama.model import LlamaCppModel
 from moot.inference.protocol import ChatRequest
 from moot.records.journal import read_transcript
 from test_oxford import Chamber, journal_of, run_debate
@@ -154,10 +153,6 @@ def test_a_turn_read_by_no_probabilities_saves_as_before(tmp_path: Path) -> None
 
 
 @pytest.mark.real
-@pytest.mark.skipif(
-    not callable(getattr(LlamaCppModel, "choose", None)),
-    reason="the llama.cpp backend reads no probabilities yet (LlamaCppModel has no choose)",
-)
 def test_the_real_tiny_judge_records_the_distribution_it_read_from_its_logits() -> None:
     """SmolLM2 as the Completeness Judge of a round: its score is the expected score under
     the distribution read from its logits, and the turn and the round's record keep it."""
