@@ -49,6 +49,7 @@ from moot.tournaments.plan import (
     two_sided,
     with_controls,
 )
+from moot.tournaments.settings import BallotSettings
 
 if TYPE_CHECKING:
     from moot.inference.pool import ModelPool
@@ -365,6 +366,7 @@ def new_tournament(
     schedule: str = "round-robin",
     budget: int | None = None,
     controls: int | None = None,
+    ballot: BallotSettings | None = None,
 ) -> Tournament:
     """Plan a tournament and create its folder (OUT, else a fresh one in moot's data
     directory). With `resolve`, models are told apart by their files, resolved offline (on a
@@ -385,6 +387,8 @@ def new_tournament(
     if schedule == "adaptive":
         plan = adaptive.adapt(plan, budget=budget)
     plan = with_controls(plan, controls)
+    if ballot is not None:
+        plan = plan.model_copy(update={"ballot": ballot})
     folder = out or tournaments_dir() / datetime.now().strftime("%Y%m%d-%H%M%S")
     return Tournament.create(plan, folder)
 

@@ -12,6 +12,8 @@ from moot.config import MAX_PARALLEL, Seed
 from moot.errors import UsageError
 from moot.tournaments.jury import MARGIN
 
+__all__ = ["MARGIN", "BallotSettings", "TournamentSettings", "check_ballot"]
+
 BallotMethod = Literal["pairwise", "pointwise", "blend"]
 BALLOT_METHODS: tuple[BallotMethod, ...] = ("pairwise", "pointwise", "blend")
 MAX_SWAPS = 50
@@ -64,6 +66,7 @@ class BallotSettings(BaseModel):
     reasons: bool = setting(
         False,
         "Ask each judge for its reasons after its verdict (one more short call a judge).",
+        page=False,
     )
 
 
@@ -80,17 +83,20 @@ class TournamentSettings(BallotSettings):
     )
     swaps: int = setting(1, "Swap pairs per pair of models and motion.", ge=1, le=MAX_SWAPS)
     schedule: Literal["round-robin", "adaptive"] = setting(
-        "round-robin", "round-robin: every pair on every motion; adaptive: where least certain."
+        "round-robin",
+        "round-robin: every pair on every motion; adaptive: where least certain.",
+        page=False,
     )
-    budget: int | None = setting(None, "With an adaptive schedule: at most this many debates.")
+    budget: int | None = setting(
+        None, "With an adaptive schedule: at most this many debates.", page=False
+    )
     # Its upper bound is calibration.MAX_CONTROLS, checked by plan.check_counts.
-    controls: int | None = setting(None, "Control debates of each kind (0: none).", ge=0)
+    controls: int | None = setting(
+        None, "Control debates of each kind (0: none).", ge=0, page=False
+    )
     seed: Seed | None = setting(None, "The tournament's seed.")
     parallel: int = setting(1, "Debates played at once.", ge=1, le=MAX_PARALLEL, page=False)
     batch: bool = setting(False, "One batch a step for parallel debates.", page=False)
-
-    def ballot(self) -> BallotSettings:
-        return BallotSettings(**{k: getattr(self, k) for k in BallotSettings.model_fields})
 
 
 def _extra(name: str, key: str) -> Any:
