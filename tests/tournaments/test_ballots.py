@@ -365,3 +365,16 @@ def test_the_command_line_refuses_a_ballot_it_cannot_read(
     )  # fmt: skip
     refused(proc, needle)
     assert not out.exists()
+
+
+def test_the_pages_form_reads_the_ballot_and_places_a_wrong_one_beside_its_field() -> None:
+    from moot.web.forms import FormErrors
+    from moot.web.tournament import choose
+
+    form = {"models": ["a.gguf", "b.gguf"], "motions": "\n".join(MOTIONS.values())}
+    chosen = choose({**form, "ballot": "pointwise", "orders": "1", "margin": "0.2"}, dry_run=True)
+    assert chosen.ballot == {"orders": 1, "ballot": "pointwise", "margin": 0.2}
+    assert choose(form, dry_run=True).ballot == {"orders": 2, "ballot": "pairwise", "margin": 0.1}
+    with pytest.raises(FormErrors) as raised:
+        choose({**form, "orders": "3"}, dry_run=True)
+    assert list(raised.value.fields) == ["orders"]

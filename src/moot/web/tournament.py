@@ -224,6 +224,8 @@ def tournament_event(event: TournamentEvent | ControlEvent) -> dict[str, Any] | 
             "winner": v.winner,
             "margin": v.margin,
             "votes": v.votes,
+            "p_proposition": v.p_proposition,
+            "decided_by": v.decided_by,
         }
     if isinstance(event, DebateFailed):
         return {
