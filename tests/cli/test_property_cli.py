@@ -214,7 +214,8 @@ def test_run_takes_anything_without_a_traceback(cli: Cli, case: tuple[list[str],
 def tournament_args(draw: st.DrawFn) -> tuple[list[str], str, bytes]:
     args = ["tournament", "--dry-run", "--quiet", "--motions", "input"]
     args += ["--model", "a.gguf", "--model", draw(st.sampled_from(["b.gguf", "a.gguf", "", "c"]))]
-    for name in draw(st.lists(st.sampled_from(["--swaps", "--bootstrap", "--seed"]), max_size=2)):
+    options = ["--swaps", "--bootstrap", "--seed", "--orders", "--margin"]
+    for name in draw(st.lists(st.sampled_from(options), max_size=2)):
         args += [name, draw(number)]
     args += draw(st.sampled_from([[], [], ["--format", "challenge"], ["--effort", "low"]]))
     extra = [[], [], [], ["--ray-address", "127.0.0.1:1"], ["--resume", "input"]]

@@ -188,24 +188,18 @@ def test_wilson_interval() -> None:
 
 
 def test_a_judge_model_answers_the_tournament_ballot_on_each_control() -> None:
-    # A judge model that names the Proposition on every ballot: its own seat bias shows.
-    ballot = {
-        "proposition_best": "a point",
-        "opposition_best": "a point",
-        "reasons": "the first side argued better",
-        "winner": "proposition",
-        "margin": "clear",
-    }
-    model = ScriptedModel([json.dumps(ballot)] * 100, model_id="judge")
+    # A judge model whose probabilities favour whichever side is shown first: read in both
+    # orders it names different sides, so it abstains rather than following the seat.
+    model = ScriptedModel(model_id="judge", chooser=lambda request: {"A": 0.8, "B": 0.2})
     controls = build_controls(debates(), 2, seed=5)
     figures = calibrate_judge(
         "judge", controls, ballot_judge("judge", lambda ref: model), clock=clock
     )
-    assert figures.position_bias.share == 1.0
-    assert figures.accuracy["off_motion"].share == 0.5
-    # Every transcript of every control was put to the model, seats unnamed by model.
-    assert len(model.requests) == sum(len(c.shown) for c in controls)
-    prompt = model.requests[0].messages[-1].content
+    assert figures.position_bias.share == 0.0
+    assert figures.accuracy["off_motion"].share == 0.0
+    # Every transcript of every control was put to the model in both orders, seats unnamed.
+    assert len(model.choices) == 2 * sum(len(c.shown) for c in controls)
+    prompt = model.choices[0].messages[-1].content
     assert "control" not in prompt
 
 
@@ -246,8 +240,10 @@ def test_calibrate_on_a_dry_run_saves_each_judges_figures(tmp_path: Path, cli: C
     saved = json.loads((out / "calibration.json").read_text(encoding="utf-8"))
     assert saved["schema"] == 1 and saved["controls"] == 2
     assert [j["judge"] for j in saved["judges"]] == ["j1", "j2"]
-    # A dry run's judge gives the first seat every time: the controls say so.
-    assert saved["judges"][0]["position_bias"]["share"] == 1.0
+    # A dry run's judge names the side shown first every time: read in both orders it
+    # abstains, so it never follows the seat, and is right on no control with a winner.
+    assert saved["judges"][0]["position_bias"]["share"] == 0.0
+    assert saved["judges"][0]["accuracy"]["off_motion"]["share"] == 0.0
     assert len(saved["judges"][0]["judged"]) == 5 * 2
     assert len(list((out / "debates").iterdir())) == 4
     # The calibration's debates are its own: the history does not list them.

@@ -15,10 +15,11 @@ import pytest
 
 from conftest import Cli
 from gguf_samples import write_gguf
-from moot.errors import UsageError
+from moot.errors import MootError, UsageError
 from moot.formats import get_format
 from moot.formats.base import RunOptions
 from moot.formats.oxford.schemas import OxfordParams
+from moot.inference.choice import ChoiceRequest
 from moot.inference.protocol import ChatRequest, Completion, OnText
 from moot.inference.scripted import ScriptedModel
 from moot.tournaments.executors import LocalExecutor
@@ -51,13 +52,16 @@ class Debater(ScriptedModel):
     valid replies. Every request is recorded."""
 
     def __init__(self, model_id: str, *, bad_ballots: bool = False) -> None:
-        super().__init__(model_id=model_id)
+        super().__init__(model_id=model_id, chooser=stronger)
         self.bad_ballots = bad_ballots
 
+    def choose(self, request: ChoiceRequest) -> Any:
+        if self.bad_ballots:
+            raise MootError(f"{self.model_id} gave no reading of its ballot")
+        return super().choose(request)
+
     def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
-        if request.reply_schema is Ballot:
-            self.queue("not json" if self.bad_ballots else ballot(request))
-        elif request.reply_schema is None and "as a Point of Information" in (
+        if request.reply_schema is None and "as a Point of Information" in (
             request.messages[-1].content
         ):
             self.queue(f"I am {self.model_id}: who pays for that [{len(self.requests)}]?")
@@ -69,24 +73,18 @@ class Debater(ScriptedModel):
         return super().chat(request, on_text=on_text)
 
 
-def ballot(request: ChatRequest) -> str:
+def stronger(request: ChoiceRequest) -> dict[str, float]:
+    """A judge's probabilities that follow the speeches: most on the side (as shown, A or
+    B) whose speaker is stronger, most on a draw where they are equal."""
     prompt = request.messages[-1].content
-    marker = "argued against the motion" if "argued against" in prompt else "反对辩题"
-    prop, opp = prompt.split(marker, 1)
-    level = {side: max((v for k, v in LEVEL.items() if f"I am {k}," in text), default=0)
-             for side, text in (("proposition", prop), ("opposition", opp))}  # fmt: skip
-    winner = "draw"
-    if level["proposition"] != level["opposition"]:
-        winner = max(level, key=lambda s: level[s])
-    return json.dumps(
-        {
-            "proposition_best": "the evidence",
-            "opposition_best": "the reasoning",
-            "reasons": "one side answered the other's objections",
-            "winner": winner,
-            "margin": "clear",
-        }
-    )
+    marker = "Side B argued" if "Side B argued" in prompt else "B 方"
+    first, second = prompt.split(marker, 1)
+    level = {label: max((v for k, v in LEVEL.items() if f"I am {k}," in text), default=0)
+             for label, text in (("A", first), ("B", second))}  # fmt: skip
+    if level["A"] == level["B"]:
+        return {"A": 0.05, "B": 0.05, "draw": 0.9}
+    best = max(level, key=lambda s: level[s])
+    return {best: 0.85, "draw": 0.05, ("B" if best == "A" else "A"): 0.1}
 
 
 class Models:
@@ -238,14 +236,14 @@ def test_a_tournament_runs_every_debate_blind_judged_by_outsiders(tmp_path: Path
         assert judge not in (p.proposition, p.opposition)
         stronger = max((p.proposition, p.opposition), key=LEVEL.__getitem__)
         assert verdict["winner"] == ("proposition" if stronger == p.proposition else "opposition")
-    # The judges were shown both sides' speeches, and no filled-in answer to copy.
-    ballots = [r for m in models.made.values() for r in m.requests if r.reply_schema is Ballot]
-    assert len(ballots) == 12
+    # The judges were shown both sides' speeches in both orders, no filled-in answer to copy.
+    ballots = [r for m in models.made.values() for r in m.choices]
+    assert len(ballots) == 24 and {r.options for r in ballots} == {("A", "B", "draw")}
     for request in ballots:
         prompt = request.messages[-1].content
         assert prompt.count("evidence from many studies") >= 2
         assert '"winner":' not in prompt
-        assert "winner: the side" in prompt or "winner：论证更好的一方" in prompt
+        assert 'winner: "A"' in prompt or "winner：" in prompt
     verdicts = t.verdicts()
     report = build(t.plan, verdicts, samples=200, transcripts=t.transcripts(verdicts))
     assert [r.model for r in report.models] == ["strong", "middling", "weak"]
@@ -332,7 +330,7 @@ def test_resume_runs_only_what_did_not_finish(tmp_path: Path) -> None:
     expected = 0
     for p in pending:
         transcript = json.loads((t.debate_dir(p) / "transcript.json").read_text())
-        expected += len(transcript["turns"]) + len(p.judges)
+        expected += len(transcript["turns"])
     # Only the turns still missing were asked for: none of the kept ones again.
     assert models.requests() == expected - turns_before
 
@@ -346,7 +344,8 @@ def test_a_failed_debate_does_not_stop_the_others_and_a_resume_judges_it(
     assert {f.pairing.id for f in failed} == {
         p.id for p in t.plan.debates if p.judges == ["middling"]
     }
-    assert all("no valid Ballot" in f.message for f in failed)
+    assert all("no judge could read debate" in f.message for f in failed)
+    assert all("gave no reading of its ballot" in f.message for f in failed)
     assert len([e for e in events if isinstance(e, DebateDone)]) == 4
     for f in failed:  # debated, only the judging is missing
         assert (t.debate_dir(f.pairing) / "transcript.json").is_file()
@@ -354,8 +353,9 @@ def test_a_failed_debate_does_not_stop_the_others_and_a_resume_judges_it(
     models = Models()
     _, failed_again = run(Tournament.open(t.folder), models)
     assert failed_again == [] and t.pending() == []
-    asked = [r for m in models.made.values() for r in m.requests]
-    assert len(asked) == 2 and all(r.reply_schema is Ballot for r in asked)
+    # Only the judging was asked again: each debate's ballot, in both orders.
+    assert [r for m in models.made.values() for r in m.requests] == []
+    assert len([c for m in models.made.values() for c in m.choices]) == 4
 
 
 def test_create_refuses_a_folder_that_holds_a_tournament(tmp_path: Path) -> None:

@@ -16,10 +16,10 @@ from rich.console import Console
 
 from conftest import Cli
 from moot.cli.tournament import show_report
+from moot.inference.choice import ChoiceRequest
 from moot.inference.protocol import ChatRequest, Completion, OnText
 from moot.inference.scripted import ScriptedModel
 from moot.tournaments.executors import judge_controls
-from moot.tournaments.judge import Ballot
 from moot.tournaments.plan import Motion
 from moot.tournaments.report import Report, report_of
 from moot.tournaments.run import Tournament
@@ -38,15 +38,17 @@ def words(text: str) -> set[str]:
 
 
 class OnMotion(Debater):
-    """Speaks as Debater does, naming the motion's topic in every speech; as a judge, gives
-    every debate to the first seat (`first`) or to the side whose speeches use more of the
-    motion's words (`reader`)."""
+    """Speaks as Debater does, naming the motion's topic in every speech; as a judge, its
+    probabilities favour the side shown first (`first`), or the side whose speeches use
+    more of the motion's words (`reader`)."""
+
+    def __init__(self, model_id: str) -> None:
+        super().__init__(model_id)
+        self.chooser = self.probabilities
 
     def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
         prompt = request.messages[-1].content
-        if request.reply_schema is Ballot:
-            self.queue(self.ballot(prompt))
-        elif request.reply_schema is None and "as a Point of Information" not in prompt:
+        if request.reply_schema is None and "as a Point of Information" not in prompt:
             said = " ".join(m.content for m in request.messages)
             topic = next((t for k, t in TOPICS.items() if k in said), "")
             self.queue(f"I am {self.model_id}: {topic}, because {topic} [{len(self.requests)}]")
@@ -54,28 +56,18 @@ class OnMotion(Debater):
             return super().chat(request, on_text=on_text)
         return ScriptedModel.chat(self, request, on_text=on_text)
 
-    def ballot(self, prompt: str) -> str:
-        winner = "proposition"
-        if self.model_id == "reader":
-            motion = prompt.split("Motion:", 1)[1].split("\n", 1)[0]
-            body = prompt.split("argued for the motion", 1)[1].split("Reply in JSON", 1)[0]
-            prop, opp = body.split("argued against the motion", 1)
-            wanted = words(motion)
-            counts = {
-                "proposition": len(wanted & words(prop)),
-                "opposition": len(wanted & words(opp)),
-            }
-            tied = counts["proposition"] == counts["opposition"]
-            winner = "draw" if tied else max(counts, key=counts.__getitem__)
-        return json.dumps(
-            {
-                "proposition_best": "a point",
-                "opposition_best": "a point",
-                "reasons": "one side kept to the motion",
-                "winner": winner,
-                "margin": "clear",
-            }
-        )
+    def probabilities(self, request: ChoiceRequest) -> dict[str, float]:
+        if self.model_id != "reader":
+            return {"A": 0.8, "B": 0.15, "draw": 0.05}
+        prompt = request.messages[-1].content
+        motion = prompt.split("Motion:", 1)[1].split("\n", 1)[0]
+        body = prompt.split("Side A argued", 1)[1].split("Reply in JSON", 1)[0]
+        first, second = body.split("Side B argued", 1)
+        wanted = words(motion)
+        a, b = len(wanted & words(first)), len(wanted & words(second))
+        if a == b:
+            return {"A": 0.1, "B": 0.1, "draw": 0.8}
+        return {"A": 0.9, "B": 0.1} if a > b else {"A": 0.1, "B": 0.9}
 
 
 class Models:
@@ -86,7 +78,7 @@ class Models:
         return self.made.setdefault(ref, OnMotion(ref))
 
     def ballots(self) -> int:
-        return sum(r.reply_schema is Ballot for m in self.made.values() for r in m.requests)
+        return sum(len(m.choices) for m in self.made.values())
 
 
 def tournament(tmp_path: Path, judges: list[str], **kw: Any) -> Tournament:
@@ -110,9 +102,16 @@ def test_a_judge_that_follows_the_seat_leaves_the_ratings_not_validated(tmp_path
     figure = report.calibration
     assert figure is not None and figure.status == "judged" and figure.made == 5 * 4
     [first] = figure.judges
-    assert first.position_bias.share == 1.0
-    assert first.accuracy["off_motion"].share == 0.5 and first.accuracy["off_motion"].chance
+    # Read in both orders, a judge that favours the side shown first names different
+    # sides: it abstains on every control, never follows the seat, and is right on none.
+    assert first.position_bias.share == 0.0
+    assert first.accuracy["off_motion"].share == 0.0
     assert not first.beats_chance and figure.validated is False
+    # And on every debate: no verdict for the first seat, every one undecided.
+    assert {v.winner for v in t.verdicts().values()} == {"undecided"}
+    assert all(b.flipped for v in t.verdicts().values() for b in v.ballots)
+    assert report.coverage == 0.0 and report.debates_undecided == len(t.plan.debates)
+    assert [(r.wins, r.losses, r.draws) for r in report.models] == [(0, 0, 0), (0, 0, 0)]
     text = shown(report)
     assert "not validated" in text and "rather than how well the models argued" in text
     # A control never shows a judge, beside it, the debate it was made from.
@@ -133,7 +132,7 @@ def test_a_judge_that_reads_the_motion_validates_the_ratings(tmp_path: Path) -> 
     assert reader.judge == "reader" and first.judge == "first"
     assert reader.accuracy["off_motion"].share == 1.0 and reader.beats_chance
     assert reader.position_bias.share == 0.0
-    assert first.position_bias.share == 1.0 and not first.beats_chance
+    assert first.position_bias.share == 0.0 and not first.beats_chance
     assert figure.validated is True and "not validated" not in shown(report)
     data = json.loads(report.model_dump_json())
     assert data["calibration"]["judges"][0]["accuracy"]["off_motion"]["low"] > 0.5
@@ -145,16 +144,16 @@ def test_a_resume_asks_only_for_the_controls_not_yet_judged(tmp_path: Path) -> N
 
     def interrupted(ref: str) -> OnMotion:
         model = OnMotion(ref)
-        chat = model.chat
+        choose = model.choose
 
-        def counted(request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
+        def counted(request: ChoiceRequest) -> Any:
             nonlocal asked
             asked += 1
             if asked == 7:
                 raise KeyboardInterrupt
-            return chat(request, on_text=on_text)
+            return choose(request)
 
-        model.chat = counted  # type: ignore[method-assign]
+        model.choose = counted  # type: ignore[method-assign]
         return model
 
     with pytest.raises(KeyboardInterrupt):
@@ -167,7 +166,7 @@ def test_a_resume_asks_only_for_the_controls_not_yet_judged(tmp_path: Path) -> N
     again = json.loads((t.folder / "controls.json").read_text(encoding="utf-8"))
     assert again["controls"] == saved["controls"]
     assert again["judged"]["first"][: len(kept)] == kept
-    ballots = {c["id"]: len(c["shown"]) for c in saved["controls"]}
+    ballots = {c["id"]: 2 * len(c["shown"]) for c in saved["controls"]}  # both orders
     assert models.ballots() == sum(ballots.values()) - sum(ballots[r["control"]] for r in kept)
     models = Models()
     assert judge_controls(t, model_for=models) == [] and models.ballots() == 0

@@ -46,13 +46,15 @@ def check(stdout: str, out: Path) -> dict[str, Any]:
     assert report["debates_decided"] == report["debates_planned"] == DEBATES
     rows = {r["model"]: r for r in report["models"]}
     assert set(rows) == set(MODELS)
-    for r in rows.values():
-        assert r["wins"] + r["losses"] + r["draws"] == r["debates"] == DEBATES
+    undecided = report["debates_undecided"]
+    assert report["coverage"] == (DEBATES - undecided) / DEBATES
+    for r in rows.values():  # an undecided debate is skipped by the ratings
+        assert r["wins"] + r["losses"] + r["draws"] == r["debates"] == DEBATES - undecided
         assert r["ci_low"] <= r["strength"] <= r["ci_high"]
         kept = r["rule_keeping"]  # beside the rating: its turns in every seat it held
         assert 0 <= kept["within_limit"] <= kept["limited"] <= kept["turns"] and kept["limited"]
     assert sum(r["strength"] for r in rows.values()) == pytest.approx(0, abs=1e-3)
-    assert sum(r["wins"] for r in rows.values()) + rows[MODELS[0]]["draws"] == DEBATES
+    assert sum(r["wins"] for r in rows.values()) + rows[MODELS[0]]["draws"] == DEBATES - undecided
     # Two models and no other judge: both judge every debate, so each is a panel of two.
     assert report["self_judged"] == DEBATES == report["judge_agreement"]["panels"]
     assert report["side_bias"]["swap_pairs"] <= 1 and report["side_bias"]["decided"] <= DEBATES
@@ -69,10 +71,21 @@ def check(stdout: str, out: Path) -> dict[str, Any]:
         assert speakers == seats
         assert all(t["text"] for t in data["turns"] if t["step"] == "speech")
         verdict = json.loads((folder / "verdict.json").read_text())
+        assert verdict["winner"] in ("proposition", "opposition", "draw", "undecided")
+        if verdict["decided_by"] == "forfeit":  # a side off the motion: no judge was asked
+            assert verdict["ballots"] == [] and verdict["forfeit"]
+            continue
+        # Each judge's ballot read as probabilities, in both orders, and how.
+        assert verdict["decided_by"] == "judges" and verdict["orders"] == 2
         assert [b["judge"] for b in verdict["ballots"]] == list(MODELS)
-        assert all(b["ballot"]["reasons"].strip() for b in verdict["ballots"])
-        assert verdict["winner"] in ("proposition", "opposition", "draw")
+        for b in verdict["ballots"]:
+            assert len(b["orders"]) == 2 and all(0 <= p <= 1 for p in b["orders"])
+            assert b["p_proposition"] == pytest.approx(sum(b["orders"]) / 2, abs=1e-5)
+            assert b["method"] in ("logits", "logprobs", "samples")
+            if b["flipped"]:  # the two orders named different sides: an abstention
+                assert b["outcome"] == "undecided"
     assert f"Tournament (oxford, {DEBATES} debates)" in stdout and "side bias" in stdout
+    assert "coverage:" in stdout and "ballots: pairwise, read in 2 order(s)" in stdout
     assert all(m in stdout for m in MODELS) and "judge agreement" in stdout
     return report
 

@@ -44,6 +44,10 @@ def tournament(
     schedule: str = "round-robin",
     budget: int | None = None,
     controls: int | None = None,
+    orders: int = 2,
+    ballot: str = "pairwise",
+    margin: float = 0.1,
+    reasons: bool = False,
     out: str | Path | None = None,
     resume: str | Path | None = None,
     executor: str = "local",
@@ -72,6 +76,12 @@ def tournament(
     at least 4; 0: none) are made from them and each judge decides them: the report's
     `calibration` gives each judge's accuracy and biases, and whether the ratings are
     validated (a judge beat chance on the controls).
+    Each judge's ballot is read as probabilities: `ballot="pairwise"` asks the winner with
+    the sides shown in `orders` orders (2: both ways round; a judge whose orders disagree
+    abstains), `"pointwise"` asks yes/no questions of each side alone, calibrated on a
+    content-free speech, `"blend"` averages the two; a debate whose P(proposition) is
+    within `margin` of even is undecided, which the ratings skip (`report.coverage`: the
+    share decided). `reasons=True` asks each judge its reasons after its verdict.
     """
     from moot.tournaments.adaptive import check_executor, check_schedule
     from moot.tournaments.executors import judge_controls, make_executor
@@ -88,7 +98,10 @@ def tournament(
             "ray_address applies only to executor='ray'",
             hint="pass executor='ray', or drop ray_address",
         )
+    from moot.tournaments.settings import check_ballot
+
     check_counts(swaps=swaps, bootstrap=bootstrap, seed=seed, controls=controls)
+    read = check_ballot(api=True, orders=orders, method=ballot, margin=margin, reasons=reasons)
     check_parallel(parallel, api=True)
     check_batch(batch, parallel, api=True)
     if parallel > 1 and executor != "local":
@@ -114,6 +127,10 @@ def tournament(
             "schedule": schedule != "round-robin",
             "budget": budget is not None,
             "controls": controls is not None,
+            "orders": orders != 2,
+            "ballot": ballot != "pairwise",
+            "margin": margin != 0.1,
+            "reasons": reasons,
             "run": run is not None,
             **{name: True for name in params},
         }
@@ -149,6 +166,7 @@ def tournament(
             schedule=schedule,
             budget=budget,
             controls=controls,
+            ballot=read,
             resolve=not (executor == "ray" and bool(ray_address)),
             out=folder,
         )

@@ -68,9 +68,12 @@ from moot.tournaments.run import (
     TournamentEvent,
     new_tournament,
 )
+from moot.tournaments.settings import MARGIN, check_ballot, help_of
 from moot.words import Words, words
 
 if TYPE_CHECKING:
+    from moot.tournaments.judge import Verdict
+    from moot.tournaments.plan import Pairing
     from moot.tournaments.report import Report
     from moot.tournaments.rules import RuleKeeping
 
@@ -87,6 +90,10 @@ PLANNED = (
     "schedule",
     "budget",
     "controls",
+    "orders",
+    "ballot",
+    "margin",
+    "reasons",
     "seed",
     "out",
     "max_tokens",
@@ -160,6 +167,12 @@ def tournament(
             metavar="N",
         ),
     ] = None,
+    orders: Annotated[int, typer.Option(help=help_of("orders"), metavar="1|2")] = 2,
+    ballot: Annotated[
+        str, typer.Option(help=help_of("method"), metavar="pairwise|pointwise|blend")
+    ] = "pairwise",
+    margin: Annotated[float, typer.Option(help=help_of("margin"), metavar="M")] = MARGIN,
+    reasons: Annotated[bool, typer.Option(help=help_of("reasons"))] = False,
     seed: Seed = None,
     out: Annotated[
         Path | None,
@@ -224,6 +237,7 @@ def tournament(
             hint="add --executor ray, or drop --ray-address",
         )
     check_counts(swaps=swaps, bootstrap=bootstrap, seed=seed, controls=controls)
+    read = check_ballot(orders=orders, method=ballot, margin=margin, reasons=reasons)
     check_parallel(parallel)
     check_batch(batch, parallel)
     if parallel > 1 and executor != "local":
@@ -274,6 +288,7 @@ def tournament(
             schedule=schedule,
             budget=budget,
             controls=controls,
+            ballot=read,
             # Models resolve offline here (a dry run checks them without hashing), unless
             # they live on a cluster's workers only.
             resolve=not remote_cluster,
@@ -418,9 +433,10 @@ class _Shower:
                 p.console.print(f"[yellow]{safe(event.event.message)}[/]", highlight=False)
         elif isinstance(event, DebateDone):
             v, pair = event.verdict, event.pairing
-            if v.winner == "draw":
+            outcome = read_outcome(v, pair, said)
+            if not outcome and v.winner == "draw":
                 outcome = said.say("tour_draw")
-            else:
+            elif not outcome:
                 side = pair.proposition if v.winner == "proposition" else pair.opposition
                 outcome = said.say(
                     "tour_wins",
@@ -438,6 +454,21 @@ class _Shower:
                 highlight=False,
             )
             p.advance(self.bar)
+
+
+def read_outcome(v: Verdict, pair: Pairing, said: Words) -> str:
+    """A debate's line where its verdict was read as probabilities or by a forfeit; "" for
+    a draw and for a sampled ballot's verdict, said as before."""
+    winner = pair.proposition if v.winner == "proposition" else pair.opposition
+    p = "—" if v.p_proposition is None else f"{v.p_proposition:.2f}"
+    if v.decided_by == "forfeit":
+        key = "tour_forfeit_silent" if "said nothing" in (v.forfeit or "") else "tour_forfeit_off"
+        return said.say(key, model=safe(winner))
+    if v.winner == "undecided":
+        return said.say("tour_undecided", p=p)
+    if v.decided_by == "judges" and v.winner != "draw":
+        return said.say("tour_read_wins", model=safe(winner), side=said.name(v.winner), p=p)
+    return ""
 
 
 def _pct(value: float | None) -> str:
@@ -517,6 +548,29 @@ def show_judges(console: Console, report: Report, language: str = "en") -> None:
         console.print(f"[yellow]{say('tour_controls_word')}[/]: {note}", highlight=False)
 
 
+def show_coverage(console: Console, report: Report, language: str = "en") -> None:
+    """How the ballots were read, and the share of judged debates that were decided."""
+    say = words(language).say
+    if report.ballot:
+        b = report.ballot
+        orders = 1 if b.get("method") == "pointwise" else b.get("orders")
+        method = say(f"tour_method_{b.get('method')}")
+        line = say("tour_ballot", method=method, orders=orders, margin=b.get("margin"))
+        console.print(line, highlight=False)
+    judged = report.debates_decided
+    console.print(
+        say(
+            "tour_coverage",
+            decided=judged - report.debates_undecided,
+            judged=judged,
+            share=_pct(report.coverage),
+            undecided=report.debates_undecided,
+            forfeits=report.forfeits,
+        ),
+        highlight=False,
+    )
+
+
 def show_report(console: Console, report: Report, language: str = "en") -> None:
     """The ranking table (marked not validated where no judge beat chance on the controls)
     and the rule-keeping table, then the side-bias and judge-agreement figures, then the
@@ -577,6 +631,7 @@ def show_report(console: Console, report: Report, language: str = "en") -> None:
         console.print(say("tour_single_judge"), highlight=False)
     if report.self_judged:
         console.print(say("tour_self_judged", n=report.self_judged), highlight=False)
+    show_coverage(console, report, language)
     if report.budget is not None:
         if report.debates_planned >= report.budget:
             why = say("tour_budget_spent")

@@ -18,7 +18,9 @@ from pydantic import BaseModel, ConfigDict
 from moot.errors import UsageError
 from moot.inference.protocol import ChatModel
 from moot.records.transcript import ModelInfo, Transcript, Turn
-from moot.tournaments.judge import SIDES, Winner, judge_debate, speeches
+from moot.tournaments.ballots import judge_debate
+from moot.tournaments.judge import SIDES, Winner, speeches
+from moot.tournaments.settings import BallotSettings
 
 Side = Literal["proposition", "opposition"]
 Kind = Literal["off_motion", "silent", "swap", "padded", "twice"]
@@ -321,9 +323,12 @@ def calibrate_judge(
     return summarise(name, judged)
 
 
-def ballot_judge(ref: str, model_for: Callable[[str], ChatModel]) -> JudgeFn:
-    """A judge model as a JudgeFn: the tournament's own ballot, asked of that one model,
-    at the control's sampling seed."""
+def ballot_judge(
+    ref: str, model_for: Callable[[str], ChatModel], ballot: BallotSettings | None = None
+) -> JudgeFn:
+    """A judge model as a JudgeFn: the tournament's own ballot (BALLOT: how it is read),
+    asked of that one model, at the control's sampling seed; no forfeit is looked for, and
+    an abstention is no side: a draw here."""
 
     def judge(shown: Transcript, seed: int) -> Winner:
         verdict = judge_debate(
@@ -332,7 +337,8 @@ def ballot_judge(ref: str, model_for: Callable[[str], ChatModel]) -> JudgeFn:
             [ref],
             self_judged=False,
             model_for=model_for,
+            ballot=ballot,
         )
-        return verdict.winner
+        return "draw" if verdict.winner == "undecided" else verdict.winner
 
     return judge

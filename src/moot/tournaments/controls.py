@@ -191,7 +191,7 @@ def play(
             calibrate_judge(
                 ref,
                 record.controls,
-                ballot_judge(ref, model_for),
+                ballot_judge(ref, model_for, t.plan.ballot),
                 clock=clock,
                 on_judged=judged,
                 done=list(rows),

@@ -1,19 +1,16 @@
-"""Deciding a tournament debate: a judge or a panel reads both sides' speeches and each
-returns a grammar-constrained ballot; the panel's verdict is the plurality of ballots."""
+"""A tournament debate's verdict as it is kept: each judge's ballot (read as probabilities,
+ballots.py; or, in a tournament judged before those, a sampled ballot, whose verdict was the
+plurality of ballots), and what the sides said, as the judges read it."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from moot.engine.turns import Engine, Role
-from moot.events import Listener
-from moot.inference.protocol import ChatModel
-from moot.prompts import load_pack
-from moot.records.transcript import ModelInfo, Transcript, Turn
+from moot.records.transcript import Transcript, Turn
 
 Winner = Literal["proposition", "opposition", "draw"]
 # A verdict that may abstain: "undecided" where the judge's (or the jury's) probability is
@@ -33,9 +30,7 @@ SIDE_NAMES = {
     ("challenge", "zh"): ("提议方", "挑战方"),
 }
 JUDGE_TEMPERATURE = 0.2
-BALLOT_TOKENS = 260  # the ballot's bounded strings close well within this
 SPEECH_CHARS = 700  # each speech as the judge reads it
-STEP = "verdict"
 
 
 class Ballot(BaseModel):
@@ -56,20 +51,51 @@ class Ballot(BaseModel):
 
 
 class JudgeBallot(BaseModel):
+    """One judge's say on a debate: read as probabilities (`p_proposition`, each order's,
+    the flip), or, in a tournament judged before ballots were read, its sampled `ballot`."""
+
     judge: str  # the judge's model reference
-    ballot: Ballot
+    ballot: Ballot | None = None  # a sampled ballot (tournaments judged before probabilities)
+    outcome: Outcome | None = None  # None: a sampled ballot's, or a judge that errored
+    # P(the Proposition wins against the Opposition), the orders averaged; None: not read.
+    p_proposition: float | None = Field(default=None, ge=0.0, le=1.0)
+    orders: list[float] = Field(default_factory=list)  # P(proposition), order by order
+    draw: list[float] = Field(default_factory=list)  # the mass on "draw", order by order
+    flipped: bool = False  # the two orders named different sides: an abstention
+    # Pointwise: each side's score, the mean calibrated P(yes) of its questions.
+    scores: dict[str, float] = Field(default_factory=dict)
+    method: str | None = None  # how the probabilities were read: logits, logprobs, samples
+    reasons: str | None = None  # asked after the verdict, where reasons are kept
+    error: str | None = None  # the judge failed: left out of the vote
+    seconds: float = 0.0
+
+    @property
+    def said(self) -> str:
+        """What this judge decided: its outcome, or its sampled ballot's winner."""
+        if self.outcome is not None:
+            return self.outcome
+        return self.ballot.winner if self.ballot is not None else "undecided"
 
 
 class Verdict(BaseModel):
     """The decision on one debate, with every ballot and the judges' turns for audit."""
 
     debate: str
-    winner: Winner
-    margin: str | None  # None for a draw
+    winner: Outcome  # "undecided": the jury abstained
+    margin: str | None  # a sampled ballot's word for it; None for a draw and a read ballot
     votes: dict[str, int]
     self_judged: bool  # no judge outside the debate was available
     ballots: list[JudgeBallot]
     turns: list[Turn]
+    # How it was decided: by the judges' read probabilities; by a forfeit found in code (a
+    # side that said nothing, or never the motion's words), which counts for no judge's
+    # accuracy; or, in a tournament judged before probabilities were read, sampled ballots.
+    decided_by: Literal["judges", "forfeit", "sampled"] = "sampled"
+    forfeit: str | None = None  # why, where decided_by is "forfeit"
+    p_proposition: float | None = Field(default=None, ge=0.0, le=1.0)  # the jury's pooled P
+    ballot_method: str | None = None  # pairwise, pointwise or blend; None: sampled
+    orders: int | None = None  # the orders each judge read the sides in
+    left_out: list[str] = Field(default_factory=list)  # judges that failed to judge it
 
 
 def decide(ballots: Sequence[Ballot]) -> tuple[Winner, str | None]:
@@ -94,74 +120,4 @@ def speeches(transcript: Transcript) -> dict[str, list[str]]:
     return {
         "proposition": [t.text for t in picked if t.role == first and t.text],
         "opposition": [t.text for t in picked if t.role == second and t.text],
-    }
-
-
-def judge_debate(
-    debate_id: str,
-    transcript: Transcript,
-    judges: Sequence[str],
-    *,
-    self_judged: bool,
-    model_for: Callable[[str], ChatModel],
-    listeners: list[Listener] | None = None,
-) -> Verdict:
-    """Ask each judge for a ballot on the finished debate; none of them sees who debated."""
-    language = transcript.language
-    pack = load_pack(language, "tournament")  # type: ignore[arg-type]
-    # The ballot's seats are judges, cast by no format: each speaks for no side (`Role.side`).
-    roles = {
-        f"judge{i + 1}": Role(f"judge{i + 1}", model_for(ref), JUDGE_TEMPERATURE)
-        for i, ref in enumerate(judges)
-    }
-    record = Transcript(
-        format="tournament",
-        motion=transcript.motion,
-        language=language,
-        seed=transcript.seed,
-        models={r: ModelInfo(id=role.model.model_id) for r, role in roles.items()},
-        refs={f"judge{i + 1}": ref for i, ref in enumerate(judges)},
-        sampling={r: JUDGE_TEMPERATURE for r in roles},
-        prompt_pack=pack.digest,
-    )
-    engine = Engine(pack=pack, roles=roles, transcript=record, listeners=listeners)
-    names = SIDE_NAMES[(transcript.format, language)]
-    said = speeches(transcript)
-    ballots = []
-    for name, ref in zip(roles, judges, strict=True):
-        ballot, _ = engine.structured(
-            name,
-            STEP,
-            Ballot,
-            round=0,
-            label=f"{name} ({ref})",
-            max_tokens=BALLOT_TOKENS,
-            motion=transcript.motion,
-            names={"proposition": names[0], "opposition": names[1]},
-            proposition=said["proposition"],
-            opposition=said["opposition"],
-            chars=SPEECH_CHARS,
-        )
-        ballots.append(JudgeBallot(judge=ref, ballot=ballot))
-    winner, margin = decide([b.ballot for b in ballots])
-    return Verdict(
-        debate=debate_id,
-        winner=winner,
-        margin=margin,
-        votes=dict(Counter(b.ballot.winner for b in ballots)),
-        self_judged=self_judged,
-        ballots=ballots,
-        turns=record.turns,
-    )
-
-
-def sample_variables() -> dict[str, object]:
-    """Variables that exercise the verdict step (used to check a pack before a tournament)."""
-    return {
-        "motion": "This House Believes That tests matter",
-        "round": 0,
-        "names": {"proposition": "Proposition", "opposition": "Opposition"},
-        "proposition": ["p1", "p2"],
-        "opposition": ["o1"],
-        "chars": SPEECH_CHARS,
     }

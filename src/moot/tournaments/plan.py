@@ -20,13 +20,12 @@ from moot.prompts import Language, load_pack, resolve_language
 from moot.records import files
 from moot.tournaments.calibration import MAX_CONTROLS
 from moot.tournaments.judge import SIDES
+from moot.tournaments.settings import MAX_JUDGES, MAX_SWAPS, BallotSettings
 
 # What one tournament may hold: far more than a person would plan, far less than a typo.
 MAX_MODELS = 100
-MAX_JUDGES = 20
 MAX_MOTIONS = 1000
 MAX_MOTION_CHARS = 1000  # one motion: one line, a sentence or two
-MAX_SWAPS = 50
 MAX_DEBATES = 10_000
 MAX_BOOTSTRAP = 100_000
 MAX_REF_CHARS = 1000  # a model reference: a path, a catalog id or a server URL
@@ -72,6 +71,9 @@ class TournamentPlan(BaseModel):
     # Control debates of each kind, made from the finished debates (calibration.py); 0: none,
     # as in a plan written before controls were.
     controls: int = Field(default=0, ge=0, le=MAX_CONTROLS)
+    # How each judge's ballot is read; a plan written before ballots were read as
+    # probabilities resumes with today's defaults.
+    ballot: BallotSettings = Field(default_factory=BallotSettings)
 
 
 class _Counts(BaseModel):
@@ -359,10 +361,11 @@ def make_plan(
 
 def check_packs(fmt: Format, language: Language) -> None:
     """The format's pack and the verdict step render, before any model is loaded."""
-    from moot.tournaments.judge import STEP, sample_variables
+    from moot.tournaments.ballots import sample_variables
 
     load_pack(language, fmt.name).validate(fmt.steps, fmt.sample_variables())
-    load_pack(language, "tournament").validate((STEP,), {STEP: sample_variables()})
+    steps = sample_variables()
+    load_pack(language, "tournament").validate(tuple(steps), steps)
 
 
 def check_plan(plan: TournamentPlan) -> None:

@@ -19,7 +19,8 @@ from moot.records.transcript import Transcript, Turn
 from moot.tournaments import ratings
 from moot.tournaments.calibration import KINDS, Interval, JudgeFigures
 from moot.tournaments.controls import ControlsFigure, figures
-from moot.tournaments.judge import Verdict
+from moot.tournaments.judge import Outcome, Verdict
+from moot.tournaments.jury import Judgement, pool, weight
 from moot.tournaments.plan import Pairing, TournamentPlan
 from moot.tournaments.rules import RuleKeeping, debate_turns, rule_keeping
 from moot.tournaments.run import Tournament
@@ -81,6 +82,44 @@ class Report(BaseModel):
     budget: int | None = None  # adaptive: the most debates it could have played
     # The judges on the control debates (None: not asked for, as by a caller of `build`).
     calibration: ControlsFigure | None = None
+    # Abstentions: debates whose jury was undecided (a flip, or within the margin of even),
+    # which the ratings skip; coverage is the share of judged debates that were decided.
+    debates_undecided: int = 0
+    coverage: float | None = None
+    forfeits: int = 0  # decided by a forfeit found in code, not by the judges
+    ballot: dict[str, object] = Field(default_factory=dict)  # how ballots were read
+    # Each judge's weight in its juries, from its accuracy on the controls (1: unmeasured).
+    weights: dict[str, float] = Field(default_factory=dict)
+
+
+def judge_weights(calibration: ControlsFigure | None) -> dict[str, float]:
+    """Each judge measured on the controls with a known winner (off the motion, silent
+    side): `jury.weight` of its accuracy on them together."""
+    found = {}
+    for j in calibration.judges if calibration is not None else []:
+        known = [j.accuracy[k] for k in ("off_motion", "silent") if k in j.accuracy]
+        n = sum(i.n for i in known)
+        if n:
+            right = sum((i.share or 0.0) * i.n for i in known)
+            found[j.judge] = round(weight(right / n), 4)
+    return found
+
+
+def outcome(verdict: Verdict, weights: Mapping[str, float], margin: float) -> Outcome:
+    """The verdict's outcome, its jury pooled again with WEIGHTS where there are any: a
+    judge's weight is known only once the controls are judged, after every debate."""
+    read = [b for b in verdict.ballots if b.outcome is not None]
+    if verdict.decided_by != "judges" or not weights or not read or verdict.winner == "draw":
+        return verdict.winner
+    votes = [
+        (
+            Judgement(outcome=b.outcome, p_proposition=b.p_proposition, flipped=b.flipped),
+            weights.get(b.judge, 1.0),
+        )
+        for b in read
+        if b.outcome is not None
+    ]
+    return pool(votes, margin).outcome
 
 
 def build(
@@ -96,13 +135,21 @@ def build(
     figures on the controls (`controls.figures`)."""
     decided = [(p, verdicts[p.id]) for p in plan.debates if p.id in verdicts]
     kept = rules_of(decided, transcripts)
-    games = [ratings.Game(p.proposition, p.opposition, v.winner) for p, v in decided]
+    weights = judge_weights(calibration)
+    said = {p.id: outcome(v, weights, plan.ballot.margin) for p, v in decided}
+    # An undecided debate is skipped by the ratings, not counted as half a win each.
+    games = [
+        ratings.Game(p.proposition, p.opposition, said[p.id])
+        for p, _ in decided
+        if said[p.id] != "undecided"
+    ]
     rated = ratings.rate(plan.models, games, samples=samples, seed=plan.seed, level=LEVEL)
     swaps: dict[str, list[str]] = {}
-    for p, v in decided:
-        swaps.setdefault(p.swap, []).append(v.winner)
+    for p, _ in decided:  # an abstention names no side: as a draw, no pair's winner
+        swaps.setdefault(p.swap, []).append(said[p.id].replace("undecided", "draw"))
     bias = ratings.side_bias([(w[0], w[1]) for w in swaps.values() if len(w) == 2])
-    agree = ratings.agreement([[b.ballot.winner for b in v.ballots] for _, v in decided])
+    agree = ratings.agreement([[b.said for b in v.ballots if b.error is None] for _, v in decided])
+    undecided = sum(o == "undecided" for o in said.values())
     return Report(
         format=plan.format,
         models=[
@@ -149,6 +196,11 @@ def build(
         schedule=plan.schedule,
         budget=plan.budget,
         calibration=calibration,
+        debates_undecided=undecided,
+        coverage=round((len(decided) - undecided) / len(decided), 4) if decided else None,
+        forfeits=sum(v.decided_by == "forfeit" for _, v in decided),
+        ballot=plan.ballot.model_dump(),
+        weights=weights,
     )
 
 

@@ -35,7 +35,8 @@ from moot.records.files import make_private_dir, write_atomic
 from moot.records.journal import read_records
 from moot.records.transcript import Transcript
 from moot.tournaments import adaptive
-from moot.tournaments.judge import SIDE_NAMES, Verdict, judge_debate
+from moot.tournaments.ballots import judge_debate
+from moot.tournaments.judge import SIDE_NAMES, Verdict
 from moot.tournaments.plan import (
     Motion,
     Pairing,
@@ -48,6 +49,7 @@ from moot.tournaments.plan import (
     two_sided,
     with_controls,
 )
+from moot.tournaments.settings import BallotSettings
 
 if TYPE_CHECKING:
     from moot.inference.pool import ModelPool
@@ -202,6 +204,9 @@ def play(
         self_judged=pairing.self_judged,
         model_for=model_for,
         listeners=listeners,
+        ballot=plan.ballot,
+        forfeits=True,
+        timeout_s=run_settings(plan).call_timeout_s,
     )
     write_atomic(folder / VERDICT, verdict.model_dump_json(indent=2))
     return verdict
@@ -336,7 +341,9 @@ class Tournament:
         verdicts = self.verdicts()
         if len(verdicts) < len(self.plan.debates):
             return []
-        chosen = adaptive.next_pairing(self.plan, {k: v.winner for k, v in verdicts.items()})
+        # An abstention says nothing of who is stronger: the schedule reads the decided.
+        decided = {k: v.winner for k, v in verdicts.items() if v.winner != "undecided"}
+        chosen = adaptive.next_pairing(self.plan, decided)
         if chosen is None:
             return []
         self.plan = self.plan.model_copy(update={"debates": [*self.plan.debates, chosen]})
@@ -359,6 +366,7 @@ def new_tournament(
     schedule: str = "round-robin",
     budget: int | None = None,
     controls: int | None = None,
+    ballot: BallotSettings | None = None,
 ) -> Tournament:
     """Plan a tournament and create its folder (OUT, else a fresh one in moot's data
     directory). With `resolve`, models are told apart by their files, resolved offline (on a
@@ -379,6 +387,8 @@ def new_tournament(
     if schedule == "adaptive":
         plan = adaptive.adapt(plan, budget=budget)
     plan = with_controls(plan, controls)
+    if ballot is not None:
+        plan = plan.model_copy(update={"ballot": ballot})
     folder = out or tournaments_dir() / datetime.now().strftime("%Y%m%d-%H%M%S")
     return Tournament.create(plan, folder)
 

@@ -15,6 +15,7 @@ from moot.tournaments.controls import ControlEvent
 from moot.tournaments.judge import SIDES
 from moot.tournaments.plan import checked_identity, make_plan, two_sided, word_motions
 from moot.tournaments.run import DebateBegun, DebateDone, DebateFailed, InDebate, TournamentEvent
+from moot.tournaments.settings import check_ballot
 from moot.web import forms
 from moot.web.forms import (
     FieldErrors,
@@ -44,6 +45,8 @@ class Choice:
     params: dict[str, Any]
     dry_run: bool
     debates: list[dict[str, Any]] = field(default_factory=list)
+    # How the judges' ballots are read: `moot.tournament`'s orders, ballot, margin, reasons.
+    ballot: dict[str, Any] = field(default_factory=dict)
 
 
 def formats() -> list[str]:
@@ -62,6 +65,9 @@ def choose(form: object, *, dry_run: bool) -> Choice:
     motions = [line for line in text.splitlines() if line.strip()]
     seed = number_of(form.get("seed", ""), "seed", errors, int)
     swaps = number_of(form.get("swaps", ""), "swaps", errors, int)
+    orders = number_of(form.get("orders", ""), "orders", errors, int)
+    margin = number_of(form.get("margin", ""), "margin", errors, float)
+    method = text_at(form.get("ballot", ""), "ballot", errors) or "pairwise"
     name = text_at(form.get("format", ""), "format", errors) or "oxford"
     # The format's parameters as the page offers them; an unknown format is named below.
     params = read_params(get_format(name), form.get("params", {}), errors) if name in SIDES else {}
@@ -71,7 +77,9 @@ def choose(form: object, *, dry_run: bool) -> Choice:
     if errors:
         raise FormErrors(errors)
     swaps = swaps if swaps is not None else 1
+    given = {"orders": orders, "method": method, "margin": margin}
     try:
+        read = check_ballot(api=True, **{k: v for k, v in given.items() if v is not None})
         fmt = get_format(name)
         two_sided(fmt)
         chosen = debate_settings("-", format=name, lang=lang, run={"dry_run": dry_run}, **params)
@@ -100,7 +108,14 @@ def choose(form: object, *, dry_run: bool) -> Choice:
         }
         for p in plan.debates
     ]
-    return Choice(models, judges, motions, fmt.name, lang, seed, swaps, params, dry_run, debates)
+    ballot = {
+        "orders": read.orders,
+        "ballot": read.method,
+        "margin": read.margin,
+    }
+    return Choice(
+        models, judges, motions, fmt.name, lang, seed, swaps, params, dry_run, debates, ballot
+    )
 
 
 def language_of(form: dict[str, Any], page: str) -> str:
@@ -111,7 +126,18 @@ def language_of(form: dict[str, Any], page: str) -> str:
 
 
 # The fields of the tournament's form: an error naming another setting is the form's.
-_FIELDS = {"models", "judges", "motions", "swaps", "seed", "format", "lang"}
+_FIELDS = {
+    "models",
+    "judges",
+    "motions",
+    "swaps",
+    "seed",
+    "format",
+    "lang",
+    "orders",
+    "ballot",
+    "margin",
+}
 
 
 def _field_of(exc: MootError) -> str:
@@ -146,6 +172,7 @@ def tournament_job(choice: Choice, *, parallel: int = 1, batch: bool = False) ->
             lang=choice.lang,
             seed=choice.seed,
             swaps=choice.swaps,
+            **choice.ballot,
             run={"dry_run": choice.dry_run},
             parallel=parallel,
             batch=batch,
@@ -197,6 +224,8 @@ def tournament_event(event: TournamentEvent | ControlEvent) -> dict[str, Any] | 
             "winner": v.winner,
             "margin": v.margin,
             "votes": v.votes,
+            "p_proposition": v.p_proposition,
+            "decided_by": v.decided_by,
         }
     if isinstance(event, DebateFailed):
         return {

@@ -231,6 +231,13 @@ export function tournamentForm({ formats, sides, lang }) {
       field("swaps", t(lang, "swaps"), el("input", { name: "swaps", inputmode: "numeric", placeholder: "1" })),
       field("seed", t(lang, "seed"), el("input", { name: "seed", inputmode: "numeric", placeholder: t(lang, "seed_placeholder") })),
     ),
+    el(
+      "div",
+      { class: "row" },
+      field("ballot", t(lang, "ballot"), selectOf("ballot", [["pairwise", t(lang, "ballot_pairwise")], ["pointwise", t(lang, "ballot_pointwise")], ["blend", t(lang, "ballot_blend")]], "pairwise")),
+      field("orders", t(lang, "orders"), selectOf("orders", [["2", t(lang, "orders_2")], ["1", t(lang, "orders_1")]], "2")),
+      field("margin", t(lang, "margin"), el("input", { name: "margin", inputmode: "decimal", placeholder: "0.1" })),
+    ),
     el("div", { class: "form-problem", "data-field": "form" }, el("p", { class: "field-error", role: "alert" })),
     el("button", { type: "submit", class: "primary", text: t(lang, "start_tournament") }),
   );

@@ -68,6 +68,8 @@ export class TournamentView {
 
   winner(ev) {
     const side = this.t(`winner_${ev.winner}`);
+    if (ev.decided_by === "forfeit") return `${side} (${this.t("by_forfeit")})`;
+    if (typeof ev.p_proposition === "number") return `${side} (P ${ev.p_proposition.toFixed(2)})`;
     return ev.margin ? `${side} (${ev.margin})` : side;
   }
 
@@ -94,6 +96,9 @@ export class TournamentView {
         el("h2", { text: title }),
         ...(unchecked ? [el("p", { class: "not-validated", text: this.t("not_validated_why") })] : []),
         el("table", { class: "table" }, el("thead", {}, head), el("tbody", {}, ...rows)),
+        ...(typeof ev.report.coverage === "number"
+          ? [el("p", { class: "coverage", text: this.t("coverage", { share: Math.round(ev.report.coverage * 100), undecided: ev.report.debates_undecided }) })]
+          : []),
         el("img", { class: "chart", alt: this.t("chart"), src: `/api/tournaments/${encodeURIComponent(ev.tournament)}/ratings.png` }),
         ...this.judges(calibration),
       ),
