@@ -400,6 +400,11 @@ def test_a_dry_run_tournament_reports_and_resumes_to_nothing_left(tmp_path: Path
     assert proc.returncode == 0, proc.stderr
     assert "Tournament (oxford, 2 debates)" in proc.stdout and "side bias" in proc.stdout
     assert {p.name for p in out.iterdir()} >= {"ratings.json", "ratings.csv", "ratings.png"}
+    # The length-controlled rating beside the raw one, and the length effect fitted with it.
+    rated = json.loads((out / "ratings.json").read_text())
+    assert all(isinstance(m["length_controlled"], float) for m in rated["models"])
+    assert rated["models"] and set(rated["length_effect"]) == {"effect", "low", "high"}
+    assert "length-ctl" in proc.stdout
     plan = json.loads((out / "tournament.json").read_text())
     assert [d["proposition"] for d in plan["debates"]] == ["a", "b"]
     stamp = (out / "debates" / plan["debates"][0]["id"] / "verdict.json").stat().st_mtime_ns

@@ -1,6 +1,7 @@
-"""A tournament's report: ratings, side bias and judge agreement from its verdicts, each
-model's rule-keeping from its debates' turns, each judge's figures on the control debates,
-written as ratings.json, ratings.csv, judges.csv and a chart, ratings.png."""
+"""A tournament's report: ratings (raw, and controlled for the speeches' length), side
+bias and judge agreement from its verdicts, each model's rule-keeping from its debates'
+turns, each judge's figures on the control debates, written as ratings.json, ratings.csv,
+judges.csv and a chart, ratings.png."""
 
 from __future__ import annotations
 
@@ -14,12 +15,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from moot.engine.rules import length_units
 from moot.records.files import write_atomic
 from moot.records.transcript import Transcript, Turn
 from moot.tournaments import ratings
 from moot.tournaments.calibration import KINDS, Interval, JudgeFigures
 from moot.tournaments.controls import ControlsFigure, figures
-from moot.tournaments.judge import Verdict
+from moot.tournaments.judge import SIDES, Verdict, speeches
 from moot.tournaments.plan import Pairing, TournamentPlan
 from moot.tournaments.rules import RuleKeeping, debate_turns, rule_keeping
 from moot.tournaments.run import Tournament
@@ -37,7 +39,21 @@ class ModelRating(BaseModel):
     losses: int
     draws: int
     debates: int
+    # The length-controlled rating: the strength with the speeches' length difference
+    # fitted beside it (None: a report made before it was).
+    length_controlled: float | None = None
+    lc_low: float | None = None
+    lc_high: float | None = None
     rule_keeping: RuleKeeping = Field(default_factory=RuleKeeping)
+
+
+class LengthEffect(BaseModel):
+    """How much a side's longer speeches moved the verdicts, fitted with the strengths:
+    log-odds of winning for speaking all the words (length difference 1), interval."""
+
+    effect: float
+    low: float
+    high: float
 
 
 class JudgeRuleKeeping(BaseModel):
@@ -81,6 +97,16 @@ class Report(BaseModel):
     budget: int | None = None  # adaptive: the most debates it could have played
     # The judges on the control debates (None: not asked for, as by a caller of `build`).
     calibration: ControlsFigure | None = None
+    length_effect: LengthEffect | None = None
+
+
+def _length(transcript: Transcript | None) -> float:
+    """The Proposition's words minus the Opposition's, over both, in what the judges read."""
+    if transcript is None or transcript.format not in SIDES:
+        return 0.0
+    said = speeches(transcript)
+    words = [sum(length_units(t) for t in said[side]) for side in ("proposition", "opposition")]
+    return ratings.length_difference(*words)
 
 
 def build(
@@ -96,8 +122,14 @@ def build(
     figures on the controls (`controls.figures`)."""
     decided = [(p, verdicts[p.id]) for p in plan.debates if p.id in verdicts]
     kept = rules_of(decided, transcripts)
-    games = [ratings.Game(p.proposition, p.opposition, v.winner) for p, v in decided]
+    games = [
+        ratings.Game(p.proposition, p.opposition, v.winner, _length(transcripts.get(p.id)))
+        for p, v in decided
+    ]
     rated = ratings.rate(plan.models, games, samples=samples, seed=plan.seed, level=LEVEL)
+    lc = ratings.rate_length_controlled(
+        plan.models, games, samples=samples, seed=plan.seed, level=LEVEL
+    )
     swaps: dict[str, list[str]] = {}
     for p, v in decided:
         swaps.setdefault(p.swap, []).append(v.winner)
@@ -116,6 +148,9 @@ def build(
                 losses=r.losses,
                 draws=r.draws,
                 debates=r.debates,
+                length_controlled=round(lc.strength[r.model][0], 4),
+                lc_low=round(lc.strength[r.model][1], 4),
+                lc_high=round(lc.strength[r.model][2], 4),
                 rule_keeping=kept.get(r.model, RuleKeeping()),
             )
             for i, r in enumerate(rated)
@@ -149,6 +184,9 @@ def build(
         schedule=plan.schedule,
         budget=plan.budget,
         calibration=calibration,
+        length_effect=LengthEffect(
+            effect=round(lc.effect[0], 4), low=round(lc.effect[1], 4), high=round(lc.effect[2], 4)
+        ),
     )
 
 
