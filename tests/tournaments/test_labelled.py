@@ -11,6 +11,7 @@ import pytest
 
 import moot
 from conftest import Cli, real_model_path
+from moot.api.calibration import LabelledResult
 from moot.errors import UsageError
 from moot.records.transcript import Transcript
 from moot.tournaments.judge import speeches
@@ -290,3 +291,18 @@ def test_a_real_judge_decides_a_few_labelled_debates(tmp_path: Path, cli: Cli) -
     saved = json.loads((tmp_path / "out" / "labelled.json").read_text(encoding="utf-8"))
     outcomes = {v["outcome"] for v in saved["judges"][0]["verdicts"]}
     assert outcomes <= {"proposition", "opposition", "draw"}
+
+
+def test_the_api_calibrates_on_a_labelled_file(tmp_path: Path) -> None:
+    result = moot.calibrate(
+        ["j1", "j2"], labelled=SET, run={"dry_run": True}, seed=2, out=tmp_path / "cal"
+    )
+    assert isinstance(result, LabelledResult)
+    assert [j.judge for j in result.report.judges] == ["j1", "j2"]
+    assert result.report.judges[0].position_bias.share == 1.0
+    assert result.report.debates["zh"] == 12 and result.language == "en"
+    assert (tmp_path / "cal" / "labelled.json").is_file()
+    with pytest.raises(UsageError, match="both motions and a labelled file"):
+        moot.calibrate(["j"], ["a", "b"], labelled=SET, run={"dry_run": True})
+    with pytest.raises(UsageError, match="no motions and no labelled file"):
+        moot.calibrate(["j"], run={"dry_run": True})
