@@ -306,3 +306,12 @@ def test_the_api_calibrates_on_a_labelled_file(tmp_path: Path) -> None:
         moot.calibrate(["j"], ["a", "b"], labelled=SET, run={"dry_run": True})
     with pytest.raises(UsageError, match="no motions and no labelled file"):
         moot.calibrate(["j"], run={"dry_run": True})
+
+
+def test_a_bad_labelled_file_is_refused_in_chinese_when_asked(tmp_path: Path, cli: Cli) -> None:
+    path = _write(tmp_path, {k: v for k, v in GOOD.items() if k != "winner"})
+    proc = cli("calibrate", "--labelled", str(path), "--judge", "j", "--lang", "zh", "--dry-run")
+    assert proc.returncode == 2
+    error, hint = proc.stderr.strip().splitlines()
+    assert error.startswith("错误：") and "第1行：缺少 winner" in error
+    assert hint.startswith("提示：") and '"winner"：' in hint

@@ -96,13 +96,15 @@ def _refused(path: Path, line: int, err: ValidationError) -> UsageError:
     field = ".".join(str(p) for p in first["loc"]) or "line"
     name = str(first["loc"][0]) if first["loc"] else ""
     missing = first["type"] == "missing"
-    why = "is missing" if missing else first["msg"].lower()
+    why = "is missing" if missing else first["msg"][:1].lower() + first["msg"][1:]
     hint = _FIX.get(
         name,
         "remove the field: a line holds id, motion, language, format, "
         "proposition, opposition, winner, kind",
     )
-    return UsageError(f"{path} line {line}: {field} {why}", hint=hint, field="labelled")
+    return UsageError(
+        f"labelled file {path}, line {line}: {field} {why}", hint=hint, field="labelled"
+    )
 
 
 def read_labelled(path: Path) -> list[LabelledDebate]:
@@ -116,7 +118,7 @@ def read_labelled(path: Path) -> list[LabelledDebate]:
             continue
         if len(debates) >= MAX_DEBATES:
             raise UsageError(
-                f"{path}: more than {MAX_DEBATES} debates",
+                f"labelled file {path}: more than {MAX_DEBATES} debates",
                 hint="split the file and calibrate on a part",
                 field="labelled",
             )
@@ -125,13 +127,13 @@ def read_labelled(path: Path) -> list[LabelledDebate]:
         except (json.JSONDecodeError, RecursionError) as exc:
             why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deep"
             raise UsageError(
-                f"{path} line {n}: not JSON ({why})",
+                f"labelled file {path}, line {n}: not JSON ({why})",
                 hint="each line is one JSON object: one debate",
                 field="labelled",
             ) from None
         if not isinstance(record, dict):
             raise UsageError(
-                f"{path} line {n}: not a JSON object",
+                f"labelled file {path}, line {n}: not a JSON object",
                 hint="each line is one JSON object: one debate",
                 field="labelled",
             )
@@ -141,7 +143,7 @@ def read_labelled(path: Path) -> list[LabelledDebate]:
             raise _refused(path, n, exc) from None
         if debate.id in seen:
             raise UsageError(
-                f"{path} line {n}: id {debate.id!r} is given twice",
+                f"labelled file {path}, line {n}: id {debate.id!r} is given twice",
                 hint="give each debate its own id",
                 field="labelled",
             )
@@ -149,7 +151,7 @@ def read_labelled(path: Path) -> list[LabelledDebate]:
         debates.append(debate)
     if not debates:
         raise UsageError(
-            f"{path} holds no debate",
+            f"labelled file {path} holds no debate",
             hint="one JSON object a line: id, motion, proposition, opposition, winner",
             field="labelled",
         )
