@@ -194,6 +194,10 @@ def test_a_missing_or_huge_file_is_refused_before_it_is_read(tmp_path: Path, cli
         ),
         "--labelled and --motions",
     )
+    refused(
+        cli("calibrate", "--labelled", str(SET), "--model", "m", "--judge", "j", "--dry-run"),
+        "--labelled and --model",
+    )
 
 
 def test_calibrate_labelled_prints_json_of_each_judge_and_the_jury(

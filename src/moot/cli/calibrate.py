@@ -100,6 +100,11 @@ def calibrate_judges(
     side, the sides swapped, a padded loser, the same debate twice. Each judge's accuracy
     comes with its 95 % interval; one that includes 50 % is no better than chance."""
     if labelled is not None:
+        if model:
+            raise UsageError(
+                "--labelled and --model together",
+                hint="a labelled file brings its own speeches: leave out --model",
+            )
         _labelled(
             list(judge or ()),
             labelled,
