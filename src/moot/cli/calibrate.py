@@ -1,5 +1,5 @@
-"""`moot calibrate`: judges measured on control debates whose right verdict is known;
-a progress bar, then each judge's accuracy, biases and consistency."""
+"""`moot calibrate`: judges measured on control debates whose right verdict is known, or
+on a file of debates the user labelled; a progress bar, then each judge's figures."""
 
 from __future__ import annotations
 
@@ -98,7 +98,8 @@ def calibrate_judges(
 ) -> None:
     """Measure judges on control debates: one side's speeches from another motion, a silent
     side, the sides swapped, a padded loser, the same debate twice. Each judge's accuracy
-    comes with its 95 % interval; one that includes 50 % is no better than chance."""
+    comes with its 95 % interval; one that includes 50 % is no better than chance. With
+    --labelled FILE, measure them (and their jury) on debates whose winner you know."""
     if labelled is not None:
         if model:
             raise UsageError(
