@@ -8,7 +8,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from moot.tournaments.ratings import Game, agreement, bradley_terry, rate, side_bias, tally
+from moot.tournaments.ratings import (
+    Game,
+    agreement,
+    bradley_terry,
+    bradley_terry_length,
+    length_difference,
+    rate,
+    rate_length_controlled,
+    side_bias,
+    tally,
+)
 
 
 def games(a: str, b: str, a_wins: int, b_wins: int, draws: int = 0) -> list[Game]:
@@ -139,3 +149,74 @@ def test_the_chart_draws_an_interval_that_does_not_hold_its_estimate(tmp_path: P
     )  # fmt: skip
     draw(report, tmp_path / "ratings.png")
     assert (tmp_path / "ratings.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def _verbose_field() -> list[Game]:
+    """Two short-spoken equals whose judges gave each debate to the longer side, and a
+    padded loser that speaks twice as long as anyone and loses every debate."""
+    games = []
+    for i in range(8):  # s1 and s2: the side that spoke half as much again won
+        longer = 0.2 if i % 2 == 0 else -0.2
+        winner = "proposition" if longer > 0 else "opposition"
+        games.append(
+            Game("s1", "s2", winner, longer) if i < 4 else Game("s2", "s1", winner, longer)
+        )
+    for other in ("s1", "s2"):
+        for _ in range(2):  # twice as long: (2 − 1) / 3 in the padded side's favour
+            games.append(Game("padded", other, "opposition", 1 / 3))
+            games.append(Game(other, "padded", "proposition", -1 / 3))
+    return games
+
+
+def test_the_length_controlled_rating_ranks_a_padded_loser_no_higher_than_the_raw_one() -> None:
+    models = ["s1", "s2", "padded"]
+    games = _verbose_field()
+    n, score = tally(models, games)
+    raw = dict(zip(models, bradley_terry(n, score), strict=True))
+    strength, effect = bradley_terry_length(models, games)
+    controlled = dict(zip(models, strength, strict=True))
+    # The judges favour length (the equals' debates say so), so losing while twice as long
+    # says the padded side is weaker still than its record alone.
+    assert effect > 1.0
+    assert controlled["padded"] < raw["padded"] - 0.1
+    assert min(controlled, key=controlled.__getitem__) == "padded"
+
+
+def test_a_side_that_wins_by_length_alone_loses_that_lead_under_length_control() -> None:
+    models = ["short", "verbose", "other"]
+    games = []
+    for _ in range(3):  # the judges give every debate to the longer side
+        games += [
+            Game("verbose", "short", "proposition", 0.3),
+            Game("short", "verbose", "opposition", -0.3),
+            Game("other", "short", "proposition", 0.3),
+            Game("short", "other", "proposition", 0.3),
+            Game("verbose", "other", "opposition", -0.2),
+            Game("other", "verbose", "opposition", -0.2),
+        ]
+    n, score = tally(models, games)
+    raw = dict(zip(models, bradley_terry(n, score), strict=True))
+    strength, effect = bradley_terry_length(models, games)
+    controlled = dict(zip(models, strength, strict=True))
+    assert effect > 1.0
+    assert raw["verbose"] - raw["short"] > controlled["verbose"] - controlled["short"]
+
+
+def test_with_even_lengths_the_controlled_rating_is_the_raw_one() -> None:
+    models = ["a", "b", "c"]
+    games = [
+        Game("a", "b", "proposition"),
+        Game("b", "c", "draw"),
+        Game("c", "a", "opposition"),
+        Game("b", "a", "proposition"),
+    ]
+    n, score = tally(models, games)
+    strength, effect = bradley_terry_length(models, games)
+    assert effect == 0.0
+    assert np.allclose(strength, bradley_terry(n, score), atol=1e-8)
+    fitted = rate_length_controlled(models, games, samples=50, seed=1)
+    for m in models:
+        value, low, high = fitted.strength[m]
+        assert low <= value + 1e-9 and value - 1e-9 <= high
+    assert length_difference(200, 100) == pytest.approx(1 / 3)
+    assert length_difference(0, 0) == 0.0

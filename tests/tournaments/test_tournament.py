@@ -56,7 +56,7 @@ class Debater(ScriptedModel):
         self.bad_ballots = bad_ballots
 
     def choose(self, request: ChoiceRequest) -> Any:
-        if self.bad_ballots:
+        if self.bad_ballots and request.options == ("A", "B", "draw"):
             raise MootError(f"{self.model_id} gave no reading of its ballot")
         return super().choose(request)
 
@@ -78,6 +78,8 @@ def stronger(request: ChoiceRequest) -> dict[str, float]:
     B) whose speaker is stronger, most on a draw where they are equal."""
     prompt = request.messages[-1].content
     marker = "Side B argued" if "Side B argued" in prompt else "B 方"
+    if marker not in prompt:  # a debate's own judging step: no side is favoured
+        return {str(o): 1.0 for o in request.options}
     first, second = prompt.split(marker, 1)
     level = {label: max((v for k, v in LEVEL.items() if f"I am {k}," in text), default=0)
              for label, text in (("A", first), ("B", second))}  # fmt: skip
@@ -237,7 +239,8 @@ def test_a_tournament_runs_every_debate_blind_judged_by_outsiders(tmp_path: Path
         stronger = max((p.proposition, p.opposition), key=LEVEL.__getitem__)
         assert verdict["winner"] == ("proposition" if stronger == p.proposition else "opposition")
     # The judges were shown both sides' speeches in both orders, no filled-in answer to copy.
-    ballots = [r for m in models.made.values() for r in m.choices]
+    # (The debates' own Completeness Judge reads its checklist too: yes/no, not a side.)
+    ballots = [r for m in models.made.values() for r in m.choices if "A" in r.options]
     assert len(ballots) == 24 and {r.options for r in ballots} == {("A", "B", "draw")}
     for request in ballots:
         prompt = request.messages[-1].content
@@ -400,6 +403,11 @@ def test_a_dry_run_tournament_reports_and_resumes_to_nothing_left(tmp_path: Path
     assert proc.returncode == 0, proc.stderr
     assert "Tournament (oxford, 2 debates)" in proc.stdout and "side bias" in proc.stdout
     assert {p.name for p in out.iterdir()} >= {"ratings.json", "ratings.csv", "ratings.png"}
+    # The length-controlled rating beside the raw one, and the length effect fitted with it.
+    rated = json.loads((out / "ratings.json").read_text())
+    assert all(isinstance(m["length_controlled"], float) for m in rated["models"])
+    assert rated["models"] and set(rated["length_effect"]) == {"effect", "low", "high"}
+    assert "length-ctl" in proc.stdout
     plan = json.loads((out / "tournament.json").read_text())
     assert [d["proposition"] for d in plan["debates"]] == ["a", "b"]
     stamp = (out / "debates" / plan["debates"][0]["id"] / "verdict.json").stat().st_mtime_ns

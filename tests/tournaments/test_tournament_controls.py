@@ -57,6 +57,8 @@ class OnMotion(Debater):
         return ScriptedModel.chat(self, request, on_text=on_text)
 
     def probabilities(self, request: ChoiceRequest) -> dict[str, float]:
+        if "A" not in request.options:  # a debate's own Completeness Judge: even odds
+            return {str(o): 1.0 for o in request.options}
         if self.model_id != "reader":
             return {"A": 0.8, "B": 0.15, "draw": 0.05}
         prompt = request.messages[-1].content
@@ -78,7 +80,7 @@ class Models:
         return self.made.setdefault(ref, OnMotion(ref))
 
     def ballots(self) -> int:
-        return sum(len(m.choices) for m in self.made.values())
+        return sum(1 for m in self.made.values() for c in m.choices if "A" in c.options)
 
 
 def tournament(tmp_path: Path, judges: list[str], **kw: Any) -> Tournament:

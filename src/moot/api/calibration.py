@@ -32,11 +32,19 @@ from moot.tournaments.calibration import (
     calibrate_judge,
 )
 from moot.tournaments.judge import SIDES
+from moot.tournaments.labelled import (
+    LabelledDebate,
+    LabelledReport,
+    measure,
+    read_labelled,
+    ballot_judgement,
+)
 from moot.tournaments.plan import read_motions, two_sided, word_motions
 
 MAX_JUDGES = 8
 DEBATES_PER_MOTION = 2  # one to make changed controls from, one to show whole
 FILE = "calibration.json"
+LABELLED_FILE = "labelled.json"
 SCHEMA = 1
 
 
@@ -147,8 +155,9 @@ def plan_calibration(
 
 def calibrate(
     judges: Sequence[str],
-    motions: Sequence[str] | str | Path,
+    motions: Sequence[str] | str | Path | None = None,
     *,
+    labelled: str | Path | None = None,
     format: str = "oxford",
     model: str | Sequence[str] | None = None,
     controls: int = DEFAULT_CONTROLS,
@@ -159,7 +168,7 @@ def calibrate(
     pool: ModelSource | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     **params: Any,
-) -> CalibrationResult:
+) -> CalibrationResult | LabelledResult:
     """Debate each motion twice on MODEL (the default model if none), make CONTROLS
     control debates of each kind from those debates, have each judge decide every control,
     and save each judge's figures in the folder's calibration.json.
@@ -167,7 +176,27 @@ def calibrate(
     `motions` is a list or a file of one a line, two motions or more (an off-the-motion
     control takes one side's speeches from a debate on another motion). Format parameters
     and `run` are the debates' own, as for `moot.debate`.
+
+    With `labelled` (a JSON Lines file of debates whose winner is known, one a line; see
+    the judging page), no debate is generated: each judge decides every labelled debate,
+    and its accuracy, coverage and position bias, and the jury's, are saved as
+    labelled.json and returned as a `LabelledResult`.
     """
+    if labelled is not None:
+        if motions is not None:
+            raise UsageError(
+                "both motions and a labelled file",
+                hint="calibrate on control debates (motions) or on labelled ones, not both",
+                field="labelled",
+            )
+        plan_l = plan_labelled(judges, labelled, seed=seed, out=out, run=run)
+        return run_labelled(plan_l, pool=pool, on_progress=on_progress)
+    if motions is None:
+        raise UsageError(
+            "no motions and no labelled file",
+            hint="give motions (two or more) or labelled=PATH",
+            field="motions",
+        )
     plan = plan_calibration(
         judges,
         motions,
@@ -256,6 +285,91 @@ def _judges(pool: ModelSource | None) -> Callable[[str], ChatModel]:
 
     # A dry run's judge gives the minimal valid ballot: always the first seat.
     return lambda ref: ScriptedModel(model_id=f"scripted:{ref}")
+
+
+@dataclass(frozen=True)
+class LabelledResult:
+    """Each judge's figures on a labelled set, the jury's, and the folder of labelled.json."""
+
+    report: LabelledReport
+    folder: Path
+    language: str  # the set's, where it has one; else "en"
+
+
+@dataclass(frozen=True)
+class LabelledPlan:
+    """A calibration on labelled debates, checked: nothing has run and nothing is written."""
+
+    judges: tuple[str, ...]
+    debates: tuple[LabelledDebate, ...]
+    source: Path
+    seed: int
+    folder: Path
+    run: RunSettings
+
+
+def plan_labelled(
+    judges: Sequence[str],
+    labelled: str | Path,
+    *,
+    seed: int | None = None,
+    out: str | Path | None = None,
+    run: RunSettings | Mapping[str, Any] | None = None,
+) -> LabelledPlan:
+    """The judges and the labelled file, checked before a model loads."""
+    check_calibration(judges, 1, "oxford")
+    path = Path(labelled).expanduser()
+    debates = read_labelled(path)
+    chosen = debate_settings("-", run=run)
+    folder = history.out_folder(out, name="out") if out is not None else _fresh_folder()
+    return LabelledPlan(
+        judges=tuple(judges),
+        debates=tuple(debates),
+        source=path,
+        seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
+        folder=folder,
+        run=chosen.run,
+    )
+
+
+def run_labelled(
+    plan: LabelledPlan,
+    *,
+    pool: ModelSource | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> LabelledResult:
+    """Every judge on every labelled debate; the figures saved as labelled.json."""
+    files.make_private_dir(plan.folder)
+    tell = on_progress or (lambda p: None)
+    own = None
+    if pool is None and not plan.run.dry_run:
+        from moot.api.debates import ModelPool
+
+        own = pool = ModelPool(n_ctx=plan.run.n_ctx or 4096, gpu_layers=plan.run.gpu_layers)
+    total = len(plan.debates)
+    try:
+        model_for = _judges(pool)
+        report = measure(
+            plan.debates,
+            {ref: ballot_judgement(ref, model_for) for ref in plan.judges},
+            seed=plan.seed,
+            on_judged=lambda ref, done: tell(Progress("labelled", done, total, judge=ref)),
+        )
+    finally:
+        if own is not None:
+            own.close()
+    languages = {d.lang for d in plan.debates}
+    record = {
+        "schema": SCHEMA,
+        "moot_version": __version__,
+        "labelled": str(plan.source),
+        "seed": plan.seed,
+        **report.model_dump(mode="json"),
+    }
+    text = json.dumps(record, ensure_ascii=False, indent=2) + "\n"
+    files.write_atomic(plan.folder / LABELLED_FILE, text)
+    language = languages.pop() if len(languages) == 1 else "en"
+    return LabelledResult(report, plan.folder, language)
 
 
 def _fresh_folder() -> Path:

@@ -1,5 +1,5 @@
-"""`moot calibrate`: judges measured on control debates whose right verdict is known;
-a progress bar, then each judge's accuracy, biases and consistency."""
+"""`moot calibrate`: judges measured on control debates whose right verdict is known, or
+on a file of debates the user labelled; a progress bar, then each judge's figures."""
 
 from __future__ import annotations
 
@@ -8,11 +8,20 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from moot import history
-from moot.api.calibration import CalibrationResult, plan_calibration, run_calibration
+from moot.api.calibration import (
+    LABELLED_FILE,
+    CalibrationResult,
+    LabelledResult,
+    plan_calibration,
+    plan_labelled,
+    run_calibration,
+    run_labelled,
+)
 from moot.api.calibration import Progress as Step
 from moot.cli.options import (
     DryRun,
@@ -25,7 +34,7 @@ from moot.cli.options import (
     format_options,
     run_settings,
 )
-from moot.cli.root import Console, app
+from moot.cli.root import Console, app, speak
 from moot.errors import UsageError
 from moot.render import safe
 from moot.tournaments.calibration import (
@@ -36,6 +45,8 @@ from moot.tournaments.calibration import (
     Interval,
 )
 from moot.tournaments.judge import SIDES
+from moot.tournaments.labelled import Figure
+from moot.words import Words, words
 
 
 @app.command("calibrate")
@@ -47,6 +58,14 @@ def calibrate_judges(
     motions: Annotated[
         Path | None,
         typer.Option(help="A text file of motions, one a line: two or more."),
+    ] = None,
+    labelled: Annotated[
+        Path | None,
+        typer.Option(
+            help="A JSON Lines file of debates whose winner is known, one a line: the judges "
+            "are measured on them instead of on control debates.",
+            metavar="FILE",
+        ),
     ] = None,
     fmt: Annotated[
         str, typer.Option("--format", help="Format of the debates: oxford or challenge.")
@@ -79,7 +98,28 @@ def calibrate_judges(
 ) -> None:
     """Measure judges on control debates: one side's speeches from another motion, a silent
     side, the sides swapped, a padded loser, the same debate twice. Each judge's accuracy
-    comes with its 95 % interval; one that includes 50 % is no better than chance."""
+    comes with its 95 % interval; one that includes 50 % is no better than chance. With
+    --labelled FILE, measure them (and their jury) on debates whose winner you know."""
+    if labelled is not None:
+        if model:
+            raise UsageError(
+                "--labelled and --model together",
+                hint="a labelled file brings its own speeches: leave out --model",
+            )
+        _labelled(
+            list(judge or ()),
+            labelled,
+            motions=motions,
+            lang=lang,
+            seed=seed,
+            out=out,
+            run=run_settings(
+                max_tokens=max_tokens, n_ctx=n_ctx, gpu_layers=gpu_layers, dry_run=dry_run
+            ),
+            as_json=as_json,
+            quiet=quiet,
+        )
+        return
     if motions is None:
         raise UsageError(
             "no --motions file", hint="--motions FILE: two motions or more, one a line"
@@ -118,6 +158,104 @@ def calibrate_judges(
         print(json.dumps([j.model_dump(mode="json", exclude={"judged"}) for j in result.judges]))
         return
     show_figures(console, result)
+
+
+def _labelled(
+    judges: list[str],
+    path: Path,
+    *,
+    motions: Path | None,
+    lang: str,
+    seed: int | None,
+    out: Path | None,
+    run: Any,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Each judge, and the jury, on a labelled set: progress, then the figures."""
+    if motions is not None:
+        raise UsageError(
+            "--labelled and --motions together",
+            hint="calibrate on control debates (--motions) or on labelled ones, not both",
+        )
+    if lang not in ("auto", "en", "zh"):
+        raise UsageError(f"--lang {lang} is not en, zh or auto", hint="give --lang en or zh")
+    if lang != "auto":
+        speak(lang)
+    folder = history.out_folder(out) if out is not None else None
+    plan = plan_labelled(judges, path, seed=seed, out=folder, run=run)
+    console = Console(stderr=as_json)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=quiet,
+    ) as progress:
+        bar = progress.add_task("", total=len(plan.debates))
+
+        def show(step: Step) -> None:
+            progress.update(bar, description=safe(step.judge or ""), completed=step.done)
+
+        result = run_labelled(plan, on_progress=show)
+    if as_json:
+        shown = result.report.model_dump(mode="json")
+        for row in [*shown["judges"], *([shown["jury"]] if shown["jury"] else [])]:
+            del row["verdicts"]  # each debate's verdict is in labelled.json
+        print(json.dumps(shown, ensure_ascii=False))
+        return
+    language = lang if lang != "auto" else result.language
+    show_labelled(console, result, words(language))
+
+
+def _short(f: Figure, *, signed: bool = False) -> str:
+    """A share with its interval, narrow enough for a table: `75% (41–93)`."""
+    if f.share is None:
+        return "—"
+    if signed:
+        return f"{f.share:+.0%} ({100 * f.low:+.0f}…{100 * f.high:+.0f})"
+    return f"{f.share:.0%} ({100 * f.low:.0f}–{100 * f.high:.0f})"
+
+
+def show_labelled(console: Console, result: LabelledResult, said: Words) -> None:
+    """The judges and the jury on the labelled set: overall accuracy, coverage and position
+    bias, then accuracy per kind and per language; each with its 95 % interval."""
+    say = said.say
+    rows = [*result.report.judges, *([result.report.jury] if result.report.jury else [])]
+    first = rows[0]
+    n = first.coverage.n
+    table = Table(title=say("cal_title", n=n), box=box.SIMPLE_HEAD, title_justify="left")
+    table.add_column(say("cal_judge"))
+    for key in ("cal_accuracy", "cal_decided", "cal_coverage", "cal_position_bias"):
+        table.add_column(say(key), justify="right")
+    for row in rows:
+        name = say("cal_jury") if row is result.report.jury else safe(row.judge)
+        table.add_row(
+            name,
+            _short(row.accuracy["all"]),
+            str(row.accuracy["all"].n),
+            _short(row.coverage),
+            _short(row.position_bias, signed=True),
+        )
+    console.print(table)
+    groups = [g for g in first.accuracy if g != "all"]
+    if groups:
+        by = Table(title=say("cal_by_group"), box=box.SIMPLE_HEAD, title_justify="left")
+        by.add_column(say("cal_group"))
+        by.add_column("n", justify="right")
+        for row in rows:
+            by.add_column(
+                say("cal_jury") if row is result.report.jury else safe(row.judge), justify="right"
+            )
+        for g in groups:
+            shown = say(f"cal_lang_{g}") if g in ("en", "zh") else safe(g)
+            size = str(result.report.debates.get(g, 0))
+            by.add_row(shown, size, *(_short(row.accuracy[g]) for row in rows))
+        console.print(by)
+    console.print(say("cal_legend"), highlight=False)
+    saved = safe(result.folder / LABELLED_FILE)
+    console.print(f"[dim]{say('saved')}[/] {saved}", highlight=False)
 
 
 def _interval(i: Interval) -> str:

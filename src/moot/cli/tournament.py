@@ -584,6 +584,7 @@ def show_report(console: Console, report: Report, language: str = "en") -> None:
     table.add_column(say("tour_model"))
     table.add_column(say("tour_strength"), justify="right")
     table.add_column(say("tour_interval", level=f"{report.interval:.0%}"), justify="center")
+    table.add_column(say("tour_length_controlled"), justify="right")
     for name in ("W", "L", "D"):
         table.add_column(say(f"tour_{name}"), justify="right")
     for r in report.models:
@@ -592,6 +593,7 @@ def show_report(console: Console, report: Report, language: str = "en") -> None:
             safe(r.model),
             f"{r.strength:+.2f}",
             f"[{r.ci_low:+.2f}, {r.ci_high:+.2f}]",
+            "—" if r.length_controlled is None else f"{r.length_controlled:+.2f}",
             str(r.wins),
             str(r.losses),
             str(r.draws),
@@ -599,6 +601,10 @@ def show_report(console: Console, report: Report, language: str = "en") -> None:
     console.print(table)
     if unchecked:
         console.print(say("tour_not_validated"), highlight=False)
+    if report.length_effect is not None:
+        e = report.length_effect
+        shown = {"effect": f"{e.effect:+.2f}", "low": f"{e.low:+.2f}", "high": f"{e.high:+.2f}"}
+        console.print(say("tour_length_effect", **shown), highlight=False)
     show_rule_keeping(console, report, language)
     b = report.side_bias
     console.print(

@@ -1,6 +1,7 @@
-"""A tournament's report: ratings, side bias and judge agreement from its verdicts, each
-model's rule-keeping from its debates' turns, each judge's figures on the control debates,
-written as ratings.json, ratings.csv, judges.csv and a chart, ratings.png."""
+"""A tournament's report: ratings (raw, and controlled for the speeches' length), side
+bias and judge agreement from its verdicts, each model's rule-keeping from its debates'
+turns, each judge's figures on the control debates, written as ratings.json, ratings.csv,
+judges.csv and a chart, ratings.png."""
 
 from __future__ import annotations
 
@@ -14,12 +15,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from moot.engine.rules import length_units
 from moot.records.files import write_atomic
 from moot.records.transcript import Transcript, Turn
 from moot.tournaments import ratings
 from moot.tournaments.calibration import KINDS, Interval, JudgeFigures
 from moot.tournaments.controls import ControlsFigure, figures
-from moot.tournaments.judge import Outcome, Verdict
+from moot.tournaments.judge import SIDES, Outcome, Verdict, speeches
 from moot.tournaments.jury import Judgement, pool, weight
 from moot.tournaments.plan import Pairing, TournamentPlan
 from moot.tournaments.rules import RuleKeeping, debate_turns, rule_keeping
@@ -38,7 +40,21 @@ class ModelRating(BaseModel):
     losses: int
     draws: int
     debates: int
+    # The length-controlled rating: the strength with the speeches' length difference
+    # fitted beside it (None: a report made before it was).
+    length_controlled: float | None = None
+    lc_low: float | None = None
+    lc_high: float | None = None
     rule_keeping: RuleKeeping = Field(default_factory=RuleKeeping)
+
+
+class LengthEffect(BaseModel):
+    """How much a side's longer speeches moved the verdicts, fitted with the strengths:
+    log-odds of winning for speaking all the words (length difference 1), interval."""
+
+    effect: float
+    low: float
+    high: float
 
 
 class JudgeRuleKeeping(BaseModel):
@@ -90,6 +106,7 @@ class Report(BaseModel):
     ballot: dict[str, object] = Field(default_factory=dict)  # how ballots were read
     # Each judge's weight in its juries, from its accuracy on the controls (1: unmeasured).
     weights: dict[str, float] = Field(default_factory=dict)
+    length_effect: LengthEffect | None = None
 
 
 def judge_weights(calibration: ControlsFigure | None) -> dict[str, float]:
@@ -122,6 +139,15 @@ def outcome(verdict: Verdict, weights: Mapping[str, float], margin: float) -> Ou
     return pool(votes, margin).outcome
 
 
+def _length(transcript: Transcript | None) -> float:
+    """The Proposition's words minus the Opposition's, over both, in what the judges read."""
+    if transcript is None or transcript.format not in SIDES:
+        return 0.0
+    said = speeches(transcript)
+    words = [sum(length_units(t) for t in said[side]) for side in ("proposition", "opposition")]
+    return ratings.length_difference(*words)
+
+
 def build(
     plan: TournamentPlan,
     verdicts: Mapping[str, Verdict],
@@ -139,11 +165,16 @@ def build(
     said = {p.id: outcome(v, weights, plan.ballot.margin) for p, v in decided}
     # An undecided debate is skipped by the ratings, not counted as half a win each.
     games = [
-        ratings.Game(p.proposition, p.opposition, said[p.id])
+        ratings.Game(
+            p.proposition, p.opposition, said[p.id], _length(transcripts.get(p.id))
+        )
         for p, _ in decided
         if said[p.id] != "undecided"
     ]
     rated = ratings.rate(plan.models, games, samples=samples, seed=plan.seed, level=LEVEL)
+    lc = ratings.rate_length_controlled(
+        plan.models, games, samples=samples, seed=plan.seed, level=LEVEL
+    )
     swaps: dict[str, list[str]] = {}
     for p, _ in decided:  # an abstention names no side: as a draw, no pair's winner
         swaps.setdefault(p.swap, []).append(said[p.id].replace("undecided", "draw"))
@@ -163,6 +194,9 @@ def build(
                 losses=r.losses,
                 draws=r.draws,
                 debates=r.debates,
+                length_controlled=round(lc.strength[r.model][0], 4),
+                lc_low=round(lc.strength[r.model][1], 4),
+                lc_high=round(lc.strength[r.model][2], 4),
                 rule_keeping=kept.get(r.model, RuleKeeping()),
             )
             for i, r in enumerate(rated)
@@ -201,6 +235,9 @@ def build(
         forfeits=sum(v.decided_by == "forfeit" for _, v in decided),
         ballot=plan.ballot.model_dump(),
         weights=weights,
+        length_effect=LengthEffect(
+            effect=round(lc.effect[0], 4), low=round(lc.effect[1], 4), high=round(lc.effect[2], 4)
+        ),
     )
 
 
