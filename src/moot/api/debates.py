@@ -24,8 +24,10 @@ from moot.debates.settings import (
     DebateSetup,
     keyed,
     prepare,
+    read_defaults,
     refuse_unknown,
     settings,
+    with_defaults,
 )
 from moot.errors import MootError, UsageError
 from moot.events import Event, Listener
@@ -147,6 +149,8 @@ class Debate:
             run=run,
             **params,
         )
+        # The data directory's config.toml fills in what the caller left out.
+        chosen = with_defaults(chosen, read_defaults(), lang_given=lang is not None)
         setup = prepare(chosen)
         setup.human = human  # who answers for a seat a person holds (--role ROLE=human)
         self._init(setup, save=save, out=out, pool=pool)
@@ -355,7 +359,8 @@ def debate(
     model; `temperatures` overrides a role's. `run` holds the context size, GPU layers,
     token cap, call time limit and `dry_run` (scripted models, nothing loads).
     `human` answers for a seat a person holds (`roles={"opposition": "human"}`): a console
-    of `moot.inference.human`, e.g. `ScriptedConsole([...])`.
+    of `moot.inference.human`, e.g. `ScriptedConsole([...])`. What is left out is taken
+    from the data directory's `config.toml` where it sets it (`moot config show`).
 
     The format's parameters are keywords, each taken by the formats named (several values
     as a list or tuple); a parameter the format does not take is refused:
