@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -120,6 +120,30 @@ class RunSettings(BaseModel):
     # Set by a tournament that plays debates side by side (never planned: a resume may choose
     # another number); None: alone, on every core.
     decoding: Decoding | None = None
+
+
+# -- the config file: a user's defaults ----------------------------------------------------
+
+CONFIG_FILE = "config.toml"
+
+
+def config_path() -> Path:
+    """The config file of defaults: config.toml in the data directory."""
+    return data_dir() / CONFIG_FILE
+
+
+class Defaults(BaseModel):
+    """What config.toml may set: defaults a command-line option or a keyword overrides. A key
+    it does not know is refused, never ignored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str | None = Field(default=None, min_length=1, max_length=4096)  # every seat's
+    roles: dict[str, Annotated[str, Field(min_length=1, max_length=4096)]] = Field(
+        default_factory=dict, max_length=64
+    )  # role -> model, for the seats the format has
+    lang: Literal["auto", "en", "zh"] | None = None
+    max_tokens: int | None = Field(default=None, ge=1, le=32_768)
 
 
 # -- per-format parameters --------------------------------------------------------------

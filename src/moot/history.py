@@ -25,12 +25,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from moot import speeches
 from moot.config import data_dir, debates_dir
 from moot.errors import MootError, RecordError, UsageError
 from moot.records import files
 from moot.records.files import make_private_dir
 from moot.records.journal import read_records, read_transcript
-from moot.records.transcript import DebateRecord, Record, TurnRecord
+from moot.records.transcript import DebateRecord, Record, Transcript, Turn, TurnRecord
 
 JOURNAL = "journal.jsonl"
 TRANSCRIPT = "transcript.json"
@@ -78,12 +79,16 @@ def _read_text(path: Path, what: str) -> str:
 def _read_transcript(path: Path) -> dict[str, Any]:
     """The saved transcript, checked as replay and check read it: a record that does not
     validate is refused with the field it fails on (one written by a newer moot is shown)."""
+    return _saved_transcript(path)[1]
+
+
+def _saved_transcript(path: Path) -> tuple[Transcript, dict[str, Any]]:
     try:
-        _, data = read_transcript(path, follow_symlinks=False, versioned=False)
+        saved, data = read_transcript(path, follow_symlinks=False, versioned=False)
     except RecordError as exc:
         raise RecordError(exc.message, path=exc.path, where=exc.where, hint=_IS_IT_MOOTS) from None
     _check_record(path, "saved transcript", data)
-    return data
+    return saved, data
 
 
 def _read_journal(path: Path) -> list[Record]:
@@ -376,7 +381,49 @@ def document(debate: SavedDebate) -> str | None:
     path = debate.path / get_format(debate.format).document
     if not os.path.lexists(path):
         return None
-    return _read_text(path, "saved document")
+    return speeches.brief(_read_text(path, "saved document"))
+
+
+def write_export(path: Path, text: str) -> None:
+    """Write an exported debate to PATH, a new file: one that exists is never replaced."""
+    try:
+        created = files.create_atomic(path, text)
+    except OSError as exc:
+        raise UsageError(
+            f"could not write {path}: {exc.strerror or exc}",
+            hint="name a file in a folder that exists and you can write to",
+        ) from None
+    if not created:
+        raise UsageError(f"{path} exists already", hint="name a new file with --out, or delete it")
+
+
+def speeches_of(debate: SavedDebate) -> list[Turn]:
+    """The debate's finished turns, in order, as records: from its transcript, or from its
+    journal if it did not finish."""
+    transcript, journal = debate.path / TRANSCRIPT, debate.path / JOURNAL
+    if os.path.lexists(transcript):
+        return list(_saved_transcript(transcript)[0].turns)
+    if os.path.lexists(journal):
+        return [r.turn() for r in _read_journal(journal) if isinstance(r, TurnRecord)]
+    return []
+
+
+def full_markdown(debate: SavedDebate) -> str:
+    """The debate's brief (when it finished) and every speech after it, in its language."""
+    brief = document(debate) or ""
+    every = speeches.markdown(speeches_of(debate), fmt=debate.format, language=debate.language)
+    return f"{brief.rstrip()}\n\n{every}" if brief.strip() else every
+
+
+def html_page(debate: SavedDebate) -> str:
+    """The debate as one self-contained HTML page: its brief and every speech, escaped."""
+    return speeches.html_page(
+        debate.motion,
+        document(debate) or "",
+        speeches_of(debate),
+        fmt=debate.format,
+        language=debate.language,
+    )
 
 
 def turns(debate: SavedDebate) -> list[dict[str, Any]]:

@@ -111,7 +111,10 @@ def test_debate_returns_the_result_and_saves_it_where_moot_run_would(home: Path)
     assert result.stop_reason == "hard_cap"
     assert max(t.round for t in result.turns if t.step == "speech") == 3
     assert result.folder is not None and result.folder.parent == home / "debates"
-    assert (result.folder / "debate.md").read_text(encoding="utf-8") == result.markdown
+    # The file holds the brief the result carries, then every speech.
+    saved_document = (result.folder / "debate.md").read_text(encoding="utf-8")
+    assert saved_document.startswith(result.markdown.rstrip() + "\n\n")
+    assert saved_document.count("\n### ") == len(result.turns)
     saved = json.loads((result.folder / "transcript.json").read_text(encoding="utf-8"))
     assert saved["seed"] == 3 and len(saved["turns"]) == len(result.turns)
     assert set(result.document) >= {"pro", "con", "balance"}

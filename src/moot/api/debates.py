@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from moot import history
+from moot.api.progress import TurnLines
 from moot.config import RunSettings
 from moot.debates.runner import DebateRun as _Runner
 from moot.debates.runner import resume_setup
@@ -24,8 +25,10 @@ from moot.debates.settings import (
     DebateSetup,
     keyed,
     prepare,
+    read_defaults,
     refuse_unknown,
     settings,
+    with_defaults,
 )
 from moot.errors import MootError, UsageError
 from moot.events import Event, Listener
@@ -147,6 +150,8 @@ class Debate:
             run=run,
             **params,
         )
+        # The data directory's config.toml fills in what the caller left out.
+        chosen = with_defaults(chosen, read_defaults(), lang_given=lang is not None)
         setup = prepare(chosen)
         setup.human = human  # who answers for a seat a person holds (--role ROLE=human)
         self._init(setup, save=save, out=out, pool=pool)
@@ -344,6 +349,7 @@ def debate(
     run: RunSettings | Mapping[str, Any] | None = None,
     pool: ModelSource | None = None,
     human: HumanConsole | None = None,
+    progress: bool = False,
     **params: Any,
 ) -> Result:
     """Run one debate on MOTION to its end and return its result.
@@ -355,12 +361,14 @@ def debate(
     model; `temperatures` overrides a role's. `run` holds the context size, GPU layers,
     token cap, call time limit and `dry_run` (scripted models, nothing loads).
     `human` answers for a seat a person holds (`roles={"opposition": "human"}`): a console
-    of `moot.inference.human`, e.g. `ScriptedConsole([...])`.
+    of `moot.inference.human`, e.g. `ScriptedConsole([...])`. `progress=True` writes a
+    line on stderr as each turn ends (off by default: nothing is printed). What is left out
+    is taken from the data directory's `config.toml` where it sets it (`moot config show`).
 
     The format's parameters are keywords, each taken by the formats named (several values
     as a list or tuple); a parameter the format does not take is refused:
     """
-    return Debate(
+    d = Debate(
         motion,
         format=format,
         model=model,
@@ -375,7 +383,22 @@ def debate(
         pool=pool,
         human=human,
         **params,
-    ).run(on_event)
+    )
+    return d.run(_with_progress(on_event, d.setup.language) if progress else on_event)
+
+
+def _with_progress(on_event: Listener | None, language: str) -> Listener:
+    """ON_EVENT, after a line on stderr as each turn ends."""
+    lines = TurnLines(language)
+    if on_event is None:
+        return lines
+    told = on_event
+
+    def both(event: Event) -> None:
+        lines(event)
+        told(event)
+
+    return both
 
 
 def parameters_doc(width: int = 88) -> str:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from moot import history
 from moot.api.debates import debate_settings, parameters_doc
+from moot.api.progress import DebateLines
 from moot.config import RunSettings
 from moot.errors import MootError, UsageError
 from moot.formats import get_format
@@ -57,6 +58,7 @@ def tournament(
     run: RunSettings | Mapping[str, Any] | None = None,
     bootstrap: int = 1000,
     on_event: Callable[[TournamentEvent | ControlEvent], None] | None = None,
+    progress: bool = False,
     **params: Any,
 ) -> TournamentResult:
     """Every pair of MODELS debates every motion (a list, or a file of one a line) twice,
@@ -64,7 +66,8 @@ def tournament(
 
     The defaults are `moot tournament`'s. `resume` finishes the tournament in that folder
     as it was planned: its plan fixes everything but `executor`, `ray_address`, `parallel`,
-    `batch`, `bootstrap` and `on_event`, so give nothing else then. `parallel` plays up to
+    `batch`, `bootstrap`, `on_event` and `progress` (a line on stderr as each debate ends;
+    off by default), so give nothing else then. `parallel` plays up to
     that many debates at once (local models: each in a worker process of its own, which
     loads them once and decodes on its share of the cores; with `batch=True`, all in this
     process on models loaded once, each step of a model one llama.cpp batch of every
@@ -139,7 +142,7 @@ def tournament(
             raise UsageError(
                 f"resume continues a tournament as it was planned: its plan fixes {fixed[0]}",
                 hint="give resume=FOLDER with only executor, ray_address, parallel, batch, "
-                "bootstrap or on_event",
+                "bootstrap, on_event or progress",
             )
         t = Tournament.open(Path(resume).expanduser())
         check_executor(t.plan.schedule, executor, parallel)
@@ -170,7 +173,7 @@ def tournament(
             resolve=not (executor == "ray" and bool(ray_address)),
             out=folder,
         )
-    tell = on_event or (lambda event: None)
+    tell = _teller(on_event, t.plan.motions[0].language if progress else None)
     failed = t.run(runner, tell)
     if not t.verdicts():
         raise MootError(
@@ -181,6 +184,22 @@ def tournament(
     report = report_of(t, samples=bootstrap)
     write(report, t.folder)
     return TournamentResult(report, t.folder, failed, failed_controls)
+
+
+def _teller(
+    on_event: Callable[[TournamentEvent | ControlEvent], None] | None, progress: str | None
+) -> Callable[[TournamentEvent | ControlEvent], None]:
+    """ON_EVENT, after a line on stderr as each debate ends where PROGRESS names the
+    language to write it in."""
+    lines = DebateLines(progress) if progress is not None else None
+
+    def tell(event: TournamentEvent | ControlEvent) -> None:
+        if lines is not None:
+            lines(event)
+        if on_event is not None:
+            on_event(event)
+
+    return tell
 
 
 # The format parameters `**params` takes, as `moot.debate` lists them (docs/hooks/parameters.py

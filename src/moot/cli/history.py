@@ -7,6 +7,7 @@ documents are printed as text, never obeyed (no escape sequences, markup or hype
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -63,10 +64,18 @@ def list_() -> None:
 
 
 @history_app.command()
-def show(ref: Saved) -> None:
+def show(
+    ref: Saved,
+    full: Annotated[
+        bool, typer.Option("--full", help="Every speech too, in order, after the brief.")
+    ] = False,
+) -> None:
     """Show a saved debate's document, or its journal if it did not finish."""
     d = history.find(ref)
     console = Console()
+    if full:
+        show_document(console, history.full_markdown(d))
+        return
     document = history.document(d)
     if document is not None:
         show_document(console, document)
@@ -79,6 +88,35 @@ def show(ref: Saved) -> None:
         role, step = (safe(said.name(str(turn.get(k, "?")), d.format)) for k in ("role", "step"))
         console.print(f"[bold]{role} · {step}[/]", highlight=False)
         console.print(printable(str(turn.get("text", ""))), highlight=False, markup=False)
+
+
+@history_app.command()
+def export(
+    ref: Saved,
+    html: Annotated[
+        bool,
+        typer.Option(
+            "--html",
+            help="One self-contained HTML page (no outside files, scripts or fonts); "
+            "without it, Markdown.",
+        ),
+    ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Write to this file (not one that exists); without it, stdout."
+        ),
+    ] = None,
+) -> None:
+    """Export a saved debate whole: its brief and every speech, with each speaker, model
+    and step, in the debate's language."""
+    d = history.find(ref)
+    text = history.html_page(d) if html else history.full_markdown(d)
+    if out is None:
+        sys.stdout.write(text)
+        return
+    history.write_export(out, text)
+    print(f"wrote {printable(str(out))}")
 
 
 @history_app.command()

@@ -33,7 +33,14 @@ from moot.cli.seat import END, Reader, TerminalSeat
 from moot.config import THINK_BUDGET, debates_dir
 from moot.debates.runner import DebateRun as Runner
 from moot.debates.runner import ReplayReport
-from moot.debates.settings import DebateSetup, keyed, prepare, settings
+from moot.debates.settings import (
+    DebateSetup,
+    keyed,
+    prepare,
+    read_defaults,
+    settings,
+    with_defaults,
+)
 from moot.errors import UsageError
 from moot.formats import get_format
 from moot.formats.adversarial.text import evidence_prompt
@@ -58,6 +65,7 @@ TimeLimit = Annotated[
 @app.command()
 @format_options(after="temperature")  # every format's parameters, as each declares them
 def run(
+    ctx: typer.Context,
     motion: Annotated[str | None, typer.Argument(help="The motion, or a bare topic.")] = None,
     fmt: FormatName = "oxford",
     lang: Lang = "auto",
@@ -167,6 +175,7 @@ def run(
             dry_run=dry_run,
         ),
     )
+    chosen = with_defaults(chosen, read_defaults(), lang_given=_given(ctx, "lang"))
     setup = prepare(chosen)
     speak(setup.language)  # what goes wrong from here is said in the debate's language
     _seat_people(setup, console, time_limit)
@@ -184,6 +193,13 @@ def run(
         if folder:
             folder.release()  # a debate that wrote nothing leaves nothing behind
         raise
+
+
+def _given(ctx: typer.Context, parameter: str) -> bool:
+    """Whether PARAMETER was given on the command line (or by its environment variable),
+    not left to its default: a default of the config file's yields to it alone."""
+    source = ctx.get_parameter_source(parameter)
+    return source is not None and source.name != "DEFAULT"
 
 
 def _asker(console: Console, language: str) -> Callable[[str], str]:

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from moot import speeches
 from moot.config import SESSION_CACHE_MB, THINK_BUDGET, Decoding, RunSettings, Seed
 from moot.debates.settings import DebateSetup, Temperature
 from moot.engine.turns import Engine, Role
@@ -296,7 +297,11 @@ class DebateRun:
             write_atomic(
                 s.out_dir / "transcript.json", transcript.model_dump_json(indent=2, by_alias=True)
             )
-            write_atomic(s.out_dir / s.format.document, markdown)
+            # The brief first, as the format wrote it, then every speech in order.
+            every = speeches.markdown(
+                transcript.turns, fmt=transcript.format, language=transcript.language
+            )
+            write_atomic(s.out_dir / s.format.document, f"{markdown.rstrip()}\n\n{every}")
         return DebateResult(transcript, s.out_dir, markdown)
 
 

@@ -3,6 +3,7 @@ and the setup the runner runs. `moot run`, `moot.debate` and tournaments all com
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -11,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from moot.config import RunSettings, Seed, option_of
+from moot.config import Defaults, RunSettings, Seed, config_path, option_of
 from moot.errors import UsageError
 from moot.formats import get_format, option_name, parameters
 from moot.formats.base import MAX_MOTION, Format, RunOptions
@@ -293,3 +294,61 @@ def prepare(chosen: DebateSettings, *, out_dir: Path | None = None) -> DebateSet
         prompts_root=chosen.prompts,
         run=chosen.run,
     )
+
+
+# -- the config file's defaults ----------------------------------------------------------
+
+_CONFIG_HINT = "fix it, or delete it to use moot's own defaults (see `moot config show`)"
+
+
+def read_defaults() -> Defaults:
+    """The defaults in config.toml (none when there is no such file); a file that is not TOML,
+    or holds an unknown key or a bad value, is a one-line UsageError naming the file and key."""
+    import tomllib
+
+    from moot.records.files import TEXT_LIMIT, read_text
+
+    path = config_path()
+    if not os.path.lexists(path):
+        return Defaults()
+    text = read_text(path, what="config file", limit=TEXT_LIMIT)
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path} is not TOML: {exc}", hint=_CONFIG_HINT) from None
+    try:
+        return Defaults.model_validate(table)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(part) for part in first["loc"]) or "?"
+        if first["type"] == "extra_forbidden":
+            known = ", ".join(Defaults.model_fields)
+            raise UsageError(
+                f"{path}: unknown key {key!r}", hint=f"its keys are: {known}; {_CONFIG_HINT}"
+            ) from None
+        raise UsageError(
+            f"{path}: {key} = {_shown(first.get('input'))} is not allowed: {first['msg'].lower()}",
+            hint=_CONFIG_HINT,
+        ) from None
+
+
+def with_defaults(
+    chosen: DebateSettings, defaults: Defaults, *, lang_given: bool
+) -> DebateSettings:
+    """CHOSEN with what its caller left out taken from DEFAULTS: the language (unless one
+    was given), the token cap, and the models, when none was named at all (the config's
+    `roles` for the seats this format has)."""
+    update: dict[str, Any] = {}
+    if not lang_given and defaults.lang is not None:
+        update["lang"] = defaults.lang
+    if chosen.run.max_tokens is None and defaults.max_tokens is not None:
+        update["run"] = chosen.run.model_copy(update={"max_tokens": defaults.max_tokens})
+    if not chosen.models and not chosen.roles:
+        models = (defaults.model,) if defaults.model else ()
+        if models:
+            update["models"] = models
+        if defaults.roles:
+            fmt = get_format(chosen.format)
+            seats = fmt.cast(format_params(fmt, chosen.params, models)).roles
+            update["roles"] = {r: m for r, m in defaults.roles.items() if r in seats}
+    return chosen.model_copy(update=update) if update else chosen

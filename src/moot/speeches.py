@@ -1,0 +1,115 @@
+"""Every speech of a debate as a reader reads it: the Markdown section a saved document ends
+with, and one self-contained HTML page (no outside CSS, script or font; every text escaped)."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+
+from moot.records.transcript import Turn
+from moot.words import words
+
+# Written before the speeches in a debate's document, so the brief above it can be shown
+# alone (`moot history show`) and the rest read again from the transcript (`--full`).
+MARK = "<!-- moot: every speech -->"
+
+
+def _name(identifier: str, *, fmt: str, language: str) -> str:
+    """A role or step as LANGUAGE names it; one it has no name for reads as words
+    (`poi_question`: "Poi question")."""
+    shown = words(language).name(identifier, fmt)
+    if shown == identifier:
+        return identifier.replace("_", " ").capitalize()
+    return shown
+
+
+def _heading(turn: Turn, *, fmt: str, language: str) -> tuple[str, str]:
+    """A turn's speaker line and its detail line (model, step, round), in LANGUAGE."""
+    said = words(language)
+    speaker = _name(turn.role, fmt=fmt, language=language)
+    where = said.say("speech_step", step=_name(turn.step, fmt=fmt, language=language))
+    if turn.round is not None:
+        where += said.say("speech_round", round=turn.round)
+    return speaker, said.say("speech_detail", model=turn.model, where=where)
+
+
+def _body(turn: Turn) -> str:
+    """What the turn said: a structured reply as its JSON, a speech as its text."""
+    if turn.data is not None and not turn.text.strip():
+        return json.dumps(turn.data, ensure_ascii=False, indent=2)
+    return turn.text
+
+
+def markdown(turns: Sequence[Turn], *, fmt: str, language: str) -> str:
+    """TURNS, in order, as a Markdown section headed in LANGUAGE, after MARK."""
+    said = words(language)
+    parts = [MARK, "", f"## {said.say('every_speech')}", ""]
+    for number, turn in enumerate(turns, 1):
+        speaker, detail = _heading(turn, fmt=fmt, language=language)
+        body = _body(turn).strip() or "—"
+        parts += [f"### {number}. {speaker}", "", f"*{detail}*", ""]
+        if turn.data is not None:
+            fence = "~~~~" if "```" in body else "```"
+            parts += [f"{fence}json", body, fence, ""]
+        else:
+            parts += [body, ""]
+    if not turns:
+        parts += [said.say("no_speeches"), ""]
+    return "\n".join(parts)
+
+
+def brief(document: str) -> str:
+    """A saved document without its speeches: what its format wrote."""
+    head, _, _ = document.partition(MARK)
+    return head.rstrip() + "\n"
+
+
+_STYLE = """
+body{font:16px/1.55 system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;
+color:#1d1d1f;background:#fff}
+h1{font-size:1.5rem}h2{margin-top:2.5rem;border-bottom:1px solid #ddd}
+.brief,.speech p{white-space:pre-wrap;overflow-wrap:anywhere}
+.brief{background:#f6f6f4;padding:1rem;border-radius:6px}
+.speech{margin:1.5rem 0}.speech h3{margin:0;font-size:1.05rem}
+.detail{color:#666;font-size:.9rem;margin:.1rem 0 .4rem}
+@media (prefers-color-scheme:dark){body{color:#e6e6e6;background:#161616}
+.brief{background:#232323}.detail{color:#9a9a9a}h2{border-color:#444}}
+"""
+
+
+def html_page(title: str, document: str, turns: Sequence[Turn], *, fmt: str, language: str) -> str:
+    """One HTML page, whole in itself: TITLE, the brief (DOCUMENT's text, shown as written)
+    and every turn. Every piece of text is escaped, so a speech holding markup shows it."""
+    said = words(language)
+    e = html.escape
+    parts = [
+        "<!DOCTYPE html>",
+        f'<html lang="{e(language)}">',
+        '<head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        # Nothing from outside: no script runs, nothing is fetched, a form goes nowhere.
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "style-src 'unsafe-inline'\">",
+        f"<title>{e(title)}</title>",
+        f"<style>{_STYLE}</style></head>",
+        "<body>",
+        f"<h1>{e(title)}</h1>",
+    ]
+    shown = brief(document).strip()
+    if shown:
+        parts.append(f'<div class="brief">{e(shown)}</div>')
+    parts.append(f"<h2>{e(said.say('every_speech'))}</h2>")
+    for number, turn in enumerate(turns, 1):
+        speaker, detail = _heading(turn, fmt=fmt, language=language)
+        parts += [
+            f'<section class="speech" id="turn-{number}">',
+            f"<h3>{number}. {e(speaker)}</h3>",
+            f'<div class="detail">{e(detail)}</div>',
+            f"<p>{e(_body(turn).strip() or '—')}</p>",
+            "</section>",
+        ]
+    if not turns:
+        parts.append(f"<p>{e(said.say('no_speeches'))}</p>")
+    parts += ["</body>", "</html>", ""]
+    return "\n".join(parts)
