@@ -13,12 +13,13 @@ import typer
 from rich.table import Table
 
 from moot import history
+from moot.cli.helpview import App
 from moot.cli.root import Console, app, err
 from moot.errors import MootError, UsageError
 from moot.render import printable, safe, show_document
 from moot.words import words
 
-history_app = typer.Typer(help="See and delete saved debates.", no_args_is_help=True)
+history_app = App(help="See and delete saved debates.", no_args_is_help=True)
 app.add_typer(history_app, name="history")
 
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]

@@ -12,13 +12,14 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from moot.cli.helpview import App
 from moot.cli.root import Console, app, err
 from moot.config import RunSettings, validate_params
 from moot.errors import ModelIntegrityError, UsageError
 from moot.models import listing, store
 from moot.render import safe
 
-models_app = typer.Typer(help="Download, verify, inspect and remove models.", no_args_is_help=True)
+models_app = App(help="Download, verify, inspect and remove models.", no_args_is_help=True)
 app.add_typer(models_app, name="models")
 
 out = Console(soft_wrap=True)

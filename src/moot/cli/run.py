@@ -35,14 +35,29 @@ from moot.debates.runner import DebateRun as Runner
 from moot.debates.runner import ReplayReport
 from moot.debates.settings import DebateSetup, keyed, prepare, settings
 from moot.errors import UsageError
-from moot.formats import get_format
+from moot.formats import NAMES, get_format
 from moot.formats.adversarial.text import evidence_prompt
+from moot.formats.base import RunOptions
 from moot.formats.oxford.flow import EXAMPLE_MOTIONS, label
 from moot.inference.human import SeatLeft, is_human_ref
 from moot.models.labels import model_labels
 from moot.prompts import resolve_language
 from moot.render import LiveView, SeatShown, safe, show_document, show_outcome, show_seats
 from moot.words import words
+
+
+def seats_by_format() -> str:
+    """Each format's seats as --role names them, made from the formats' casts: "oxford:
+    proposition, opposition, …; …" (adversarial's participants are one per --model)."""
+    listed = []
+    for name in NAMES:
+        fmt = get_format(name)
+        roles = list(fmt.cast(fmt.params(RunOptions(models=("-", "-")))).roles)
+        if "participant_2" in roles:
+            roles[roles.index("participant_2")] += ", … (one per --model)"
+        listed.append(f"{name}: {', '.join(roles)}")
+    return "; ".join(listed)
+
 
 TimeLimit = Annotated[
     float | None,
@@ -65,14 +80,20 @@ def run(
         Many,
         typer.Option(
             help="Model of every role (catalog id, hf:OWNER/REPO/"
-            "FILE.gguf, a .gguf path or a server URL)."
+            "FILE.gguf, a .gguf path or a server URL).",
+            metavar="REF",
         ),
     ] = None,
     role: Annotated[
-        Many, typer.Option(help="Bind one role to a model (repeatable).", metavar="ROLE=REF")
+        Many,
+        typer.Option(
+            help=f"Bind one seat to a model, or to `human` to take it yourself (repeatable). "
+            f"The seats: {seats_by_format()}.",
+            metavar="SEAT=REF",
+        ),
     ] = None,
     temperature: Annotated[
-        Many, typer.Option(help="Override a role's temperature (repeatable).", metavar="ROLE=T")
+        Many, typer.Option(help="Override a seat's temperature (repeatable).", metavar="SEAT=T")
     ] = None,
     seed: Seed = None,
     out: Annotated[
