@@ -372,7 +372,9 @@ def _run(debate: Debate, console: Console, *, quiet: bool, hide_reasoning: bool 
     if result.folder is not None:
         for name in ("transcript.json", setup.format.document):
             saved = view.words.say("saved")
-            console.print(f"[dim]{saved}[/] {safe(result.folder / name)}", highlight=False)
+            # Never wrapped: a path cut across lines cannot be copied.
+            path = safe(result.folder / name)
+            console.print(f"[dim]{saved}[/] {path}", highlight=False, soft_wrap=True)
     else:  # a format whose rulebook keeps it only when asked (decision): say so, and how
         console.print(f"[dim]{view.words.say('not_saved')}[/]", highlight=False)
     if not quiet:
