@@ -232,7 +232,11 @@ def _seat_people(setup: DebateSetup, console: Console, time_limit: float | None)
             )
         return
     setup.human = TerminalSeat(
-        console, Reader(sys.stdin), interactive=sys.stdin.isatty(), time_limit=time_limit
+        console,
+        Reader(sys.stdin),
+        interactive=sys.stdin.isatty(),
+        time_limit=time_limit,
+        folder=lambda: setup.out_dir,
     )
 
 
