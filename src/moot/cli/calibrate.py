@@ -289,4 +289,5 @@ def show_figures(console: Console, result: CalibrationResult) -> None:
                 "there could come from a coin.",
                 highlight=False,
             )
-    console.print(f"[dim]saved:[/] {safe(result.folder / 'calibration.json')}", highlight=False)
+    saved = safe(result.folder / "calibration.json")
+    console.print(f"[dim]saved:[/] {saved}", highlight=False, soft_wrap=True)

@@ -11,15 +11,17 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.padding import Padding
 from rich.table import Table
 
 from moot import history
+from moot.cli.helpview import App
 from moot.cli.root import Console, app, err
 from moot.errors import MootError, UsageError
 from moot.render import printable, safe, show_document
 from moot.words import words
 
-history_app = typer.Typer(help="See and delete saved debates.", no_args_is_help=True)
+history_app = App(help="See and delete saved debates.", no_args_is_help=True)
 app.add_typer(history_app, name="history")
 
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
@@ -43,24 +45,38 @@ def list_() -> None:
     if not saved:
         print(history.NONE_SAVED)
         return
+    console = Console()
     table = Table()
-    table.add_column("id", overflow="fold")  # whole, to be typed back
+    table.add_column("id", no_wrap=True)  # whole, to be typed back
     for column in ("format", "turns", "status", "motion"):
         table.add_column(column)
     elsewhere = any(d.entry is not None for d in saved)
     if elsewhere:
-        table.add_column("folder", overflow="fold")
-    broken = []
+        table.add_column("folder", no_wrap=True)
     for d in saved:
         row = [safe(d.id), safe(d.format), str(d.turns), d.status, safe(d.motion)]
         table.add_row(*row, *([safe(str(d.path)) if d.entry else ""] if elsewhere else []))
-        if d.problem is not None:
-            broken.append(d)
-    Console().print(table)
+    wide = console.options.update_width(10**6)
+    if console.measure(table, options=wide).minimum <= console.width:
+        console.print(table)
+    else:  # too narrow for the ids and folders whole: each debate in lines of its own
+        _listed(console, saved)
+    broken = [d for d in saved if d.problem is not None]
     for d in broken:
         err.print(f"[yellow]warning:[/] {safe(d.problem)}", highlight=False)
     if broken:
         err.print("[dim]hint:[/] `moot history rm ID` deletes a debate", highlight=False)
+
+
+def _listed(console: Console, saved: list[history.SavedDebate]) -> None:
+    """Each debate as a few lines: its id and its folder each on one line, never wrapped
+    (they are typed back and copied), then what it is."""
+    for d in saved:
+        console.print(f"[bold]{safe(d.id)}[/]", highlight=False, soft_wrap=True)
+        what = f"{safe(d.format)} · {d.turns} turns · {d.status} · {safe(d.motion)}"
+        console.print(Padding(what, (0, 0, 0, 2)), highlight=False)
+        if d.entry is not None:
+            console.print(f"  [dim]{safe(str(d.path))}[/]", highlight=False, soft_wrap=True)
 
 
 @history_app.command()

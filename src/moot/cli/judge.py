@@ -76,7 +76,7 @@ def judge_command(
     console.print(table)
     for r in results:
         if r.file:
-            console.print(f"[dim]{say('saved')}[/] {safe(r.file)}", highlight=False)
+            console.print(f"[dim]{say('saved')}[/] {safe(r.file)}", highlight=False, soft_wrap=True)
     if not first.same_prompts:
         Console(stderr=True).print(say("judged_new_prompts"), highlight=False)
 

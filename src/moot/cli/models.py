@@ -12,13 +12,14 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from moot.cli.helpview import App
 from moot.cli.root import Console, app, err
 from moot.config import RunSettings, validate_params
 from moot.errors import ModelIntegrityError, UsageError
 from moot.models import listing, store
 from moot.render import safe
 
-models_app = typer.Typer(help="Download, verify, inspect and remove models.", no_args_is_help=True)
+models_app = App(help="Download, verify, inspect and remove models.", no_args_is_help=True)
 app.add_typer(models_app, name="models")
 
 out = Console(soft_wrap=True)
@@ -253,6 +254,9 @@ def _memory(d: store.ModelDetails) -> dict[str, Any] | None:
     }
 
 
+WHOLE = ("id", "path", "files", "sha256")  # what `models info` never wraps: it is copied
+
+
 @models_app.command()
 def info(
     ref: Ref,
@@ -273,9 +277,7 @@ def info(
     if as_json:
         print(json.dumps(details, indent=2))
         return
-    table = Table(show_header=False, box=None)
-    table.add_column(no_wrap=True)
-    table.add_column(overflow="fold")
+    rows: list[tuple[str, str]] = []
     for key, value in details.items():
         if key == "chat_template":
             value = "present" if value else "absent"
@@ -288,8 +290,17 @@ def info(
         elif isinstance(value, list):
             value = ", ".join(str(v) for v in value)
         # GGUF metadata and paths are untrusted text: escapes and markup shown, not obeyed.
-        table.add_row(f"[bold]{key}[/]", safe(value))
-    out.print(table, highlight=False)
+        rows.append((key, safe(value)))
+    width = max(len(key) for key, _ in rows)
+    for key, value in rows:
+        if key in WHOLE:  # on one line, never wrapped: copied whole
+            out.print(f"[bold]{key:<{width}}[/]  {value}", highlight=False)
+            continue
+        row = Table.grid(padding=(0, 2))
+        row.add_column(no_wrap=True, width=width)
+        row.add_column()
+        row.add_row(f"[bold]{key}[/]", value)
+        out.print(row, highlight=False)
 
 
 @models_app.command()

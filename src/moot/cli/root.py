@@ -11,6 +11,7 @@ import rich.console
 import typer
 
 from moot._version import __version__
+from moot.cli.helpview import App
 
 EXIT_CODES = (
     "Exit status: 0 done; 1 the debate or a check failed (a model error, a replay that "
@@ -19,7 +20,7 @@ EXIT_CODES = (
 )
 
 
-app = typer.Typer(
+app = App(
     name="moot",
     help="Structured debates between local language models, fully offline.",
     no_args_is_help=True,

@@ -42,14 +42,29 @@ from moot.debates.settings import (
     with_defaults,
 )
 from moot.errors import UsageError
-from moot.formats import get_format
+from moot.formats import NAMES, get_format
 from moot.formats.adversarial.text import evidence_prompt
+from moot.formats.base import RunOptions
 from moot.formats.oxford.flow import EXAMPLE_MOTIONS, label
 from moot.inference.human import SeatLeft, is_human_ref
 from moot.models.labels import model_labels
 from moot.prompts import resolve_language
 from moot.render import LiveView, SeatShown, safe, show_document, show_outcome, show_seats
 from moot.words import words
+
+
+def seats_by_format() -> str:
+    """Each format's seats as --role names them, made from the formats' casts: "oxford:
+    proposition, opposition, …; …" (adversarial's participants are one per --model)."""
+    listed = []
+    for name in NAMES:
+        fmt = get_format(name)
+        roles = list(fmt.cast(fmt.params(RunOptions(models=("-", "-")))).roles)
+        if "participant_2" in roles:
+            roles[roles.index("participant_2")] += ", … (one per --model)"
+        listed.append(f"{name}: {', '.join(roles)}")
+    return "; ".join(listed)
+
 
 TimeLimit = Annotated[
     float | None,
@@ -73,14 +88,20 @@ def run(
         Many,
         typer.Option(
             help="Model of every role (catalog id, hf:OWNER/REPO/"
-            "FILE.gguf, a .gguf path or a server URL)."
+            "FILE.gguf, a .gguf path or a server URL).",
+            metavar="REF",
         ),
     ] = None,
     role: Annotated[
-        Many, typer.Option(help="Bind one role to a model (repeatable).", metavar="ROLE=REF")
+        Many,
+        typer.Option(
+            help=f"Bind one seat to a model, or to `human` to take it yourself (repeatable). "
+            f"The seats: {seats_by_format()}.",
+            metavar="SEAT=REF",
+        ),
     ] = None,
     temperature: Annotated[
-        Many, typer.Option(help="Override a role's temperature (repeatable).", metavar="ROLE=T")
+        Many, typer.Option(help="Override a seat's temperature (repeatable).", metavar="SEAT=T")
     ] = None,
     seed: Seed = None,
     out: Annotated[
@@ -227,7 +248,11 @@ def _seat_people(setup: DebateSetup, console: Console, time_limit: float | None)
             )
         return
     setup.human = TerminalSeat(
-        console, Reader(sys.stdin), interactive=sys.stdin.isatty(), time_limit=time_limit
+        console,
+        Reader(sys.stdin),
+        interactive=sys.stdin.isatty(),
+        time_limit=time_limit,
+        folder=lambda: setup.out_dir,
     )
 
 
@@ -367,7 +392,9 @@ def _run(debate: Debate, console: Console, *, quiet: bool, hide_reasoning: bool 
     if result.folder is not None:
         for name in ("transcript.json", setup.format.document):
             saved = view.words.say("saved")
-            console.print(f"[dim]{saved}[/] {safe(result.folder / name)}", highlight=False)
+            # Never wrapped: a path cut across lines cannot be copied.
+            path = safe(result.folder / name)
+            console.print(f"[dim]{saved}[/] {path}", highlight=False, soft_wrap=True)
     else:  # a format whose rulebook keeps it only when asked (decision): say so, and how
         console.print(f"[dim]{view.words.say('not_saved')}[/]", highlight=False)
     if not quiet:

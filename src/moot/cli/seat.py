@@ -6,7 +6,9 @@ counting the words (字) so far; `:e` on a line of its own opens $EDITOR; a spee
 limit is kept, edited or typed again, as the person chooses. From a pipe each turn is read
 up to a line holding only `.` (or the end of the input), a decision is one line, `accept` or
 `decline`, and a structured reply is a JSON object. With a time limit a speech is submitted
-as it stands when the time runs out.
+as it stands when the time runs out. A speech half typed at a terminal when Ctrl-C stops the
+debate is kept aside in the debate's folder (`draft.json`), and `moot resume` offers it again
+at that turn, to type on after it.
 """
 
 from __future__ import annotations
@@ -15,24 +17,32 @@ import codecs
 import contextlib
 import json
 import os
+import re
 import select
 import shlex
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from rich.padding import Padding
+from rich.text import Text
+
 from moot.cli.root import Console
 from moot.engine.rules import length_units
+from moot.errors import MootError
 from moot.inference.human import Ask, FormField, Said, SeatLeft, decision_of, form_fields
+from moot.records.files import TEXT_LIMIT, read_json, write_atomic
 from moot.render import printable, safe
 from moot.words import words
 
+_PARAGRAPH = re.compile(r"\n\s*\n")
 END = "."  # a line holding only this ends a turn
 EDIT = ":e"  # a line holding only this opens $EDITOR
 RESUME = "the turns finished so far are journaled: `moot resume` asks again for this one"
+DRAFT = "draft.json"  # in the debate's folder: a speech half typed when Ctrl-C stopped it
 
 
 class Reader:
@@ -83,11 +93,14 @@ class TerminalSeat:
         *,
         interactive: bool,
         time_limit: float | None = None,
+        folder: Callable[[], Path | None] = lambda: None,
     ) -> None:
         self.out = out
         self.reader = reader
         self.interactive = interactive
         self.time_limit = time_limit
+        self.folder = folder  # the debate's, once claimed: where a half-typed speech is kept
+        self._seen: set[str] = set()  # the paragraphs this person has been shown
 
     # -- what the seat sees ---------------------------------------------------------------
 
@@ -96,12 +109,27 @@ class TerminalSeat:
         self.out.file.flush()
 
     def _show(self, ask: Ask) -> None:
-        """The messages a model in the seat would be sent, then the step and its limit."""
-        self.out.rule(f"[dim]{safe(words(ask.language).say('seat_sees', label=ask.label))}[/]")
-        for message in ask.messages:
-            if message.role != "user":
-                self._say(words(ask.language).say(f"seat_{message.role}"))
-            self.out.print(printable(message.content), markup=False, highlight=False)
+        """What a model in the seat would be sent, less what this person was shown at an
+        earlier turn (the motion, a persona, speeches already read: paragraph by paragraph,
+        but for the task, the last), with no message's role; then the step and its limit.
+        A reply the request quotes (the speech a step goes on from) is indented; the text
+        after it says whose it is."""
+        said = words(ask.language)
+        self.out.rule(f"[dim]{safe(said.say('seat_sees', label=ask.label))}[/]")
+        seen = 0
+        for n, message in enumerate(ask.messages, 1):
+            paragraphs = [p.strip() for p in _PARAGRAPH.split(message.content) if p.strip()]
+            task = paragraphs[-1:] if n == len(ask.messages) else []  # shown every time
+            fresh = [p for p in paragraphs if p not in self._seen or p in task]
+            seen += len(paragraphs) - len(fresh)
+            self._seen.update(fresh)
+            if not fresh:
+                continue
+            text = Text(printable("\n\n".join(fresh)))
+            quoted = message.role == "assistant"
+            self.out.print(Padding(text, (0, 0, 0, 2)) if quoted else text, highlight=False)
+        if seen:
+            self._say(said.say("seat_seen", n=seen))
         self.out.rule()
         self._say(ask.instruction(), "bold")
 
@@ -110,9 +138,14 @@ class TerminalSeat:
     def speech(self, ask: Ask) -> Said:
         self._show(ask)
         deadline = time.monotonic() + self.time_limit if self.time_limit else None
+        kept = self._kept(ask) if self.interactive else ""
         if self.interactive:
             self._say(words(ask.language).say("seat_end", end=repr(END), edit=repr(EDIT)))
-        text, timed_out = self._type(ask, deadline)
+        if kept:
+            n = length_units(kept)
+            self._say(words(ask.language).say("seat_draft", n=n, units=ask.units), "yellow")
+            self.out.print(printable(kept), markup=False, highlight=False)
+        text, timed_out = self._type(ask, deadline, kept)
         while not timed_out and self.interactive and self._over(ask, text):
             choice = self._line(words(ask.language).say("seat_over_choice"))
             if choice is None or choice.strip().lower()[:1] in ("", "k"):
@@ -123,11 +156,54 @@ class TerminalSeat:
                 text, timed_out = self._type(ask, deadline)
         if timed_out:
             self._say(words(ask.language).shown("time ran out: submitted as it stood"), "yellow")
+        self._forget()
         return Said(text, timed_out=timed_out)
 
-    def _type(self, ask: Ask, deadline: float | None) -> tuple[str, bool]:
-        """Lines up to the end mark or the end of the input; True once the time ran out."""
-        lines: list[str] = []
+    def _draft(self) -> Path | None:
+        folder = self.folder()
+        return folder / DRAFT if folder is not None else None
+
+    def _kept(self, ask: Ask) -> str:
+        """The speech half typed for ASK's turn when Ctrl-C stopped the debate; "" if none."""
+        path = self._draft()
+        if path is None or not path.is_file():
+            return ""
+        try:
+            draft = read_json(path, what="a half-typed turn", limit=TEXT_LIMIT)
+        except (MootError, OSError):
+            return ""
+        if not isinstance(draft, dict) or draft.get("turn") != ask.turn:
+            return ""
+        return str(draft.get("text", ""))
+
+    def _keep(self, ask: Ask, text: str) -> None:
+        """Put TEXT aside for `moot resume`, where the debate has a folder."""
+        path = self._draft()
+        if path is None or not text.strip() or not path.parent.is_dir():
+            return
+        draft = {"turn": ask.turn, "label": ask.label, "text": text.rstrip("\n")}
+        with contextlib.suppress(OSError):
+            write_atomic(path, json.dumps(draft, ensure_ascii=False))
+            self.out.print()
+            self._say(words(ask.language).say("seat_draft_kept"), "yellow")
+
+    def _forget(self) -> None:
+        path = self._draft()
+        if path is not None:
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
+
+    def _type(self, ask: Ask, deadline: float | None, start: str = "") -> tuple[str, bool]:
+        """Lines up to the end mark or the end of the input, after START; True once the time
+        ran out. Ctrl-C keeps what was typed aside (`_keep`) before it stops the debate."""
+        lines: list[str] = [start + "\n"] if start else []
+        try:
+            return self._lines(ask, deadline, lines)
+        except KeyboardInterrupt:
+            self._keep(ask, "".join(lines))
+            raise
+
+    def _lines(self, ask: Ask, deadline: float | None, lines: list[str]) -> tuple[str, bool]:
         while True:
             if self.interactive:
                 self._count(ask, "".join(lines), deadline)

@@ -343,7 +343,8 @@ def _run(t: Tournament, executor: Executor, *, quiet: bool, samples: int) -> Non
             failed_controls = judge_controls(t, on_event=shower)
         except KeyboardInterrupt:
             progress.stop()
-            console.print(say("tour_interrupted", folder=safe(t.folder)), highlight=False)
+            said_so = say("tour_interrupted", folder=safe(t.folder))
+            console.print(said_so, highlight=False, soft_wrap=True)
             raise typer.Exit(130) from None
     from moot.tournaments.report import report_of, write  # numpy and matplotlib: only now
 
@@ -356,7 +357,7 @@ def _run(t: Tournament, executor: Executor, *, quiet: bool, samples: int) -> Non
     paths = write(report, t.folder)
     show_report(console, report, language)
     for path in paths:
-        console.print(f"[dim]{say('saved')}[/] {safe(path)}", highlight=False)
+        console.print(f"[dim]{say('saved')}[/] {safe(path)}", highlight=False, soft_wrap=True)
     if failed or failed_controls:
         what = [say("tour_failed_debates", n=len(failed))] if failed else []
         if failed_controls:

@@ -281,11 +281,15 @@ def _point_of_information(
 ) -> None:
     """The asker's question at the weakest claim of the speech AFTER (its conversation goes
     on); a model accepts it 60 % of the time by a seeded draw (drawn first: the question's
-    heading says it), a person once they read it."""
+    heading says it), a person once they read it. A person offering a point the draw
+    declines is told so, and not asked for a question no one will hear."""
     lang = engine.language
     heading = f"{label(lang, 'poi')} {label(lang, asker)} → {label(lang, target)}"
     person = engine.is_human(target)
     accepted = None if person else engine.draw(POI_ACCEPT, "poi", rnd, asker)
+    if accepted is False and engine.is_human(asker):
+        engine.notice(f"{heading}: {label(lang, 'declined')}")
+        return
     outcome = (
         "" if accepted is None else f" ({label(lang, 'accepted' if accepted else 'declined')})"
     )
