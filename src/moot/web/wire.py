@@ -178,12 +178,29 @@ _NAMES_IN = {
 
 def turn_label(fmt: str, language: str, role: str, step: str) -> str:
     """A saved turn's heading: its seat and step in the format's own words where it has
-    them, else the role as it is spelled."""
+    them, else in the language's words for the identifiers."""
+    return f"{seat_name(fmt, language, role)} · {_named(fmt, language, step, step=True)}"
+
+
+def seat_name(fmt: str, language: str, role: str) -> str:
+    """A seat's name in LANGUAGE: its format's own where it has one, else the language's
+    word for the role, else the role spelled out ("Debater A")."""
+    return _named(fmt, language, role, step=False)
+
+
+def _named(fmt: str, language: str, identifier: str, *, step: bool) -> str:
     names: dict[str, str] = {}
     module = _NAMES_IN.get(fmt)
     if module is not None:
         table = getattr(importlib.import_module(module), "NAMES", {})
         names = table.get(language) or table.get("en") or {}
-    seat = names.get(role) or role.replace("_", " ").capitalize()
-    what = names.get(step) or names.get(f"{step}_step") or step.replace("_", " ")
-    return f"{seat} · {what}"
+    found = names.get(identifier) or (names.get(f"{identifier}_step") if step else None)
+    if found:
+        return found
+    worded = words(language).name(identifier, fmt)
+    if worded != identifier:
+        return worded
+    if step:
+        return identifier.replace("_", " ")
+    spelled = " ".join(w.upper() if len(w) == 1 else w for w in identifier.split("_"))
+    return spelled[:1].upper() + spelled[1:]

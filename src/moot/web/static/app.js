@@ -4,11 +4,16 @@
 import { DebateView, follow } from "./debate.js";
 import { api, el, problem } from "./dom.js";
 import { debateForm, modelDatalist, tournamentForm } from "./forms.js";
-import { choose, preferredLanguage, t } from "./i18n.js";
+import { choose, formatTitle, preferredLanguage, t } from "./i18n.js";
 import { TournamentView } from "./tournament.js";
 
 const state = { lang: preferredLanguage(), info: null, formats: null, models: [], leave: null, jobsTimer: null };
 const main = () => document.getElementById("main");
+
+// A format's name in LANG, from the server's list of formats.
+function formatName(name, lang = state.lang) {
+  return formatTitle((state.formats?.debate || []).find((f) => f.name === name), lang) || name;
+}
 
 // The page's own words in LANG (a debate's view shows the debate's language).
 function label(lang) {
@@ -75,7 +80,7 @@ async function showHistory() {
       "tr",
       { "data-id": d.id },
       el("td", {}, el("a", { href, text: d.motion })),
-      el("td", { text: d.format }),
+      el("td", { text: formatName(d.format) }),
       el("td", {}, el("span", { class: "state", "data-state": status, text: t(state.lang, `state_${status}`) })),
       el("td", { text: t(state.lang, "turns", { n: d.turns }) }),
     );
@@ -93,7 +98,7 @@ async function showJob(id) {
   }
   const info = answer.data;
   label(info.language);
-  const options = { language: info.language, title: info.title, format: info.format };
+  const options = { language: info.language, title: info.title, format: info.format, formatName };
   const view = info.kind === "tournament" ? new TournamentView(root, options) : new DebateView(root, options);
   let last = info.state;
   state.leave = follow(id, view, (update) => {
@@ -116,7 +121,7 @@ async function showSaved(id) {
     return;
   }
   label(saved.language);
-  const view = new DebateView(root, { language: saved.language, title: saved.motion, format: saved.format });
+  const view = new DebateView(root, { language: saved.language, title: saved.motion, format: saved.format, formatName });
   view.showSaved(saved, {
     onDeleted: () => {
       window.location.hash = "#/history";

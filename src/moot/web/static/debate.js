@@ -8,11 +8,12 @@ import { seatBox } from "./seat.js";
 const CLOSING = new Set(["rebuttal", "verdict", "brief"]);
 
 export class DebateView {
-  constructor(root, { language = "en", title = "", format = "" } = {}) {
+  constructor(root, { language = "en", title = "", format = "", formatName = (name) => name } = {}) {
     this.root = root;
     this.language = language;
     this.title = title;
     this.format = format;
+    this.formatName = (name) => formatName(name, this.language);
     this.reset();
   }
 
@@ -30,7 +31,7 @@ export class DebateView {
     this.waiting = el("span", { class: "waiting" });
     this.actions = el("div", { class: "actions" });
     this.heading = el("h1", { class: "motion", text: this.title });
-    this.meta = el("p", { class: "meta" }, el("span", { class: "format", text: this.format }), " · ", this.state, " ", this.waiting);
+    this.meta = el("p", { class: "meta" }, el("span", { class: "format", text: this.formatName(this.format) }), " · ", this.state, " ", this.waiting);
     this.turns = el("section", { class: "turns", "aria-live": "polite" });
     this.end = el("section", { class: "end" });
     this.root.append(el("header", { class: "debate-head" }, this.heading, this.meta, this.actions), this.turns, this.end);
@@ -61,7 +62,7 @@ export class DebateView {
     this.jobId = info.id;
     this.title = info.title;
     this.heading.textContent = info.title;
-    this.meta.querySelector(".format").textContent = info.format;
+    this.meta.querySelector(".format").textContent = this.formatName(info.format);
     this.setState(info.state);
     this.waiting.textContent = info.waiting && info.waiting.length ? this.t("waiting_for", { models: info.waiting.join(", ") }) : "";
     this.actions.replaceChildren();

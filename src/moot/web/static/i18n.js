@@ -129,6 +129,16 @@ const LABELS = {
     evidence_skip: "Go on without",
     evidence_too_big: "{name} is {size} bytes, over moot's limit of {limit}",
     evidence_not_utf8: "{name} is not UTF-8 text",
+    // the choices of a format's rules, as the page names them
+    choice_checklist: "checklist",
+    choice_score: "a score",
+    choice_quick: "quick",
+    choice_standard: "standard",
+    choice_deep: "deep",
+    choice_low: "low",
+    choice_medium: "medium",
+    choice_high: "high",
+    choice_max: "the most",
   },
   zh: {
     brand: "moot",
@@ -258,6 +268,15 @@ const LABELS = {
     evidence_skip: "不提供，继续",
     evidence_too_big: "{name}有{size}字节，超过 moot 的上限{limit}字节",
     evidence_not_utf8: "{name}不是 UTF-8 文本",
+    choice_checklist: "核对清单",
+    choice_score: "直接打分",
+    choice_quick: "快速",
+    choice_standard: "标准",
+    choice_deep: "深入",
+    choice_low: "低",
+    choice_medium: "中",
+    choice_high: "高",
+    choice_max: "最高",
   },
 };
 
@@ -275,6 +294,13 @@ export function preferredLanguage() {
   const chosen = window.localStorage.getItem("moot-language");
   if (LANGUAGES.includes(chosen)) return chosen;
   return (navigator.language || "en").toLowerCase().startsWith("zh") ? "zh" : "en";
+}
+
+// A format's name in LANG, as the server's list of formats gives it (its identifier when
+// the list does not know it).
+export function formatTitle(spec, lang) {
+  if (!spec) return "";
+  return spec.title?.[lang] ?? spec.title?.en ?? spec.name;
 }
 
 export function choose(lang) {
