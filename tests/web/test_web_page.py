@@ -105,3 +105,18 @@ def test_in_chinese_every_seat_format_and_choice_is_chinese(tab: Any) -> None:
     page.goto(page.url.split("#")[0] + "#/history")
     page.wait_for_selector(".history-table tr")
     assert english_left(page) == []
+
+
+def test_a_dry_run_takes_any_model_name_and_offers_every_model_moot_knows(tab: Any) -> None:
+    page = tab
+    offered = page.eval_on_selector_all("#model-list option", "os => os.map(o => o.value)")
+    assert "smollm2-135m" in offered  # not installed in this home: a dry run loads none
+    assert "human" in offered
+    page.fill("textarea[name=motion]", "cities should ban cars")
+    page.fill("input[name='models.0']", "smollm2-135m")
+    page.fill("input[name='roles.judge']", "a-model-of-my-own")
+    page.fill("input[name='params.max_rounds']", "3")
+    page.click("#debate-form button[type=submit]")
+    page.wait_for_selector(".debate[data-state=finished] .document")
+    models = set(page.locator(".turn .model").all_inner_texts())
+    assert models == {"echo:smollm2-135m", "echo:a-model-of-my-own"}

@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from conftest import Cli
+from moot.web import forms
 from web_serve import Served, serve
 
 MOTION = "cities should ban cars"
@@ -401,8 +402,6 @@ def test_delete_needs_the_origin_and_removes_the_folder(
         ({"params": {"min_score": "2"}}, "params.min_score", "2.0 is not allowed"),
         ({"temperatures": {"judge": "5"}}, "temperatures.judge", "5.0 is not allowed"),
         ({"temperatures": {"king": "0.5"}}, "temperatures.king", "unknown role 'king'"),
-        ({"roles": {"judge": "no-such-model"}}, "roles.judge", "unknown model 'no-such-model'"),
-        ({"models": ["a.gguf", "b.gguf"]}, "models.0", ""),
         ({"seed": "-1"}, "seed", "-1 is not allowed"),
         ({"format": "parliament"}, "format", "unknown format 'parliament'"),
         ({"format": "adversarial"}, "models.0", "at least two participants"),
@@ -427,6 +426,24 @@ def test_a_form_problem_is_named_by_its_field(
     assert words in errors[field]["message"]
     assert errors[field]["hint"]
     assert len(client.get("/api/jobs").json()["jobs"]) == before
+
+
+@pytest.mark.parametrize(
+    ("form", "field", "words"),
+    [
+        ({"roles": {"judge": "no-such-model"}}, "roles.judge", "unknown model 'no-such-model'"),
+        ({"models": ["a.gguf"]}, "models.0", ""),
+    ],
+)
+def test_a_model_that_is_not_here_is_named_by_its_field_unless_a_dry_run(
+    moot_home: Path, form: dict[str, Any], field: str, words: str
+) -> None:
+    with pytest.raises(forms.FormErrors) as refused:
+        forms.debate_setup({"motion": MOTION, **form}, dry_run=False)
+    assert words in refused.value.fields[field]["message"]
+    assert refused.value.fields[field]["hint"]
+    setup = forms.debate_setup({"motion": MOTION, **form}, dry_run=True)  # scripted: any name
+    assert setup.run.dry_run
 
 
 @pytest.mark.parametrize(

@@ -144,7 +144,8 @@ class _Api:
                 "size": getattr(m, "size", None),
             }
             for m in entries
-            if m.installed and getattr(m, "usable", True)
+            # A dry run's scripted models take any name: every model moot knows is offered.
+            if (m.installed or self.dry_run) and getattr(m, "usable", True)
         ]
         listed.append({"id": HUMAN, "default": False, "size": None, "human": True})
         return JSONResponse({"models": listed})

@@ -123,7 +123,7 @@ def debate_setup(form: object, *, dry_run: bool) -> DebateSetup:
         raise FormErrors(read.errors)
     try:
         chosen = settings(hint="see moot run --help", options=True, **read.values)
-        return prepare(chosen)
+        return prepare(chosen, check_models=not dry_run)
     except MootError as exc:
         raise FormErrors({form_field(exc): problem(exc.message, exc.hint)}) from None
 
@@ -154,7 +154,7 @@ def _read(form: dict[str, Any], *, dry_run: bool) -> _Read:
         *((f"models.{i}", r) for i, r in enumerate(models)),
         *((f"roles.{k}", r) for k, r in roles.items()),
     ]:
-        if ref:
+        if ref and not dry_run:  # a dry run's scripted models take any name
             _check_ref(ref, field, errors)
     temperatures = {}
     for role, value in object_at(form.get("temperatures", {}), "temperatures", errors).items():
