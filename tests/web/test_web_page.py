@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from gguf_samples import write_gguf
 from test_web_browser import start
 from web_serve import Browser, Served, launch, serve
 
@@ -120,3 +122,72 @@ def test_a_dry_run_takes_any_model_name_and_offers_every_model_moot_knows(tab: A
     page.wait_for_selector(".debate[data-state=finished] .document")
     models = set(page.locator(".turn .model").all_inner_texts())
     assert models == {"echo:smollm2-135m", "echo:a-model-of-my-own"}
+
+
+def finished_debate(page: Any, served: Served, motion: str, model: str) -> str:
+    """A dry-run Oxford debate from the form, to its end; its saved folder."""
+    page.goto(served.base + "/#/")
+    page.wait_for_selector("#debate-form")
+    page.fill("textarea[name=motion]", motion)
+    page.fill("input[name='models.0']", model)
+    page.fill("input[name='params.max_rounds']", "3")
+    page.click("#debate-form button[type=submit]")
+    page.wait_for_selector(".debate[data-state=finished] a.open-saved")
+    href = page.get_attribute("a.open-saved", "href") or ""
+    return href.split("/")[-1]
+
+
+def test_the_history_tells_debates_on_one_motion_apart_and_counts_right(
+    tab: Any, served: Served
+) -> None:
+    page = tab
+    motion = "libraries should open at night"
+    first = finished_debate(page, served, motion, "smollm2-135m")
+    second = finished_debate(page, served, motion, "gemma3-270m")
+    page.goto(served.base + "/#/history")
+    rows = [page.locator(f".history-table tr[data-id='{f}']") for f in (first, second)]
+    rows[1].wait_for()
+    abouts = [row.locator(".about").inner_text() for row in rows]
+    assert abouts[0] != abouts[1]
+    assert all("Oxford" in a for a in abouts)
+    assert "smollm2-135m" in abouts[0] and "gemma3-270m" in abouts[1]
+    assert all(re.search(r"\d\d:\d\d", a) for a in abouts)  # when it began
+    turns = rows[0].locator(".count").inner_text()
+    assert re.fullmatch(r"\d+ turns", turns)
+    counts = page.evaluate(
+        """async () => {
+          const { counted } = await import("/static/i18n.js");
+          return [1, 2].flatMap((n) => ["en", "zh"].map((l) => counted(l, "turns", n)));
+        }"""
+    )
+    assert counts == ["1 turn", "1 个发言", "2 turns", "2 个发言"]
+
+
+def test_a_finished_tournament_is_listed_and_reopened_naming_its_winners(
+    tab: Any, served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import moot
+
+    template = "{% for m in messages %}{{ m.content }}{% endfor %}"
+    models = [str(write_gguf(tmp_path / f"{n}.gguf", name=n, chat_template=template)) for n in "ab"]
+    monkeypatch.setenv("MOOT_HOME", str(served.home))
+    done = moot.tournament(
+        models, ["tea is better than coffee"], run={"dry_run": True}, max_rounds=3
+    )
+    page = tab
+    page.goto(served.base + "/#/history")
+    row = page.locator(f".tournaments-table tr[data-tournament='{done.folder.name}']")
+    row.wait_for()
+    assert row.locator(".first").inner_text() in ("first: a", "first: b")
+    assert row.locator(".count").inner_text() == "2 debates"
+    assert "Oxford" in row.locator(".about").inner_text()
+    row.locator("a").click()
+    page.wait_for_selector(".ranked .ratings table tbody tr")
+    results = page.locator(".tournament-table tbody tr")
+    assert results.count() == 2
+    for i in range(2):
+        result = results.nth(i)
+        side = result.get_attribute("data-winner")
+        seated = result.locator("td.model").nth(0 if side == "proposition" else 1).inner_text()
+        assert result.locator(".result").inner_text().startswith(f"{seated} won, ")
+    assert set(page.locator(".ratings td.model").all_inner_texts()) == {"a", "b"}

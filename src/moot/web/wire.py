@@ -10,12 +10,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from moot import history
+from moot.errors import MootError
 from moot.events import EVENTS, Event, Scored, TurnFinished
 from moot.formats import NAMES as FORMATS
 from moot.formats import get_format
+from moot.models.labels import model_labels
 from moot.records import files
 from moot.records.journal import read_records
 from moot.records.transcript import DebateRecord, Turn
+from moot.web.finished import when
 from moot.words import words
 
 Wire = dict[str, Any]
@@ -84,7 +87,14 @@ def document_html(markdown: str) -> str:
 # -- saved debates ------------------------------------------------------------------------
 
 
-def saved_summary(debate: history.SavedDebate) -> Wire:
+def saved_summary(debate: history.SavedDebate, record: dict[str, Any] | None = None) -> Wire:
+    """A saved debate as the history lists it: what tells two on one motion apart (when it
+    began, its format, its models) with its state. RECORD: its transcript or journal header,
+    read here when not given."""
+    if record is None:
+        record = _readable_record(debate)
+    refs = _mapping(record.get("refs"))
+    models = list(dict.fromkeys(str(r) for r in refs.values()))
     return {
         "id": debate.id,
         "format": debate.format,
@@ -92,7 +102,19 @@ def saved_summary(debate: history.SavedDebate) -> Wire:
         "turns": debate.turns,
         "status": debate.status,
         "problem": debate.problem,
+        "date": when(debate.id),
+        "models": models,
+        "labels": model_labels(models),
     }
+
+
+def _readable_record(debate: history.SavedDebate) -> dict[str, Any]:
+    if debate.problem is not None:
+        return {}
+    try:
+        return _record(debate.path)
+    except MootError:
+        return {}
 
 
 def saved_debate(debate: history.SavedDebate) -> Wire:
@@ -118,7 +140,7 @@ def saved_debate(debate: history.SavedDebate) -> Wire:
             continue  # a score the file holds that is not one: shown as no score
         scores.append(EVENTS.dump_python(scored, mode="json"))
     return {
-        **saved_summary(debate),
+        **saved_summary(debate, record),
         "language": language,
         "stop_reason": record.get("stop_reason"),
         "dry_run": bool(params.get("dry_run")),

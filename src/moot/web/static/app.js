@@ -4,7 +4,7 @@
 import { DebateView, follow } from "./debate.js";
 import { api, el, problem } from "./dom.js";
 import { debateForm, modelDatalist, tournamentForm } from "./forms.js";
-import { choose, formatTitle, preferredLanguage, t } from "./i18n.js";
+import { choose, counted, dateTime, formatTitle, preferredLanguage, t } from "./i18n.js";
 import { TournamentView } from "./tournament.js";
 
 const state = { lang: preferredLanguage(), info: null, formats: null, models: [], leave: null, jobsTimer: null };
@@ -44,7 +44,7 @@ function route() {
   const id = decodeURIComponent(arg);
   for (const link of document.querySelectorAll("nav a")) link.classList.toggle("current", link.dataset.page === (page || "new"));
   label(state.lang);
-  const views = { "": newDebate, tournament: newTournament, history: showHistory, job: showJob, saved: showSaved };
+  const views = { "": newDebate, tournament: newTournament, history: showHistory, job: showJob, saved: showSaved, ranked: showRanked };
   (views[page] || newDebate)(id);
   refreshJobs();
 }
@@ -61,31 +61,79 @@ function newTournament() {
 }
 
 async function showHistory() {
-  const root = el("section", { class: "history" }, el("h1", { text: t(state.lang, "history") }));
+  const lang = state.lang;
+  const root = el("section", { class: "history" }, el("h1", { text: t(lang, "history") }));
   main().replaceChildren(root);
-  const answer = await api("/api/history");
+  const [answer, ranked] = await Promise.all([api("/api/history"), api("/api/tournaments")]);
   if (!answer.ok) {
-    root.append(problem(answer.data.error, t(state.lang, "hint")));
+    root.append(problem(answer.data.error, t(lang, "hint")));
     return;
   }
   const debates = answer.data.debates;
-  if (!debates.length) {
-    root.append(el("p", { class: "empty", text: t(state.lang, "no_debates") }));
+  root.append(el("h2", { text: t(lang, "saved_debates") }));
+  if (!debates.length) root.append(el("p", { class: "empty", text: t(lang, "no_debates") }));
+  else root.append(el("table", { class: "table history-table" }, el("tbody", {}, ...debates.map(historyRow))));
+  const tournaments = ranked.ok ? ranked.data.tournaments : [];
+  root.append(el("h2", { text: t(lang, "finished_tournaments") }));
+  if (!tournaments.length) root.append(el("p", { class: "empty", text: t(lang, "no_tournaments") }));
+  else root.append(el("table", { class: "table tournaments-table" }, el("tbody", {}, ...tournaments.map(tournamentRow))));
+}
+
+// What tells a saved thing apart from another on the same motion: when, which format, whose.
+function about(item) {
+  const labels = item.labels || {};
+  const models = (item.models || []).map((m) => labels[m] || m).join(", ");
+  return el(
+    "p",
+    { class: "about" },
+    el("time", { datetime: item.date || "", text: dateTime(state.lang, item.date) }),
+    " · ",
+    el("span", { class: "format", text: formatName(item.format) }),
+    models ? " · " : null,
+    models ? el("span", { class: "models", text: models }) : null,
+  );
+}
+
+function historyRow(d) {
+  const href = d.job ? `#/job/${d.job}` : `#/saved/${encodeURIComponent(d.id)}`;
+  const status = d.job ? "running" : d.status;
+  return el(
+    "tr",
+    { "data-id": d.id },
+    el("td", {}, el("a", { href, text: d.motion }), about(d)),
+    el("td", {}, el("span", { class: "state", "data-state": status, text: t(state.lang, `state_${status}`) })),
+    el("td", { class: "count", text: counted(state.lang, "turns", d.turns) }),
+  );
+}
+
+function tournamentRow(r) {
+  const labels = r.labels || {};
+  const first = (r.first || []).map((m) => labels[m] || m).join(", ");
+  return el(
+    "tr",
+    { "data-tournament": r.id },
+    el("td", {}, el("a", { href: `#/ranked/${encodeURIComponent(r.id)}`, text: r.motions.join(" · ") }), about(r)),
+    el("td", { class: "first", text: first ? t(state.lang, "first_place", { models: first }) : "" }),
+    el("td", { class: "count", text: counted(state.lang, "debates_count", r.debates) }),
+  );
+}
+
+// A finished tournament shown again as it ended: its table, each winner, the ratings.
+async function showRanked(id) {
+  const root = el("section", { class: "debate ranked" });
+  main().replaceChildren(root);
+  const answer = await api(`/api/tournaments/${encodeURIComponent(id)}`);
+  if (!answer.ok) {
+    root.append(problem(answer.data?.error || { message: t(state.lang, "not_found"), hint: "" }, t(state.lang, "hint")));
     return;
   }
-  const rows = debates.map((d) => {
-    const href = d.job ? `#/job/${d.job}` : `#/saved/${encodeURIComponent(d.id)}`;
-    const status = d.job ? "running" : d.status;
-    return el(
-      "tr",
-      { "data-id": d.id },
-      el("td", {}, el("a", { href, text: d.motion })),
-      el("td", { text: formatName(d.format) }),
-      el("td", {}, el("span", { class: "state", "data-state": status, text: t(state.lang, `state_${status}`) })),
-      el("td", { text: t(state.lang, "turns", { n: d.turns }) }),
-    );
-  });
-  root.append(el("table", { class: "table history-table" }, el("tbody", {}, ...rows)));
+  const shown = answer.data;
+  label(shown.language);
+  const view = new TournamentView(root, { language: shown.language });
+  view.handle({ type: "job", title: shown.title, state: "finished" });
+  view.handle({ type: "t_plan", debates: shown.list, labels: shown.labels });
+  for (const d of shown.list) if (d.winner) view.handle({ type: "t_done", debate: d.debate, winner: d.winner, margin: d.margin });
+  view.handle({ type: "ratings", tournament: shown.id, report: shown.report });
 }
 
 async function showJob(id) {

@@ -139,6 +139,19 @@ const LABELS = {
     choice_medium: "medium",
     choice_high: "high",
     choice_max: "the most",
+    // the history, and a tournament's results
+    turns_one: "{n} turn",
+    debates_count_one: "{n} debate",
+    debates_count: "{n} debates",
+    saved_debates: "Debates",
+    finished_tournaments: "Finished tournaments",
+    no_tournaments: "No finished tournaments yet.",
+    first_place: "first: {models}",
+    won_for: "{model} won, for the motion{margin}",
+    won_against: "{model} won, against the motion{margin}",
+    margin_narrow: " (narrow)",
+    margin_clear: " (clear)",
+    margin_decisive: " (decisive)",
   },
   zh: {
     brand: "moot",
@@ -277,6 +290,18 @@ const LABELS = {
     choice_medium: "中",
     choice_high: "高",
     choice_max: "最高",
+    turns_one: "{n} 个发言",
+    debates_count_one: "{n} 场辩论",
+    debates_count: "{n} 场辩论",
+    saved_debates: "辩论",
+    finished_tournaments: "已结束的锦标赛",
+    no_tournaments: "还没有结束的锦标赛。",
+    first_place: "第一：{models}",
+    won_for: "{model}胜（正方{margin}）",
+    won_against: "{model}胜（反方{margin}）",
+    margin_narrow: "，险胜",
+    margin_clear: "，明显胜出",
+    margin_decisive: "，压倒性胜出",
   },
 };
 
@@ -301,6 +326,20 @@ export function preferredLanguage() {
 export function formatTitle(spec, lang) {
   if (!spec) return "";
   return spec.title?.[lang] ?? spec.title?.en ?? spec.name;
+}
+
+// KEY's words for N of something: KEY_one for one, else KEY (Chinese has no plural).
+export function counted(lang, key, n) {
+  return t(lang, n === 1 ? `${key}_one` : key, { n });
+}
+
+// A moment (ISO 8601, local time) as LANG writes a date and time.
+export function dateTime(lang, iso) {
+  if (!iso) return "";
+  const when = new Date(iso);
+  if (Number.isNaN(when.getTime())) return iso;
+  const locale = lang === "zh" ? "zh-CN" : "en-GB";
+  return when.toLocaleString(locale, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" });
 }
 
 export function choose(lang) {
