@@ -191,3 +191,45 @@ def test_a_finished_tournament_is_listed_and_reopened_naming_its_winners(
         seated = result.locator("td.model").nth(0 if side == "proposition" else 1).inner_text()
         assert result.locator(".result").inner_text().startswith(f"{seated} won, ")
     assert set(page.locator(".ratings td.model").all_inner_texts()) == {"a", "b"}
+
+
+_OVERFLOW = """() => {
+  const root = document.documentElement;
+  const past = (n) => n.getBoundingClientRect().right > root.clientWidth + 1;
+  const wide = [...document.querySelectorAll("body *")].filter((n) => past(n));
+  const named = wide.slice(0, 5).map((n) => n.outerHTML.slice(0, 80));
+  return { scroll: root.scrollWidth, client: root.clientWidth, wide: named };
+}"""
+
+
+def test_at_400_pixels_wide_nothing_overflows_and_no_font_is_missed(
+    tab: Any, served: Served
+) -> None:
+    page = tab
+    page.set_viewport_size({"width": 400, "height": 800})
+    debate = finished_debate(page, served, "cities should ban cars", "smollm2-135m")
+    job = page.url
+    pages = ["/#/", "/#/tournament", "/#/history", f"/#/saved/{debate}"]
+    for lang in ("en", "zh"):
+        page.evaluate(f"localStorage.setItem('moot-language', '{lang}')")
+        for address in pages:
+            page.goto(served.base + address)
+            page.wait_for_selector("#main > *")
+            page.wait_for_timeout(300)
+            width = page.evaluate(_OVERFLOW)
+            assert width["scroll"] <= width["client"] == 400, (lang, address, width)
+            header = page.locator("header.top").bounding_box()
+            assert header is not None and header["width"] <= 400
+    page.evaluate("localStorage.setItem('moot-language', 'en')")
+
+    # The seats' emoji marks and the way to Chinese are drawn, needing no emoji or CJK font.
+    page.goto(job)
+    page.wait_for_selector(".debate[data-state=finished] .document")
+    headings = page.locator(".turn h3, .round").all_text_contents()
+    assert not [h for h in headings if re.search("[\U0001f300-\U0001faff\u2600-\u27bf]", h)]
+    assert page.locator(".turn[data-role=proposition] h3 svg.mark.dot.blue").count() > 0
+    assert page.locator(".turn[data-role=chair] h3 svg.mark.scales").count() > 0
+    button = page.locator("#switch-language")
+    assert button.get_attribute("aria-label") == "中文"
+    assert re.search("[\u3400-\u9fff]", button.text_content() or "") is None
+    assert button.locator("svg.hanzi").bounding_box()["width"] > 10

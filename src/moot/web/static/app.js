@@ -2,7 +2,7 @@
 // debates, and one debate or tournament at a time, each under its own #/… address.
 
 import { DebateView, follow } from "./debate.js";
-import { api, el, problem } from "./dom.js";
+import { api, drawMarks, el, hanzi, problem } from "./dom.js";
 import { debateForm, modelDatalist, tournamentForm } from "./forms.js";
 import { choose, counted, dateTime, formatTitle, preferredLanguage, t } from "./i18n.js";
 import { TournamentView } from "./tournament.js";
@@ -19,6 +19,13 @@ function formatName(name, lang = state.lang) {
 function label(lang) {
   document.documentElement.lang = lang;
   for (const node of document.querySelectorAll("[data-label]")) node.textContent = t(lang, node.dataset.label);
+  // The way to the other language is drawn (中文 in strokes) where it needs a Chinese font.
+  const other = document.getElementById("switch-language");
+  const name = t(state.lang, "switch_language");
+  other.setAttribute("aria-label", name);
+  other.title = name;
+  if (/[\u3400-\u9fff]/.test(name)) other.replaceChildren(hanzi());
+  else other.textContent = name;
 }
 
 async function boot() {
@@ -34,6 +41,10 @@ async function boot() {
     route();
   });
   window.addEventListener("hashchange", route);
+  // Every emoji mark the page shows is drawn (nothing waits on an emoji font).
+  new MutationObserver((changes) => {
+    for (const change of changes) for (const node of change.addedNodes) if (node.nodeType === Node.ELEMENT_NODE || node.nodeType === Node.TEXT_NODE) drawMarks(node.nodeType === Node.TEXT_NODE ? node.parentNode : node);
+  }).observe(document.getElementById("main"), { childList: true, subtree: true, characterData: false });
   route();
 }
 
