@@ -233,3 +233,74 @@ def test_at_400_pixels_wide_nothing_overflows_and_no_font_is_missed(
     assert button.get_attribute("aria-label") == "中文"
     assert re.search("[\u3400-\u9fff]", button.text_content() or "") is None
     assert button.locator("svg.hanzi").bounding_box()["width"] > 10
+
+
+def test_a_speech_and_the_brief_are_copied_or_else_selected(
+    chromium: Browser, tab: Any, served: Served
+) -> None:
+    page = tab
+    chromium.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=served.base)
+    finished_debate(page, served, "trains should be free", "smollm2-135m")
+    job = page.url
+    speech = page.locator(".turn[data-index='0']")
+    said = speech.locator(".text").inner_text()
+    speech.locator("button.copy").click()
+    page.wait_for_selector(".turn[data-index='0'] button.copy[data-done=copied]")
+    assert page.evaluate("navigator.clipboard.readText()") == said
+    assert speech.locator("button.copy").inner_text() == "Copied"
+    page.locator(".document button.copy").click()
+    page.wait_for_selector(".document button.copy[data-done=copied]")
+    brief = page.evaluate("navigator.clipboard.readText()")
+    assert brief.strip() == page.locator(".document-body").inner_text().strip()
+    assert "Debate Brief" in brief
+
+    # A browser that lets the page write no clipboard: the speech is selected instead.
+    bare = chromium.page()
+    bare.add_init_script(
+        "Object.defineProperty(Navigator.prototype, 'clipboard', { get: () => undefined })"
+    )
+    bare.goto(job)
+    bare.wait_for_selector(".debate[data-state=finished] .document")
+    bare.locator(".turn[data-index='2'] button.copy").click()
+    bare.wait_for_selector(".turn[data-index='2'] button.copy[data-done=selected]")
+    selected = bare.evaluate("window.getSelection().toString()")
+    assert selected == bare.locator(".turn[data-index='2'] .text").inner_text()
+    assert "Ctrl+C" in bare.locator(".turn[data-index='2'] button.copy").inner_text()
+    bare.close()
+
+
+_SCHEME = """() => {
+  const rgb = (c) => (c.match(/[\\d.]+/g) || []).slice(0, 3).map(Number);
+  const lum = (c) => {
+    const [r, g, b] = rgb(c).map((v) => {
+      v /= 255;
+      return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const contrast = (a, b) => (Math.max(lum(a), lum(b)) + 0.05) / (Math.min(lum(a), lum(b)) + 0.05);
+  const bg = (n) => getComputedStyle(n).backgroundColor;
+  const fg = (n) => getComputedStyle(n).color;
+  const page = bg(document.documentElement);
+  const turn = document.querySelector(".turn");
+  const meta = document.querySelector(".turn footer");
+  const field = document.querySelector("input, textarea");
+  return {
+    page: lum(page),
+    text: contrast(fg(document.querySelector("h1")), page),
+    speech: contrast(fg(turn.querySelector(".text")), bg(turn)),
+    muted: contrast(fg(meta), bg(turn)),
+  };
+}"""
+
+
+def test_the_dark_scheme_follows_the_system_and_reads_well(tab: Any, served: Served) -> None:
+    page = tab
+    finished_debate(page, served, "homework should be abolished", "smollm2-135m")
+    page.emulate_media(color_scheme="dark")
+    dark = page.evaluate(_SCHEME)
+    assert dark["page"] < 0.05  # a dark background
+    assert dark["text"] >= 7 and dark["speech"] >= 7 and dark["muted"] >= 4.5, dark
+    page.emulate_media(color_scheme="light")
+    light = page.evaluate(_SCHEME)
+    assert light["page"] > 0.8 and light["speech"] >= 7, light

@@ -1,6 +1,6 @@
 // One debate on the page, live from its event stream or read back from its saved files.
 
-import { api, el, problem } from "./dom.js";
+import { api, copyButton, el, problem } from "./dom.js";
 import { evidenceBox } from "./evidence.js";
 import { t } from "./i18n.js";
 import { seatBox } from "./seat.js";
@@ -201,7 +201,10 @@ export class DebateView {
     if (turn.model) facts.push(el("span", { class: "model", text: turn.model }));
     for (const flag of turn.flags || []) facts.push(el("span", { class: "flag", text: flag }));
     if (turn.note) facts.push(el("span", { class: "flag", text: turn.note }));
-    if (facts.length) node.append(el("footer", {}, ...facts));
+    const said = () => (turn.data !== null && turn.data !== undefined ? JSON.stringify(turn.data, null, 2) : turn.text);
+    const shown = () => node.querySelector(".text pre") || node.querySelector(".text");
+    facts.push(copyButton(said, shown, (key) => this.t(key)));
+    node.append(el("footer", {}, ...facts));
   }
 
   scored(ev) {
@@ -247,8 +250,9 @@ export class DebateView {
     const links = (ev.files || []).map((name) =>
       el("a", { class: "download button", href: `/api/history/${encodeURIComponent(ev.folder)}/files/${encodeURIComponent(name)}`, download: name, text: `${this.t("download")} ${name}` }),
     );
+    const copying = copyButton(() => body.innerText, () => body, (key) => this.t(key));
     this.end.append(
-      el("section", { class: "document" }, el("h2", { text: this.t("document") }), body),
+      el("section", { class: "document" }, el("div", { class: "document-head" }, el("h2", { text: this.t("document") }), ev.document ? copying : null), body),
       links.length ? el("p", { class: "downloads" }, ...links) : null,
     );
   }

@@ -122,3 +122,33 @@ export function hanzi() {
   svg.append(path);
   return svg;
 }
+
+// TEXT onto the clipboard where the browser lets the page write it; else NODE's text is
+// selected, for the person to copy. What happened: "copied" or "selected".
+export async function copy(text, node) {
+  if (navigator.clipboard && window.isSecureContext) {
+    try {
+      await navigator.clipboard.writeText(text);
+      return "copied";
+    } catch {
+      // refused (no permission, the page not focused): select it instead
+    }
+  }
+  const range = document.createRange();
+  range.selectNodeContents(node);
+  const selection = window.getSelection();
+  selection.removeAllRanges();
+  selection.addRange(range);
+  return "selected";
+}
+
+// A button that copies what TEXT() returns (NODE shows it), and says so in the words of SAY.
+export function copyButton(text, node, say) {
+  const button = el("button", { type: "button", class: "copy", text: say("copy") });
+  button.addEventListener("click", async () => {
+    const done = await copy(text(), node());
+    button.dataset.done = done;
+    button.textContent = say(done);
+  });
+  return button;
+}

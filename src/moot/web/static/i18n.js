@@ -152,6 +152,9 @@ const LABELS = {
     margin_narrow: " (narrow)",
     margin_clear: " (clear)",
     margin_decisive: " (decisive)",
+    copy: "Copy",
+    copied: "Copied",
+    selected: "Selected: press Ctrl+C to copy",
   },
   zh: {
     brand: "moot",
@@ -302,6 +305,9 @@ const LABELS = {
     margin_narrow: "，险胜",
     margin_clear: "，明显胜出",
     margin_decisive: "，压倒性胜出",
+    copy: "复制",
+    copied: "已复制",
+    selected: "已选中：按 Ctrl+C 复制",
   },
 };
 
