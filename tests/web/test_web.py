@@ -197,7 +197,9 @@ def test_a_saved_turn_is_labelled_in_the_debates_language() -> None:
         "Opposition · point of information"
     )
     assert wire.turn_label("oxford", "zh", "proposition", "speech") == "正方 · 发言"
-    assert wire.turn_label("decision", "en", "debater_a", "opening") == "Debater a · opening"
+    assert wire.turn_label("decision", "en", "debater_a", "opening") == "Debater A · opening"
+    # A seat its format's tables do not name: the language's word for it, never English.
+    assert wire.turn_label("decision", "zh", "debater_a", "opening") == "辩手A · 开篇"
 
 
 # -- the form, read as moot run reads it -------------------------------------------------------

@@ -43,8 +43,13 @@ async function boot() {
   window.addEventListener("hashchange", route);
   // Every emoji mark the page shows is drawn (nothing waits on an emoji font).
   new MutationObserver((changes) => {
-    for (const change of changes) for (const node of change.addedNodes) if (node.nodeType === Node.ELEMENT_NODE || node.nodeType === Node.TEXT_NODE) drawMarks(node.nodeType === Node.TEXT_NODE ? node.parentNode : node);
-  }).observe(document.getElementById("main"), { childList: true, subtree: true, characterData: false });
+    for (const change of changes) {
+      for (const node of change.addedNodes) {
+        const root = node.nodeType === Node.TEXT_NODE ? node.parentNode : node;
+        if (root?.nodeType === Node.ELEMENT_NODE && root.isConnected) drawMarks(root); // gone since: nothing to draw
+      }
+    }
+  }).observe(document.getElementById("main"), { childList: true, subtree: true });
   route();
 }
 
