@@ -39,7 +39,8 @@ def tab(chromium: Browser, served: Served) -> Iterator[Any]:
     page.goto(served.url)
     page.evaluate("localStorage.setItem('moot-language', 'en')")
     page.goto(served.base + "/#/")
-    page.wait_for_selector("#debate-form")
+    page.reload()  # the address may differ by its hash alone: the page is read again
+    page.wait_for_selector("html[lang=en] #debate-form")
     yield page
     page.close()
     assert problems == []
@@ -183,6 +184,7 @@ def test_a_finished_tournament_is_listed_and_reopened_naming_its_winners(
     assert "Oxford" in row.locator(".about").inner_text()
     row.locator("a").click()
     page.wait_for_selector(".ranked .ratings table tbody tr")
+    assert page.locator(".ranked .meta").inner_text().startswith("Oxford · ")
     results = page.locator(".tournament-table tbody tr")
     assert results.count() == 2
     for i in range(2):

@@ -147,6 +147,7 @@ async function showRanked(id) {
   label(shown.language);
   const view = new TournamentView(root, { language: shown.language });
   view.handle({ type: "job", title: shown.title, state: "finished" });
+  view.about.textContent = `${formatName(shown.format, shown.language)} · ${dateTime(shown.language, shown.date)} · `;
   view.handle({ type: "t_plan", debates: shown.list, labels: shown.labels });
   for (const d of shown.list) if (d.winner) view.handle({ type: "t_done", debate: d.debate, winner: d.winner, margin: d.margin });
   view.handle({ type: "ratings", tournament: shown.id, report: shown.report });

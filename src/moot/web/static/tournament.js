@@ -18,13 +18,14 @@ export class TournamentView {
     this.rows = new Map();
     this.labels = {}; // each model's short name, from the plan
     this.state = el("span", { class: "state" });
+    this.about = el("span", { class: "about" }); // a finished one's format and date
     this.heading = el("h1", { class: "motion" });
     this.actions = el("div", { class: "actions" });
     this.body = el("tbody");
     this.end = el("section", { class: "end" });
     const head = el("tr", {}, ...["debate", "proposition", "opposition", "result"].map((k) => el("th", { text: this.t(k) })));
     this.root.replaceChildren(
-      el("header", { class: "debate-head" }, this.heading, el("p", { class: "meta" }, this.state), this.actions),
+      el("header", { class: "debate-head" }, this.heading, el("p", { class: "meta" }, this.about, this.state), this.actions),
       el("table", { class: "table tournament-table" }, el("thead", {}, head), this.body),
       this.end,
     );
