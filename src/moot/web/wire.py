@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -91,8 +93,8 @@ def saved_summary(debate: history.SavedDebate, record: dict[str, Any] | None = N
     """A saved debate as the history lists it: what tells two on one motion apart (when it
     began, its format, its models) with its state. RECORD: its transcript or journal header,
     read here when not given."""
-    if record is None:
-        record = _readable_record(debate)
+    if record is None:  # the journal's first line says it, without reading every turn
+        record = _header(debate.path) or _readable_record(debate)
     refs = _mapping(record.get("refs"))
     models = list(dict.fromkeys(str(r) for r in refs.values()))
     return {
@@ -106,6 +108,32 @@ def saved_summary(debate: history.SavedDebate, record: dict[str, Any] | None = N
         "models": models,
         "labels": model_labels(models),
     }
+
+
+_HEADER_LIMIT = 256 * files.KIB  # a journal's header line: its settings, never its turns
+
+
+def _header(folder: Path) -> dict[str, Any]:
+    """A saved debate's journal header (its first line), or {} where it has none to read."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW
+    try:
+        fd = os.open(folder / history.JOURNAL, flags)
+    except OSError:
+        return {}
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return {}
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            line = fh.readline(_HEADER_LIMIT)
+    except OSError:
+        return {}
+    finally:
+        os.close(fd)
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) and data.get("type") == "debate" else {}
 
 
 def _readable_record(debate: history.SavedDebate) -> dict[str, Any]:

@@ -99,15 +99,12 @@ async function showHistory() {
 function about(item) {
   const labels = item.labels || {};
   const models = (item.models || []).map((m) => labels[m] || m).join(", ");
-  return el(
-    "p",
-    { class: "about" },
-    el("time", { datetime: item.date || "", text: dateTime(state.lang, item.date) }),
-    " · ",
-    el("span", { class: "format", text: formatName(item.format) }),
-    models ? " · " : null,
+  const parts = [
+    item.date ? el("time", { datetime: item.date, text: dateTime(state.lang, item.date) }) : null,
+    item.format ? el("span", { class: "format", text: formatName(item.format) }) : null,
     models ? el("span", { class: "models", text: models }) : null,
-  );
+  ].filter(Boolean);
+  return el("p", { class: "about" }, ...parts.flatMap((part, i) => (i ? [" · ", part] : [part])));
 }
 
 function historyRow(d) {
