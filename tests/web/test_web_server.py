@@ -657,3 +657,10 @@ def test_serving_beyond_loopback_warns(tmp_path: Path) -> None:
         assert get(f"{served.base}/api/info", cookies=cookie).status_code == 200
     finally:
         served.stop()
+
+
+def test_a_finished_tournament_is_served_by_its_id_only(client: httpx.Client) -> None:
+    assert isinstance(client.get("/api/tournaments").json()["tournaments"], list)
+    for ident in ("nope", "..", ".hidden", "%2e%2e%2fdebates"):
+        answer = client.get(f"/api/tournaments/{ident}")
+        assert answer.status_code == 404, (ident, answer.text)
