@@ -197,7 +197,9 @@ def test_a_saved_turn_is_labelled_in_the_debates_language() -> None:
         "Opposition · point of information"
     )
     assert wire.turn_label("oxford", "zh", "proposition", "speech") == "正方 · 发言"
-    assert wire.turn_label("decision", "en", "debater_a", "opening") == "Debater a · opening"
+    assert wire.turn_label("decision", "en", "debater_a", "opening") == "Debater A · opening"
+    # A seat its format's tables do not name: the language's word for it, never English.
+    assert wire.turn_label("decision", "zh", "debater_a", "opening") == "辩手A · 开篇"
 
 
 # -- the form, read as moot run reads it -------------------------------------------------------
@@ -470,3 +472,63 @@ def test_a_thinking_models_reasoning_reaches_the_page_marked_as_such() -> None:
     assert wire.turn(spoken)["reasoning"] == "my plan" and wire.turn(spoken)["text"] == "Cars go."
     page = (Path(wire.__file__).parent / "static" / "debate.js").read_text(encoding="utf-8")
     assert "ev.reasoning" in page and "details" in page
+
+
+# -- finished tournaments, read back for the history ------------------------------------------
+
+
+def _tournament(root: Path, name: str, *, ratings: bool = True) -> Path:
+    folder = root / "tournaments" / name
+    (folder / "debates" / "001-m1-a-vs-b").mkdir(parents=True)
+    plan = {
+        "format": "oxford",
+        "models": ["/m/a.gguf", "/n/b.gguf"],
+        "motions": [{"text": "THBT tea is good", "language": "en"}],
+        "judges": [],
+        "debates": [
+            {
+                "id": "001-m1-a-vs-b",
+                "motion": 0,
+                "proposition": "/m/a.gguf",
+                "opposition": "/n/b.gguf",
+            },
+            {
+                "id": "002-m1-b-vs-a",
+                "motion": 0,
+                "proposition": "/n/b.gguf",
+                "opposition": "/m/a.gguf",
+            },
+        ],
+    }
+    (folder / "tournament.json").write_text(json.dumps(plan))
+    verdict = {"winner": "opposition", "margin": "clear"}
+    (folder / "debates" / "001-m1-a-vs-b" / "verdict.json").write_text(json.dumps(verdict))
+    if ratings:
+        ranked = [{"rank": 1, "model": "/n/b.gguf"}, {"rank": 2, "model": "/m/a.gguf"}]
+        (folder / "ratings.json").write_text(json.dumps({"models": ranked}))
+    return folder
+
+
+def test_finished_tournaments_are_listed_newest_first_and_read_back(moot_home: Path) -> None:
+    from moot.web import finished
+
+    _tournament(moot_home, "20260101-090000")
+    _tournament(moot_home, "20260102-100000")
+    _tournament(moot_home, "20260103-110000", ratings=False)  # not finished: not listed
+    broken = _tournament(moot_home, "20260104-120000")
+    (broken / "tournament.json").write_text("{not json")  # unreadable: left out
+    listed = finished.listed()
+    assert [t["id"] for t in listed] == ["20260102-100000", "20260101-090000"]
+    first = listed[0]
+    assert first["date"] == "2026-01-02T10:00:00" and first["format"] == "oxford"
+    assert first["first"] == ["/n/b.gguf"] and first["debates"] == 2
+    assert first["labels"] == {"/m/a.gguf": "a", "/n/b.gguf": "b"}
+
+    shown = finished.shown("20260101-090000")
+    assert shown is not None and shown["title"] == "THBT tea is good"
+    assert [(d["debate"], d["winner"], d["margin"]) for d in shown["list"]] == [
+        ("001-m1-a-vs-b", "opposition", "clear"),
+        ("002-m1-b-vs-a", None, None),  # no verdict yet: no winner
+    ]
+    assert finished.shown("20260103-110000") is None
+    assert finished.shown("nothing-here") is None

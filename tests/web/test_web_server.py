@@ -14,6 +14,8 @@ import httpx
 import pytest
 
 from conftest import Cli
+from moot.web import forms
+from moot.web.jobs import shown
 from web_serve import Served, serve
 
 MOTION = "cities should ban cars"
@@ -401,8 +403,6 @@ def test_delete_needs_the_origin_and_removes_the_folder(
         ({"params": {"min_score": "2"}}, "params.min_score", "2.0 is not allowed"),
         ({"temperatures": {"judge": "5"}}, "temperatures.judge", "5.0 is not allowed"),
         ({"temperatures": {"king": "0.5"}}, "temperatures.king", "unknown role 'king'"),
-        ({"roles": {"judge": "no-such-model"}}, "roles.judge", "unknown model 'no-such-model'"),
-        ({"models": ["a.gguf", "b.gguf"]}, "models.0", ""),
         ({"seed": "-1"}, "seed", "-1 is not allowed"),
         ({"format": "parliament"}, "format", "unknown format 'parliament'"),
         ({"format": "adversarial"}, "models.0", "at least two participants"),
@@ -427,6 +427,27 @@ def test_a_form_problem_is_named_by_its_field(
     assert words in errors[field]["message"]
     assert errors[field]["hint"]
     assert len(client.get("/api/jobs").json()["jobs"]) == before
+
+
+@pytest.mark.parametrize(
+    ("form", "field", "words"),
+    [
+        ({"roles": {"judge": "no-such-model"}}, "roles.judge", "unknown model 'no-such-model'"),
+        ({"models": ["a.gguf"]}, "models.0", ""),
+    ],
+)
+def test_a_model_that_is_not_here_is_named_by_its_field_unless_a_dry_run(
+    moot_home: Path, form: dict[str, Any], field: str, words: str
+) -> None:
+    with pytest.raises(forms.FormErrors) as refused:
+        forms.debate_setup({"motion": MOTION, **form}, dry_run=False)
+    assert words in refused.value.fields[field]["message"]
+    assert refused.value.fields[field]["hint"]
+    if field == "roles.judge":  # a Chinese debate's form says it in Chinese
+        said = shown(refused.value.fields[field], "zh")
+        assert said["message"] == "未知模型 'no-such-model'" and said["hint"], said
+    setup = forms.debate_setup({"motion": MOTION, **form}, dry_run=True)  # scripted: any name
+    assert setup.run.dry_run
 
 
 @pytest.mark.parametrize(
@@ -469,7 +490,6 @@ ROLES = ("proposition", "opposition", "devil", "chair", "judge")
 FORMATS = ("oxford", "decision", "challenge", "adversarial")
 
 
-_MODEL_REFS = ("no-such-model", ".gguf", "hf:OWNER/REPO/FILE.gguf")
 _EFFORT = ("huge", "low", "medium", "high", "max")
 
 
@@ -483,8 +503,6 @@ _EFFORT = ("huge", "low", "medium", "high", "max")
       "--temperature judge=5.0 不允许：应不大于2", ()),
      ({"temperatures": {"king": "0.5"}}, "temperatures.king",
       "温度：--format oxford 没有角色 'king'", ("king", *ROLES)),
-     ({"roles": {"judge": "no-such-model"}}, "roles.judge",
-      "未知模型 'no-such-model'", _MODEL_REFS),
      ({"seed": "x"}, "seed", "'x' 不是整数", ()),
      ({"format": "parliament"}, "format", "未知赛制 'parliament'", ("parliament", *FORMATS)),
      ({"format": "challenge", "params": {"effort": "huge"}}, "params.effort",
@@ -639,3 +657,10 @@ def test_serving_beyond_loopback_warns(tmp_path: Path) -> None:
         assert get(f"{served.base}/api/info", cookies=cookie).status_code == 200
     finally:
         served.stop()
+
+
+def test_a_finished_tournament_is_served_by_its_id_only(client: httpx.Client) -> None:
+    assert isinstance(client.get("/api/tournaments").json()["tournaments"], list)
+    for ident in ("nope", "..", ".hidden", "%2e%2e%2fdebates"):
+        answer = client.get(f"/api/tournaments/{ident}")
+        assert answer.status_code == 404, (ident, answer.text)

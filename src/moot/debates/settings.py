@@ -256,8 +256,12 @@ def _ref(ref: str) -> str:
     return HUMAN if is_human_ref(ref) else ref
 
 
-def prepare(chosen: DebateSettings, *, out_dir: Path | None = None) -> DebateSetup:
-    """Check what only the format can check (its params, its roles), before any model loads."""
+def prepare(
+    chosen: DebateSettings, *, out_dir: Path | None = None, check_models: bool = True
+) -> DebateSetup:
+    """Check what only the format can check (its params, its roles), before any model loads;
+    and that each model named is here, unless not CHECK_MODELS (a dry run from the page,
+    whose scripted models take any name)."""
     fmt = get_format(chosen.format)
     check_motion(chosen.motion)
     language = resolve_language(chosen.lang, chosen.motion)
@@ -278,8 +282,8 @@ def prepare(chosen: DebateSettings, *, out_dir: Path | None = None) -> DebateSet
                 hint=f"its roles are: {', '.join(cast.roles)}",
                 field=f"{what}.{unknown[0]}",
             )
-    for ref in (*chosen.models, *chosen.roles.values()):  # last: it reads model headers
-        check_model_ref(ref)
+    for ref in (*chosen.models, *chosen.roles.values()) if check_models else ():
+        check_model_ref(ref)  # last: it reads model headers
     return DebateSetup(
         format=fmt,
         motion=fmt.motion(chosen.motion, language),

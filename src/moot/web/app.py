@@ -29,7 +29,7 @@ from moot.errors import MootError, UsageError
 from moot.inference.human import HUMAN
 from moot.prompts import LANGUAGES
 from moot.records import files
-from moot.web import forms, runs, wire
+from moot.web import finished, forms, runs, wire
 from moot.web import tournament as tournaments
 from moot.web.evidence import NotAsked
 from moot.web.guard import Guard
@@ -106,6 +106,8 @@ class _Api:
             Route("/api/history/{id}", self.saved, methods=["GET", "DELETE"]),
             Route("/api/history/{id}/resume", self.resume, methods=["POST"]),
             Route("/api/history/{id}/files/{name}", self.download),
+            Route("/api/tournaments", self.finished_tournaments),
+            Route("/api/tournaments/{id}", self.finished_tournament),
             Route("/api/tournaments/{id}/ratings.png", self.ratings_chart),
         ]
 
@@ -144,7 +146,8 @@ class _Api:
                 "size": getattr(m, "size", None),
             }
             for m in entries
-            if m.installed and getattr(m, "usable", True)
+            # A dry run's scripted models take any name: every model moot knows is offered.
+            if (m.installed or self.dry_run) and getattr(m, "usable", True)
         ]
         listed.append({"id": HUMAN, "default": False, "size": None, "human": True})
         return JSONResponse({"models": listed})
@@ -345,6 +348,19 @@ class _Api:
         kind = DOWNLOAD_TYPES.get(Path(name).suffix, "application/octet-stream")
         disposition = f'attachment; filename="{name}"'
         return Response(data, media_type=kind, headers={"content-disposition": disposition})
+
+    def finished_tournaments(self, request: Request) -> Response:
+        return JSONResponse({"tournaments": finished.listed()})
+
+    def finished_tournament(self, request: Request) -> Response:
+        ident = request.path_params["id"]
+        try:
+            shown = finished.shown(ident) if _ID.fullmatch(ident) else None
+        except MootError as exc:
+            return _error(exc, _page_language(request))
+        if shown is None:
+            return _missing("no such tournament", _page_language(request))
+        return JSONResponse(shown)
 
     def ratings_chart(self, request: Request) -> Response:
         ident = request.path_params["id"]

@@ -18,6 +18,8 @@ from moot.errors import MootError, UsageError
 from moot.formats import NAMES, get_format
 from moot.formats.base import Format, RunOptions
 from moot.prompts import LANGUAGES, detect_language
+from moot.web.wire import seat_name
+from moot.words import words
 
 FieldErrors = dict[str, dict[str, str]]
 MAX_MODELS = 8  # model fields the page offers a format that seats one model each
@@ -43,14 +45,22 @@ def formats() -> list[dict[str, Any]]:
 
 def _describe(fmt: Format) -> dict[str, Any]:
     seats = _seats(fmt)
+    roles = [r for r in seats.roles if r not in seats.models]
     return {
         "name": fmt.name,
-        "roles": [r for r in seats.roles if r not in seats.models],
+        # The format's and its seats' names in each language the page is shown in.
+        "title": {lang: _title(words(lang).say(f"format_{fmt.name}")) for lang in LANGUAGES},
+        "seats": {lang: {r: seat_name(fmt.name, lang, r) for r in roles} for lang in LANGUAGES},
+        "roles": roles,
         "temperatures": dict(seats.temperatures),
         "models": MAX_MODELS if seats.models else 1,
         "params": params_of(fmt),
         "document": fmt.document,
     }
+
+
+def _title(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def params_of(fmt: Format) -> list[dict[str, Any]]:
@@ -113,7 +123,7 @@ def debate_setup(form: object, *, dry_run: bool) -> DebateSetup:
         raise FormErrors(read.errors)
     try:
         chosen = settings(hint="see moot run --help", options=True, **read.values)
-        return prepare(chosen)
+        return prepare(chosen, check_models=not dry_run)
     except MootError as exc:
         raise FormErrors({form_field(exc): problem(exc.message, exc.hint)}) from None
 
@@ -144,7 +154,7 @@ def _read(form: dict[str, Any], *, dry_run: bool) -> _Read:
         *((f"models.{i}", r) for i, r in enumerate(models)),
         *((f"roles.{k}", r) for k, r in roles.items()),
     ]:
-        if ref:
+        if ref and not dry_run:  # a dry run's scripted models take any name
             _check_ref(ref, field, errors)
     temperatures = {}
     for role, value in object_at(form.get("temperatures", {}), "temperatures", errors).items():

@@ -11,6 +11,7 @@ from moot.api import debate_settings, tournament
 from moot.debates.settings import format_params
 from moot.errors import MootError, concerning
 from moot.formats import get_format
+from moot.models.labels import model_labels
 from moot.tournaments.controls import ControlEvent
 from moot.tournaments.judge import SIDES
 from moot.tournaments.plan import checked_identity, make_plan, two_sided, word_motions
@@ -155,7 +156,8 @@ def tournament_job(choice: Choice, *, parallel: int = 1, batch: bool = False) ->
     one batch a step where BATCH), its table filling in as it goes."""
 
     def work(job: Job) -> None:
-        job.publish({"type": "t_plan", "debates": choice.debates})
+        labels = model_labels([*choice.models, *choice.judges])  # short names for the table
+        job.publish({"type": "t_plan", "debates": choice.debates, "labels": labels})
 
         def on_event(event: TournamentEvent | ControlEvent) -> None:
             if job.stop_requested:

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import importlib
+import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from moot import history
+from moot.errors import MootError
 from moot.events import EVENTS, Event, Scored, TurnFinished
 from moot.formats import NAMES as FORMATS
 from moot.formats import get_format
+from moot.models.labels import model_labels
 from moot.records import files
 from moot.records.journal import read_records
 from moot.records.transcript import DebateRecord, Turn
+from moot.web.finished import when
 from moot.words import words
 
 Wire = dict[str, Any]
@@ -84,7 +89,14 @@ def document_html(markdown: str) -> str:
 # -- saved debates ------------------------------------------------------------------------
 
 
-def saved_summary(debate: history.SavedDebate) -> Wire:
+def saved_summary(debate: history.SavedDebate, record: dict[str, Any] | None = None) -> Wire:
+    """A saved debate as the history lists it: what tells two on one motion apart (when it
+    began, its format, its models) with its state. RECORD: its transcript or journal header,
+    read here when not given."""
+    if record is None:  # the journal's first line says it, without reading every turn
+        record = _header(debate.path) or _readable_record(debate)
+    refs = _mapping(record.get("refs"))
+    models = list(dict.fromkeys(str(r) for r in refs.values()))
     return {
         "id": debate.id,
         "format": debate.format,
@@ -92,7 +104,45 @@ def saved_summary(debate: history.SavedDebate) -> Wire:
         "turns": debate.turns,
         "status": debate.status,
         "problem": debate.problem,
+        "date": when(debate.id),
+        "models": models,
+        "labels": model_labels(models),
     }
+
+
+_HEADER_LIMIT = 256 * files.KIB  # a journal's header line: its settings, never its turns
+
+
+def _header(folder: Path) -> dict[str, Any]:
+    """A saved debate's journal header (its first line), or {} where it has none to read."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW
+    try:
+        fd = os.open(folder / history.JOURNAL, flags)
+    except OSError:
+        return {}
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return {}
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            line = fh.readline(_HEADER_LIMIT)
+    except OSError:
+        return {}
+    finally:
+        os.close(fd)
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) and data.get("type") == "debate" else {}
+
+
+def _readable_record(debate: history.SavedDebate) -> dict[str, Any]:
+    if debate.problem is not None:
+        return {}
+    try:
+        return _record(debate.path)
+    except MootError:
+        return {}
 
 
 def saved_debate(debate: history.SavedDebate) -> Wire:
@@ -118,7 +168,7 @@ def saved_debate(debate: history.SavedDebate) -> Wire:
             continue  # a score the file holds that is not one: shown as no score
         scores.append(EVENTS.dump_python(scored, mode="json"))
     return {
-        **saved_summary(debate),
+        **saved_summary(debate, record),
         "language": language,
         "stop_reason": record.get("stop_reason"),
         "dry_run": bool(params.get("dry_run")),
@@ -178,12 +228,29 @@ _NAMES_IN = {
 
 def turn_label(fmt: str, language: str, role: str, step: str) -> str:
     """A saved turn's heading: its seat and step in the format's own words where it has
-    them, else the role as it is spelled."""
+    them, else in the language's words for the identifiers."""
+    return f"{seat_name(fmt, language, role)} · {_named(fmt, language, step, step=True)}"
+
+
+def seat_name(fmt: str, language: str, role: str) -> str:
+    """A seat's name in LANGUAGE: its format's own where it has one, else the language's
+    word for the role, else the role spelled out ("Debater A")."""
+    return _named(fmt, language, role, step=False)
+
+
+def _named(fmt: str, language: str, identifier: str, *, step: bool) -> str:
     names: dict[str, str] = {}
     module = _NAMES_IN.get(fmt)
     if module is not None:
         table = getattr(importlib.import_module(module), "NAMES", {})
         names = table.get(language) or table.get("en") or {}
-    seat = names.get(role) or role.replace("_", " ").capitalize()
-    what = names.get(step) or names.get(f"{step}_step") or step.replace("_", " ")
-    return f"{seat} · {what}"
+    found = names.get(identifier) or (names.get(f"{identifier}_step") if step else None)
+    if found:
+        return found
+    worded = words(language).name(identifier, fmt)
+    if worded != identifier:
+        return worded
+    if step:
+        return identifier.replace("_", " ")
+    spelled = " ".join(w.upper() if len(w) == 1 else w for w in identifier.split("_"))
+    return spelled[:1].upper() + spelled[1:]

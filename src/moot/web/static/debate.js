@@ -1,6 +1,6 @@
 // One debate on the page, live from its event stream or read back from its saved files.
 
-import { api, el, problem } from "./dom.js";
+import { api, copyButton, el, problem } from "./dom.js";
 import { evidenceBox } from "./evidence.js";
 import { t } from "./i18n.js";
 import { seatBox } from "./seat.js";
@@ -8,11 +8,12 @@ import { seatBox } from "./seat.js";
 const CLOSING = new Set(["rebuttal", "verdict", "brief"]);
 
 export class DebateView {
-  constructor(root, { language = "en", title = "", format = "" } = {}) {
+  constructor(root, { language = "en", title = "", format = "", formatName = (name) => name } = {}) {
     this.root = root;
     this.language = language;
     this.title = title;
     this.format = format;
+    this.formatName = (name) => formatName(name, this.language);
     this.reset();
   }
 
@@ -30,7 +31,7 @@ export class DebateView {
     this.waiting = el("span", { class: "waiting" });
     this.actions = el("div", { class: "actions" });
     this.heading = el("h1", { class: "motion", text: this.title });
-    this.meta = el("p", { class: "meta" }, el("span", { class: "format", text: this.format }), " · ", this.state, " ", this.waiting);
+    this.meta = el("p", { class: "meta" }, el("span", { class: "format", text: this.formatName(this.format) }), " · ", this.state, " ", this.waiting);
     this.turns = el("section", { class: "turns", "aria-live": "polite" });
     this.end = el("section", { class: "end" });
     this.root.append(el("header", { class: "debate-head" }, this.heading, this.meta, this.actions), this.turns, this.end);
@@ -61,7 +62,7 @@ export class DebateView {
     this.jobId = info.id;
     this.title = info.title;
     this.heading.textContent = info.title;
-    this.meta.querySelector(".format").textContent = info.format;
+    this.meta.querySelector(".format").textContent = this.formatName(info.format);
     this.setState(info.state);
     this.waiting.textContent = info.waiting && info.waiting.length ? this.t("waiting_for", { models: info.waiting.join(", ") }) : "";
     this.actions.replaceChildren();
@@ -200,7 +201,10 @@ export class DebateView {
     if (turn.model) facts.push(el("span", { class: "model", text: turn.model }));
     for (const flag of turn.flags || []) facts.push(el("span", { class: "flag", text: flag }));
     if (turn.note) facts.push(el("span", { class: "flag", text: turn.note }));
-    if (facts.length) node.append(el("footer", {}, ...facts));
+    const said = () => (turn.data !== null && turn.data !== undefined ? JSON.stringify(turn.data, null, 2) : turn.text);
+    const shown = () => node.querySelector(".text pre") || node.querySelector(".text");
+    facts.push(copyButton(said, shown, (key) => this.t(key)));
+    node.append(el("footer", {}, ...facts));
   }
 
   scored(ev) {
@@ -246,8 +250,9 @@ export class DebateView {
     const links = (ev.files || []).map((name) =>
       el("a", { class: "download button", href: `/api/history/${encodeURIComponent(ev.folder)}/files/${encodeURIComponent(name)}`, download: name, text: `${this.t("download")} ${name}` }),
     );
+    const copying = copyButton(() => body.innerText, () => body, (key) => this.t(key));
     this.end.append(
-      el("section", { class: "document" }, el("h2", { text: this.t("document") }), body),
+      el("section", { class: "document" }, el("div", { class: "document-head" }, el("h2", { text: this.t("document") }), ev.document ? copying : null), body),
       links.length ? el("p", { class: "downloads" }, ...links) : null,
     );
   }

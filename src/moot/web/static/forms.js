@@ -2,7 +2,7 @@
 // does and names each problem's field, shown beside it.
 
 import { api, el } from "./dom.js";
-import { t } from "./i18n.js";
+import { formatTitle, t } from "./i18n.js";
 
 function field(name, labelText, control, { wide = false } = {}) {
   const id = `f-${name.replace(/[^\w-]/g, "-")}`;
@@ -35,6 +35,13 @@ function modelList(prefix, { lang, count, max, addLabel }) {
   return el("div", { class: "model-list", "data-field": prefix }, rows, button, el("p", { class: "field-error", role: "alert" }));
 }
 
+// A choice's name on the page (the value sent is the choice as the command line spells it).
+function choiceLabel(choice, lang) {
+  const key = `choice_${choice}`;
+  const text = t(lang, key);
+  return text === key ? choice : text;
+}
+
 // A parameter's name on the page: its format declares it, in each language.
 function paramLabel(spec, lang) {
   return spec.label[lang] || spec.label.en || spec.name;
@@ -45,8 +52,8 @@ function paramControl(spec, lang) {
     return el(
       "select",
       { name: `params.${spec.name}` },
-      el("option", { value: "", text: spec.default ? `${spec.default}` : t(lang, "none") }),
-      ...spec.choices.filter((c) => c !== spec.default).map((c) => el("option", { value: c, text: c })),
+      el("option", { value: "", text: spec.default ? choiceLabel(spec.default, lang) : t(lang, "none") }),
+      ...spec.choices.filter((c) => c !== spec.default).map((c) => el("option", { value: c, text: choiceLabel(c, lang) })),
     );
   }
   if (spec.kind === "array") return el("textarea", { name: `params.${spec.name}`, rows: 3 });
@@ -132,7 +139,7 @@ export function modelDatalist(models) {
 
 export function debateForm({ formats, lang }) {
   const byName = Object.fromEntries(formats.map((f) => [f.name, f]));
-  const format = selectOf("format", formats.map((f) => [f.name, f.name]), "oxford");
+  const format = selectOf("format", formats.map((f) => [f.name, formatTitle(f, lang)]), "oxford");
   const specific = el("div", { class: "specific" });
   const form = el(
     "form",
@@ -172,7 +179,7 @@ export function debateForm({ formats, lang }) {
             el(
               "div",
               { class: "seat", "data-role": role },
-              el("span", { class: "role", text: role }),
+              el("span", { class: "role", text: spec.seats?.[lang]?.[role] ?? role }),
               field(`roles.${role}`, t(lang, "seat_model"), modelInput(`roles.${role}`, t(lang, "default_model"))),
               el("button", {
                 type: "button",
@@ -215,7 +222,7 @@ export function debateForm({ formats, lang }) {
 
 export function tournamentForm({ formats, sides, lang }) {
   const byName = Object.fromEntries(formats.map((f) => [f.name, f]));
-  const format = selectOf("format", sides.map((name) => [name, name]), sides[0]);
+  const format = selectOf("format", sides.map((name) => [name, formatTitle(byName[name], lang)]), sides[0]);
   const rules = el("div", { class: "row" });
   const form = el(
     "form",

@@ -99,7 +99,6 @@ const LABELS = {
     winner_opposition: "against the motion",
     winner_draw: "draw",
     winner_undecided: "undecided",
-    by_forfeit: "by forfeit",
     coverage: "Coverage: {share} % of judged debates decided; {undecided} undecided, skipped by the ratings",
     ratings: "Ratings",
     rank: "#",
@@ -140,6 +139,34 @@ const LABELS = {
     evidence_skip: "Go on without",
     evidence_too_big: "{name} is {size} bytes, over moot's limit of {limit}",
     evidence_not_utf8: "{name} is not UTF-8 text",
+    // the choices of a format's rules, as the page names them
+    choice_checklist: "checklist",
+    choice_score: "a score",
+    choice_quick: "quick",
+    choice_standard: "standard",
+    choice_deep: "deep",
+    choice_low: "low",
+    choice_medium: "medium",
+    choice_high: "high",
+    choice_max: "the most",
+    // the history, and a tournament's results
+    turns_one: "{n} turn",
+    debates_count_one: "{n} debate",
+    debates_count: "{n} debates",
+    saved_debates: "Debates",
+    finished_tournaments: "Finished tournaments",
+    no_tournaments: "No finished tournaments yet.",
+    first_place: "first: {models}",
+    won_for: "{model} won, for the motion{margin}",
+    won_against: "{model} won, against the motion{margin}",
+    margin_narrow: " (narrow)",
+    margin_clear: " (clear)",
+    margin_decisive: " (decisive)",
+    margin_forfeit: " (by forfeit)",
+    margin_p: " (P(proposition) {p})",
+    copy: "Copy",
+    copied: "Copied",
+    selected: "Selected: press Ctrl+C to copy",
   },
   zh: {
     brand: "moot",
@@ -239,7 +266,6 @@ const LABELS = {
     winner_opposition: "反方胜",
     winner_draw: "平局",
     winner_undecided: "未决",
-    by_forfeit: "对方弃权",
     coverage: "覆盖率：已裁判的辩论中{share}%有结果；{undecided}场未决，评分不计",
     ratings: "评分",
     rank: "名次",
@@ -280,6 +306,32 @@ const LABELS = {
     evidence_skip: "不提供，继续",
     evidence_too_big: "{name}有{size}字节，超过 moot 的上限{limit}字节",
     evidence_not_utf8: "{name}不是 UTF-8 文本",
+    choice_checklist: "核对清单",
+    choice_score: "直接打分",
+    choice_quick: "快速",
+    choice_standard: "标准",
+    choice_deep: "深入",
+    choice_low: "低",
+    choice_medium: "中",
+    choice_high: "高",
+    choice_max: "最高",
+    turns_one: "{n} 个发言",
+    debates_count_one: "{n} 场辩论",
+    debates_count: "{n} 场辩论",
+    saved_debates: "辩论",
+    finished_tournaments: "已结束的锦标赛",
+    no_tournaments: "还没有结束的锦标赛。",
+    first_place: "第一：{models}",
+    won_for: "{model}胜（正方{margin}）",
+    won_against: "{model}胜（反方{margin}）",
+    margin_narrow: "，险胜",
+    margin_clear: "，明显胜出",
+    margin_decisive: "，压倒性胜出",
+    margin_forfeit: "，对方弃权",
+    margin_p: "，正方胜率 {p}",
+    copy: "复制",
+    copied: "已复制",
+    selected: "已选中：按 Ctrl+C 复制",
   },
 };
 
@@ -297,6 +349,27 @@ export function preferredLanguage() {
   const chosen = window.localStorage.getItem("moot-language");
   if (LANGUAGES.includes(chosen)) return chosen;
   return (navigator.language || "en").toLowerCase().startsWith("zh") ? "zh" : "en";
+}
+
+// A format's name in LANG, as the server's list of formats gives it (its identifier when
+// the list does not know it).
+export function formatTitle(spec, lang) {
+  if (!spec) return "";
+  return spec.title?.[lang] ?? spec.title?.en ?? spec.name;
+}
+
+// KEY's words for N of something: KEY_one for one, else KEY (Chinese has no plural).
+export function counted(lang, key, n) {
+  return t(lang, n === 1 ? `${key}_one` : key, { n });
+}
+
+// A moment (ISO 8601, local time) as LANG writes a date and time.
+export function dateTime(lang, iso) {
+  if (!iso) return "";
+  const when = new Date(iso);
+  if (Number.isNaN(when.getTime())) return iso;
+  const locale = lang === "zh" ? "zh-CN" : "en-GB";
+  return when.toLocaleString(locale, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" });
 }
 
 export function choose(lang) {

@@ -16,14 +16,16 @@ export class TournamentView {
 
   reset() {
     this.rows = new Map();
+    this.labels = {}; // each model's short name, from the plan
     this.state = el("span", { class: "state" });
+    this.about = el("span", { class: "about" }); // a finished one's format and date
     this.heading = el("h1", { class: "motion" });
     this.actions = el("div", { class: "actions" });
     this.body = el("tbody");
     this.end = el("section", { class: "end" });
     const head = el("tr", {}, ...["debate", "proposition", "opposition", "result"].map((k) => el("th", { text: this.t(k) })));
     this.root.replaceChildren(
-      el("header", { class: "debate-head" }, this.heading, el("p", { class: "meta" }, this.state), this.actions),
+      el("header", { class: "debate-head" }, this.heading, el("p", { class: "meta" }, this.about, this.state), this.actions),
       el("table", { class: "table tournament-table" }, el("thead", {}, head), this.body),
       this.end,
     );
@@ -32,7 +34,10 @@ export class TournamentView {
 
   handle(ev) {
     if (ev.type === "job") this.job(ev);
-    else if (ev.type === "t_plan") for (const d of ev.debates) this.row(d);
+    else if (ev.type === "t_plan") {
+      this.labels = { ...this.labels, ...(ev.labels || {}) };
+      for (const d of ev.debates) this.row(d);
+    }
     else if (ev.type === "t_begun") this.mark(ev.debate, "running", this.t("state_running"));
     else if (ev.type === "t_turn") this.mark(ev.debate, "running", this.t("speaking", { label: ev.label }));
     else if (ev.type === "t_done") this.mark(ev.debate, "done", this.winner(ev));
@@ -52,25 +57,40 @@ export class TournamentView {
     if (info.error) this.end.append(problem(info.error, this.t("hint")));
   }
 
+  named(ref) {
+    return this.labels[ref] || ref;
+  }
+
   row(d) {
     const result = el("td", { class: "result", text: this.t("pending") });
-    const row = el("tr", { "data-debate": d.debate, "data-status": "pending" }, el("td", { text: d.motion }), el("td", { text: d.proposition }), el("td", { text: d.opposition }), result);
-    this.rows.set(d.debate, { row, result });
+    const seat = (ref) => el("td", { class: "model", title: ref, text: this.named(ref) });
+    const row = el("tr", { "data-debate": d.debate, "data-status": "pending" }, el("td", { text: d.motion }), seat(d.proposition), seat(d.opposition), result);
+    this.rows.set(d.debate, { row, result, sides: { proposition: d.proposition, opposition: d.opposition } });
     this.body.append(row);
   }
 
   mark(id, status, text) {
     if (!this.rows.has(id)) this.row({ debate: id, motion: id, proposition: "", opposition: "" });
     const { row, result } = this.rows.get(id);
+    if (status === "done") row.dataset.winner = text.winner || "";
+    if (typeof text === "object") text = text.text;
     row.dataset.status = status;
     result.textContent = text;
   }
 
+  // Who won a debate: the model on the winning side, named, and by how much.
   winner(ev) {
-    const side = this.t(`winner_${ev.winner}`);
-    if (ev.decided_by === "forfeit") return `${side} (${this.t("by_forfeit")})`;
-    if (typeof ev.p_proposition === "number") return `${side} (P ${ev.p_proposition.toFixed(2)})`;
-    return ev.margin ? `${side} (${ev.margin})` : side;
+    const p = typeof ev.p_proposition === "number" ? ev.p_proposition.toFixed(2) : null;
+    let margin = ev.margin ? this.t(`margin_${ev.margin}`) : "";
+    if (ev.decided_by === "forfeit") margin = this.t("margin_forfeit");
+    else if (p !== null) margin = this.t("margin_p", { p });
+    const model = this.rows.get(ev.debate)?.sides[ev.winner];
+    if (!model || !["proposition", "opposition"].includes(ev.winner)) {
+      const said = this.t(`winner_${ev.winner}`);
+      return { winner: ev.winner, text: p !== null && ev.winner === "undecided" ? `${said} (P ${p})` : said };
+    }
+    const key = ev.winner === "proposition" ? "won_for" : "won_against";
+    return { winner: ev.winner, text: this.t(key, { model: this.named(model), margin }) };
   }
 
   ratings(ev) {
@@ -79,7 +99,7 @@ export class TournamentView {
         "tr",
         {},
         el("td", { text: m.rank }),
-        el("td", { text: m.model }),
+        el("td", { class: "model", title: m.model, text: this.named(m.model) }),
         el("td", { text: m.strength.toFixed(2) }),
         el("td", { text: `${m.ci_low.toFixed(2)} – ${m.ci_high.toFixed(2)}` }),
         el("td", { text: `${m.wins}–${m.losses}–${m.draws}` }),
@@ -117,7 +137,7 @@ export class TournamentView {
       el(
         "tr",
         { "data-judge": j.judge },
-        el("td", { text: j.judge }),
+        el("td", { class: "model", title: j.judge, text: this.named(j.judge) }),
         el("td", { text: share(j.accuracy.off_motion) }),
         el("td", { text: share(j.accuracy.silent) }),
         el("td", { text: share(j.position_bias) }),
