@@ -73,12 +73,7 @@ def parse_ref(ref: str) -> Target:
     if not ref:
         raise UsageError("the model reference is empty", hint=REF_HINT)
     if is_remote_ref(ref) or _URL.match(ref):
-        raise UsageError(
-            f"{ref} is a server URL: it names no local model file",
-            hint="a server URL goes to --model or --role directly; `moot models …` works on "
-            "catalog ids, hf: references, registered names, .gguf paths and the models of "
-            "Ollama, LM Studio and llama.cpp's cache",
-        )
+        raise UsageError(key="models.locate.server_url_names_no_local", ref=ref)
     in_store = stores.parse(ref)
     if in_store is not None:
         return Target(id=ref, store=in_store)
@@ -136,11 +131,7 @@ def hub_files(ref: str) -> tuple[HubFile, ...]:
         or any(part in (".", "..") or "\\" in part for part in parts)
         or not parts[-1].endswith(".gguf")
     ):
-        raise UsageError(
-            f"bad hub reference {ref!r}",
-            hint="write hf:OWNER/REPO/FILE.gguf, e.g. "
-            "hf:Qwen/Qwen2.5-0.5B-Instruct-GGUF/qwen2.5-0.5b-instruct-q4_k_m.gguf",
-        )
+        raise UsageError(key="models.locate.bad_hub_reference", ref=ref)
     return hub_cache.shards("/".join(parts[:2]), "/".join(parts[2:]))
 
 
@@ -219,27 +210,21 @@ def check_file(path: Path, missing: Callable[[], MootError]) -> None:
     except FileNotFoundError:
         if path.is_symlink():
             raise ModelNotFoundError(
-                f"{path} is a symlink to {os.readlink(path)}, which does not exist",
-                hint="point it at a .gguf file",
+                key="models.locate.symlink_which_does_not_exist", path=path, path2=os.readlink(path)
             ) from None
         raise missing() from None
     except NotADirectoryError:
         raise missing() from None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise UsageError(f"{path} is a symlink loop", hint="point it at a .gguf file") from None
+            raise UsageError(key="models.locate.symlink_loop", path=path) from None
         raise UsageError(
-            f"{path} cannot be read: {exc.strerror or exc}", hint="check its permissions"
+            key="models.locate.cannot_read", path=path, value=exc.strerror or exc
         ) from None
     if stat.S_ISDIR(mode):
-        raise UsageError(
-            f"{path} is a folder, not a model file", hint="name the .gguf file inside it"
-        )
+        raise UsageError(key="models.locate.folder_not_model_file", path=path)
     if not stat.S_ISREG(mode):
-        raise UsageError(
-            f"{path} is not a regular file (a FIFO, a device or a socket)",
-            hint="name a .gguf file",
-        )
+        raise UsageError(key="models.locate.not_regular_file_fifo_device", path=path)
 
 
 def _register_again(name: str) -> str:
@@ -254,10 +239,7 @@ def _missing_path(target: Target) -> ModelNotFoundError:
             f"the file registered as {target.id!r} is gone: {target.path}",
             hint=_register_again(target.id),
         )
-    return ModelNotFoundError(
-        f"no such model file: {target.path}",
-        hint="check the path; `moot models list` shows the models moot knows",
-    )
+    return ModelNotFoundError(key="models.locate.no_such_model_file", path=target.path)
 
 
 def chat_format(header: gguf_check.GGUFInfo, target: Target, declared: str | None) -> str:
@@ -278,10 +260,11 @@ def chat_format(header: gguf_check.GGUFInfo, target: Target, declared: str | Non
     if arch in ARCH_FORMATS:
         return ARCH_FORMATS[arch]
     raise UsageError(
-        f"{target.id}: the GGUF has no chat template and a {arch!r} model's chat format "
-        "cannot be told from its architecture",
-        hint=f"register it with a format: `moot models add NAME {header.path} --chat-format "
-        f"chatml` (one of: {', '.join(sorted(CHAT_FORMATS - {'template'}))})",
+        key="models.locate.gguf_has_no_chat_template",
+        id=target.id,
+        arch=arch,
+        path=header.path,
+        value=", ".join(sorted(CHAT_FORMATS - {"template"})),
     )
 
 

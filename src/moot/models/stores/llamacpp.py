@@ -37,7 +37,9 @@ def root() -> Path:
 def parse(body: str, ref: str) -> StoreRef:
     """A file's name in the cache: no folder part, so never a way out of it."""
     if not is_gguf(body) or "/" in body or "\\" in body or "\0" in body:
-        raise UsageError(f"bad llama.cpp cache reference {ref!r}", hint=f"write {REF_FORM}")
+        raise UsageError(
+            key="models.stores.llamacpp.bad_llama_cpp_cache_reference", ref=ref, ref_form=REF_FORM
+        )
     return StoreRef(KIND, PREFIX + body, (body,), body)
 
 

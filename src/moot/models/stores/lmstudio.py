@@ -38,7 +38,9 @@ def parse(body: str, ref: str) -> StoreRef:
         or any(not p or p in (".", "..") or "\\" in p or "\0" in p for p in parts)
         or (len(parts) == 3 and not is_gguf(parts[2]))
     ):
-        raise UsageError(f"bad LM Studio reference {ref!r}", hint=f"write {REF_FORM}")
+        raise UsageError(
+            key="models.stores.lmstudio.bad_lm_studio_reference", ref=ref, ref_form=REF_FORM
+        )
     return StoreRef(KIND, PREFIX + "/".join(parts), parts, "/".join(parts[:2]))
 
 
@@ -97,8 +99,11 @@ def _only_model(folder: Path, ref: StoreRef) -> Path:
     if len(models) > 1:
         names = ", ".join(name for name, _, _ in models)
         raise UsageError(
-            f"{ref.ref} holds {len(models)} models: {names}",
-            hint=f"name one: {ref.ref}/{models[0][0]}",
+            key="models.stores.lmstudio.holds_models",
+            ref=ref.ref,
+            n_models=len(models),
+            names=names,
+            models=models[0][0],
         )
     return models[0][1]
 

@@ -61,7 +61,9 @@ def parse(body: str, ref: str) -> StoreRef:
         or not all(_PART.fullmatch(s) for s in segments[1:])
         or not _TAG.fullmatch(tag)
     ):
-        raise UsageError(f"bad Ollama reference {ref!r}", hint=f"write {REF_FORM}")
+        raise UsageError(
+            key="models.stores.ollama.bad_ollama_reference", ref=ref, ref_form=REF_FORM
+        )
     parts = (*segments, tag)
     return StoreRef(KIND, PREFIX + short_name(parts), parts, short_name(parts))
 
