@@ -159,10 +159,12 @@ class OpenAICompatModel:
         if len(names) == 1:
             return names[0]
         if not names:
-            raise RemoteError(f"{self.base_url} serves no models", hint=_START_HINT)
+            raise RemoteError(key="inference.remote.serves_no_models", base_url=self.base_url)
         raise RemoteError(
-            f"{self.base_url} serves several models: {', '.join(names)}",
-            hint=f"name one: {self.base_url}#{names[0]}",
+            key="inference.remote.serves_several_models",
+            base_url=self.base_url,
+            names=", ".join(names),
+            names2=names[0],
         )
 
     def _stream(
@@ -196,8 +198,9 @@ class OpenAICompatModel:
                 raise _transport_error(self.base_url, exc) from exc
             except (ValueError, AttributeError) as exc:
                 raise RemoteError(
-                    f"{self.base_url} sent a malformed event stream: {exc}",
-                    hint="check that the URL points at an OpenAI-compatible /v1 endpoint",
+                    key="inference.remote.sent_malformed_event_stream",
+                    base_url=self.base_url,
+                    exc=exc,
                 ) from exc
         splitter = reply.done()
         self._thinks = self._thinks or bool(splitter.reasoning)
@@ -322,14 +325,16 @@ def _transport_error(url: str, exc: httpx.HTTPError) -> RemoteError:
     import httpx
 
     if isinstance(exc, httpx.TimeoutException):
-        return RemoteError(f"{url} did not answer in time ({exc})", hint="raise the timeout")
-    return RemoteError(f"cannot reach {url}: {exc}", hint=_START_HINT)
+        return RemoteError(key="inference.remote.did_not_answer_time", url=url, exc=exc)
+    return RemoteError(key="inference.remote.cannot_reach", url=url, exc=exc)
 
 
 def _status_error(url: str, resp: httpx.Response) -> RemoteError:
     return RemoteError(
-        f"{url} answered HTTP {resp.status_code}: {_server_message(resp)}",
-        hint="check the model name and the request limits the server allows",
+        key="inference.remote.answered_http",
+        url=url,
+        status_code=resp.status_code,
+        resp=_server_message(resp),
     )
 
 
