@@ -86,7 +86,9 @@ def check_given(given: EvidenceGiven, *, room: int, language: str) -> Evidence:
     try:
         size = len(given.text.encode("utf-8"))
     except UnicodeEncodeError:  # a lone surrogate: JSON can carry one, UTF-8 cannot
-        raise UsageError(f"{what} {name} is not UTF-8 text", hint="save it as UTF-8") from None
+        raise UsageError(
+            key="formats.adversarial.evidence.not_utf_8_text", what=what, name=name
+        ) from None
     if size > EVIDENCE_BYTES:
         raise UsageError(
             f"{what} {name} is {size:,} bytes, over moot's limit of {EVIDENCE_BYTES:,}", hint=hint

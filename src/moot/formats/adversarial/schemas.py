@@ -109,9 +109,9 @@ def make_params(given: AdversarialOptions, options: RunOptions) -> AdversarialPa
     """Participants from repeated --model, the round cap from --rounds, --continue's context."""
     if len(options.models) < 2:
         raise UsageError(
-            f"the adversarial format needs at least two participants, got {len(options.models)}",
-            hint="name each with --model, e.g. --model smollm2-135m --model gemma3-270m",
+            key="formats.adversarial.schemas.adversarial_format_needs_at_least",
             field=f"models.{len(options.models)}",
+            n_models=len(options.models),
         )
     path = given.continue_from
     with concerning("params.continue_from"):
@@ -157,8 +157,9 @@ def given_evidence(paths: tuple[Path, ...]) -> list[Evidence]:
     """The --evidence files, in the order given, their words together within the bound."""
     if len(paths) > MAX_EVIDENCE:
         raise UsageError(
-            f"--evidence is given {len(paths)} times, over {MAX_EVIDENCE}",
-            hint="join the evidence into fewer files",
+            key="formats.adversarial.schemas.evidence_given_times_over",
+            n_paths=len(paths),
+            max_evidence=MAX_EVIDENCE,
         )
     read: list[Evidence] = []
     for path in paths:
@@ -217,17 +218,22 @@ def _check_earlier(item: _Asked, *, name: str, where: tuple[str, str]) -> None:
     question, answer = where
     if len(item.question) > MAX_MOTION:
         raise UsageError(
-            f"{name}: {question}: {len(item.question):,} characters, over the limit of a "
-            f"motion ({MAX_MOTION:,})",
-            hint="give a transcript moot saved, or shorten that question",
+            key="formats.adversarial.schemas.characters_over_limit_motion",
+            name=name,
+            question=question,
+            n_question=len(item.question),
+            max_motion=MAX_MOTION,
         )
     units, size = length_units(item.answer), len(item.answer.encode())
     if units > EARLIER_UNITS or size > EARLIER_BYTES:
         said = f"{units:,} words (字)" if units > EARLIER_UNITS else f"{size:,} bytes"
         raise UsageError(
-            f"{name}: {answer}: {said}, over the limit of a final answer "
-            f"({EARLIER_UNITS:,} words (字), {EARLIER_BYTES:,} bytes)",
-            hint="give a transcript moot saved, or shorten that final answer",
+            key="formats.adversarial.schemas.over_limit_final_answer_words",
+            name=name,
+            answer=answer,
+            said=said,
+            earlier_units=EARLIER_UNITS,
+            earlier_bytes=EARLIER_BYTES,
         )
 
 
