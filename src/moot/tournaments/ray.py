@@ -75,10 +75,7 @@ class RayExecutor:
     def _play(self, ray: Any, tournament: Tournament, pending: list[Pairing], emit: Emit) -> None:
         gpus = 1 if run_settings(tournament.plan).gpu_layers else 0
         if gpus and ray.cluster_resources().get("GPU", 0) < 1:  # else tasks wait forever
-            raise UsageError(
-                "--gpu-layers asks each debate for a GPU, and the Ray cluster has none",
-                hint="use --gpu-layers 0, or a cluster with GPUs",
-            )
+            raise UsageError(key="tournaments.ray.gpu_layers_asks_each_debate")
         # Fewer debates than the cluster has cores: each takes a larger share of them
         # (a resumed tournament's last debate decodes on every core, not one).
         cores = int(ray.cluster_resources().get("CPU", 0))
@@ -111,10 +108,7 @@ def _import_ray(address: str | None) -> Any:
     try:
         import ray
     except ImportError:
-        raise UsageError(
-            "--executor ray needs Ray, which is not installed",
-            hint="pip install 'moot[ray]', or use --executor local",
-        ) from None
+        raise UsageError(key="tournaments.ray.executor_ray_needs_ray_which") from None
     return ray
 
 
@@ -158,8 +152,7 @@ def _init(ray: Any, address: str | None, *, temp_dir: str | None = None) -> None
         reason = (lines[0] if lines else type(exc).__name__)[:300]
         if address:
             raise UsageError(
-                f"could not join the Ray cluster at {address}: {reason}",
-                hint="check --ray-address (or $RAY_ADDRESS), or use --executor local",
+                key="tournaments.ray.could_not_join_ray_cluster", address=address, reason=reason
             ) from None
         # Ray's sockets live under the temporary folder, and a socket's path has at most 107 bytes.
         hint = "use --executor local" + (", or a shorter $TMPDIR" if "AF_UNIX" in reason else "")

@@ -134,10 +134,7 @@ def setup_for(plan: TournamentPlan, pairing: Pairing, folder: Path | None) -> De
 def check_debate_dir(folder: Path) -> None:
     """A debate's folder is the tournament's own: never a symlink to elsewhere."""
     if folder.is_symlink():
-        raise UsageError(
-            f"{folder} is a symlink; moot does not write through it",
-            hint="remove it, and --resume runs that debate again",
-        )
+        raise UsageError(key="tournaments.run.symlink_moot_does_not_write", folder=folder)
 
 
 def run_settings(plan: TournamentPlan) -> RunSettings:
@@ -226,17 +223,13 @@ class Tournament:
     @classmethod
     def create(cls, plan: TournamentPlan, folder: Path) -> Tournament:
         if (folder / PLAN).exists():
-            raise UsageError(
-                f"{folder} already holds a tournament",
-                hint=f"finish it with `moot tournament --resume {folder}`, or choose another --out",
-            )
+            raise UsageError(key="tournaments.run.already_holds_tournament", folder=folder)
         try:
             make_private_dir(folder / "debates")
             write_atomic(folder / PLAN, plan.model_dump_json(indent=2))
         except OSError as exc:
             raise UsageError(
-                f"cannot write to {folder}: {exc.strerror or exc}",
-                hint="choose a folder you can write to with --out",
+                key="tournaments.run.cannot_write", folder=folder, value=exc.strerror or exc
             ) from exc
         return cls(plan, folder)
 
@@ -258,8 +251,7 @@ class Tournament:
             raise UsageError(message, hint=hint) from None
         if (folder / "debates").is_symlink():
             raise UsageError(
-                f"{folder / 'debates'} is a symlink; moot does not write through it",
-                hint="make it a folder of its own",
+                key="tournaments.run.symlink_moot_does_not_write_2", value=folder / "debates"
             )
         return cls(plan, folder)
 
@@ -293,10 +285,7 @@ class Tournament:
                 continue
             path = self.debate_dir(p) / "transcript.json"
             if not os.path.lexists(path):
-                raise UsageError(
-                    f"debate {p.id} has a verdict but no transcript.json",
-                    hint="remove its verdict.json, and --resume runs that debate again",
-                )
+                raise UsageError(key="tournaments.run.debate_has_verdict_but_no", id=p.id)
             found[p.id] = read_record(path, Transcript, what="transcript", hint=hint)
         return found
 
