@@ -81,9 +81,7 @@ def calibrate_judges(
     side, the sides swapped, a padded loser, the same debate twice. Each judge's accuracy
     comes with its 95 % interval; one that includes 50 % is no better than chance."""
     if motions is None:
-        raise UsageError(
-            "no --motions file", hint="--motions FILE: two motions or more, one a line"
-        )
+        raise UsageError(key="cli.calibrate.no_motions_file")
     folder = history.out_folder(out) if out is not None else None  # named as the option
     run = run_settings(max_tokens=max_tokens, n_ctx=n_ctx, gpu_layers=gpu_layers, dry_run=dry_run)
     plan = plan_calibration(

@@ -217,36 +217,28 @@ def tournament(
     debate; the models are ranked by Bradley-Terry strength."""
     # Everything is checked before anything is printed or written.
     if executor not in ("local", "ray"):
-        raise UsageError(f"unknown executor {executor!r}", hint="use --executor local or ray")
+        raise UsageError(key="cli.tournament.unknown_executor", executor=executor)
     if ray_address is not None and executor != "ray":
-        raise UsageError(
-            "--ray-address applies only to --executor ray",
-            hint="add --executor ray, or drop --ray-address",
-        )
+        raise UsageError(key="cli.tournament.ray_address_applies_only_executor")
     check_counts(swaps=swaps, bootstrap=bootstrap, seed=seed, controls=controls)
     check_parallel(parallel)
     check_batch(batch, parallel)
     if parallel > 1 and executor != "local":
-        raise UsageError(
-            "--parallel applies only to --executor local",
-            hint="Ray runs as many debates at once as its cluster has cores: drop --parallel",
-        )
+        raise UsageError(key="cli.tournament.parallel_applies_only_executor_local")
     check_schedule(schedule, None, 0)
     check_executor(schedule, executor, parallel)
     if resume is not None:
         fixed = _given(ctx, (*PLANNED, *params))
         if fixed:
             raise UsageError(
-                f"--resume continues a tournament as it was planned: its plan fixes {fixed[0]}",
-                hint="give --resume DIR with only --executor, --ray-address, --parallel, "
-                "--batch, --bootstrap or --quiet",
+                key="cli.tournament.resume_continues_tournament_as_was", fixed=fixed[0]
             )
         t = Tournament.open(resume)
         check_executor(t.plan.schedule, executor, parallel)
         runner = make_executor(executor, ray_address, parallel, batch=batch)
     else:
         if motions is None:
-            raise UsageError("no --motions file", hint="--motions FILE: one motion a line")
+            raise UsageError(key="cli.tournament.no_motions_file")
         folder = history.out_folder(out) if out is not None else None
         run = run_settings(
             max_tokens=max_tokens,
@@ -333,10 +325,7 @@ def _run(t: Tournament, executor: Executor, *, quiet: bool, samples: int) -> Non
     from moot.tournaments.report import report_of, write  # numpy and matplotlib: only now
 
     if not t.verdicts():
-        raise MootError(
-            "no debate of the tournament finished",
-            hint=f"see the errors above; retry with moot tournament --resume {t.folder}",
-        )
+        raise MootError(key="cli.tournament.no_debate_tournament_finished", folder=t.folder)
     report = report_of(t, samples=samples)
     paths = write(report, t.folder)
     show_report(console, report, language)
