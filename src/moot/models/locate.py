@@ -71,7 +71,7 @@ def parse_ref(ref: str) -> Target:
     catalog id, registered name or path (in that order)."""
     ref = ref.strip()
     if not ref:
-        raise UsageError("the model reference is empty", hint=REF_HINT)
+        raise UsageError(key="models.locate.model_reference_empty", fix=REF_HINT)
     if is_remote_ref(ref) or _URL.match(ref):
         raise UsageError(key="models.locate.server_url_names_no_local", ref=ref)
     in_store = stores.parse(ref)
@@ -161,11 +161,15 @@ def find(target: Target) -> Located:
             found = _card_files(target.card, source)
             if found is not None:
                 return found
-        raise ModelNotFoundError(f"model {target.id!r} is not installed", hint=pull_hint)
+        raise ModelNotFoundError(
+            key="models.locate.model_not_installed", id=target.id, fix=pull_hint
+        )
     paths = [hub_cache.cached_file(f) for f in target.hub]
     files = tuple(p for p in paths if p is not None)
     if len(files) != len(paths):
-        missing = ModelNotFoundError(f"{target.id} is not in the local cache", hint=pull_hint)
+        missing = ModelNotFoundError(
+            key="models.locate.not_local_cache", id=target.id, fix=pull_hint
+        )
         raise _with_suggestion(missing, target.id, _cached_refs())
     return files, tuple(hub_cache.etag_sha256(p) for p in files)
 
@@ -236,8 +240,10 @@ def _register_again(name: str) -> str:
 def _missing_path(target: Target) -> ModelNotFoundError:
     if target.registered is not None:
         return ModelNotFoundError(
-            f"the file registered as {target.id!r} is gone: {target.path}",
-            hint=_register_again(target.id),
+            key="models.locate.file_registered_as_gone",
+            id=target.id,
+            path=target.path,
+            fix=_register_again(target.id),
         )
     return ModelNotFoundError(key="models.locate.no_such_model_file", path=target.path)
 
@@ -286,25 +292,36 @@ def check_templates(header: gguf_check.GGUFInfo, *, used: bool) -> None:
     for key, text in header.chat_templates.items():
         if text is None:
             raise ModelIntegrityError(
-                f"{path}: the chat template {key} is not UTF-8 text of at most "
-                f"{gguf_check.MAX_DECODED_STRING} bytes, so moot cannot check it",
-                hint=intact,
+                key="models.locate.chat_template_not_utf_8",
+                path=path,
+                key_value=key,
+                max_decoded_string=gguf_check.MAX_DECODED_STRING,
+                fix=intact,
             )
         problem = chat_template_problem(text, rendered=used and key == gguf_check.TEMPLATE_KEY)
         if problem is None:
             continue
         if problem.kind == "broken":
             raise ModelIntegrityError(
-                f"{path}: the chat template {key} is broken: {problem.detail}", hint=intact
+                key="models.locate.chat_template_broken",
+                path=path,
+                key_value=key,
+                detail=problem.detail,
+                fix=intact,
             )
         if used and problem.kind == "unsafe":
             raise ModelIntegrityError(
-                f"{path}: the chat template {key} is malicious or unsafe ({problem.detail}); "
-                "moot will not run it",
-                hint=trusted,
+                key="models.locate.chat_template_malicious_unsafe_moot",
+                path=path,
+                key_value=key,
+                detail=problem.detail,
+                fix=trusted,
             )
         if used:
             raise ModelIntegrityError(
-                f"{path}: the chat template {key} cannot format a conversation: {problem.detail}",
-                hint=trusted,
+                key="models.locate.chat_template_cannot_format_conversation",
+                path=path,
+                key_value=key,
+                detail=problem.detail,
+                fix=trusted,
             )

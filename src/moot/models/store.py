@@ -422,9 +422,10 @@ def removable(ref: str) -> locate.Target:
     target = locate.parse_ref(ref)
     if target.store is not None:
         raise UsageError(
-            f"{target.id} is in {stores.title(target.store.kind)}, not a file moot downloaded; "
-            "moot leaves it alone",
-            hint=stores.remove_hint(target.store),
+            key="models.store.in_other_store",
+            id=target.id,
+            kind=stores.title(target.store.kind),
+            fix=stores.remove_hint(target.store),
         )
     if target.path is not None and target.registered is None:
         raise UsageError(key="models.store.not_file_moot_downloaded_moot", path=target.path)

@@ -159,8 +159,12 @@ def with_shards(path: Path, *, what: str, hint: str) -> tuple[Path, ...]:
         kind = kind_of(part)
         if kind == "missing":
             raise ModelNotFoundError(
-                f"{what}: part {i} of {len(files)} of the split model is missing: {part}",
-                hint=hint,
+                key="models.stores.base.part_split_model_missing",
+                what=what,
+                i=i,
+                n_files=len(files),
+                part=part,
+                fix=hint,
             )
         if kind != "file":
             raise refuse(part, kind, hint=hint)

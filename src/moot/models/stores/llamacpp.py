@@ -64,7 +64,9 @@ def find(ref: StoreRef) -> Found:
     path = root() / ref.parts[0]
     kind = kind_of(path)
     if kind == "missing":
-        raise ModelNotFoundError(f"{ref.ref} is not in llama.cpp's cache ({root()})", hint=hint)
+        raise ModelNotFoundError(
+            key="models.stores.llamacpp.not_llama_cpp_s_cache", ref=ref.ref, value=root(), fix=hint
+        )
     if kind != "file":
         raise refuse(path, kind, hint=hint)
     files = with_shards(path, what=ref.ref, hint=hint)

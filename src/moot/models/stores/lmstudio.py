@@ -75,14 +75,21 @@ def find(ref: StoreRef) -> Found:
             return _file(folder / ref.parts[2], ref)
         return _file(_only_model(folder, ref), ref)
     where = " or ".join(str(r) for r in looked)
-    raise ModelNotFoundError(f"{ref.ref} is not in LM Studio's models folder ({where})", hint=hint)
+    raise ModelNotFoundError(
+        key="models.stores.lmstudio.not_lm_studio_s_models",
+        ref=ref.ref,
+        where_value=where,
+        fix=hint,
+    )
 
 
 def _file(path: Path, ref: StoreRef) -> Found:
     hint = get_hint(ref)
     kind = kind_of(path)
     if kind == "missing":
-        raise ModelNotFoundError(f"{ref.ref}: there is no {path}", hint=hint)
+        raise ModelNotFoundError(
+            key="models.stores.lmstudio.there_no", ref=ref.ref, path=path, fix=hint
+        )
     if kind != "file":
         raise refuse(path, kind, hint=hint)
     files = with_shards(path, what=ref.ref, hint=hint)
@@ -95,7 +102,12 @@ def _only_model(folder: Path, ref: StoreRef) -> Path:
     except Unreadable as exc:
         raise UsageError(exc.reason, hint="check its permissions") from None
     if not models:
-        raise ModelNotFoundError(f"{ref.ref}: {folder} holds no GGUF model", hint=get_hint(ref))
+        raise ModelNotFoundError(
+            key="models.stores.lmstudio.holds_no_gguf_model",
+            ref=ref.ref,
+            folder=folder,
+            fix=get_hint(ref),
+        )
     if len(models) > 1:
         names = ", ".join(name for name, _, _ in models)
         raise UsageError(

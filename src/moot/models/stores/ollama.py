@@ -111,7 +111,9 @@ def find(ref: StoreRef) -> Found:
         except Unreadable as exc:
             raise UsageError(exc.reason, hint=hint) from None
     where = " or ".join(str(r) for r in looked)
-    raise ModelNotFoundError(f"{ref.ref} is not in Ollama's store ({where})", hint=hint)
+    raise ModelNotFoundError(
+        key="models.stores.ollama.not_ollama_s_store", ref=ref.ref, where_value=where, fix=hint
+    )
 
 
 def _blob(root: Path, digest: str, size: int | None, ref: StoreRef) -> Found:
@@ -119,9 +121,11 @@ def _blob(root: Path, digest: str, size: int | None, ref: StoreRef) -> Found:
     kind = kind_of(blob)
     if kind == "missing":
         raise ModelNotFoundError(
-            f"Ollama's manifest for {ref.name} names the blob sha256-{digest}, which is not in "
-            f"{root / 'blobs'}",
-            hint=get_hint(ref),
+            key="models.stores.ollama.ollama_s_manifest_names_blob",
+            name=ref.name,
+            digest=digest,
+            value=root / "blobs",
+            fix=get_hint(ref),
         )
     if kind != "file":
         raise refuse(blob, kind, hint=get_hint(ref))
