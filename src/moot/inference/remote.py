@@ -28,10 +28,6 @@ if TYPE_CHECKING:
 Dialect = Literal["json_schema", "json_object"]
 # OpenAI and vLLM take json_schema; llama-cpp-python's server rejects it and takes json_object.
 DIALECTS: tuple[Dialect, ...] = ("json_schema", "json_object")
-_START_HINT = (
-    "is the server running? start it with e.g. "
-    "`python -m llama_cpp.server --model MODEL.gguf --host 127.0.0.1 --port 8000`"
-)
 _learned: dict[str, Dialect] = {}  # base URL → the structured-output dialect it accepted
 _learned_lock = threading.Lock()
 

@@ -144,12 +144,27 @@ def evidence_text(text: str, *, name: str, what: str, room: int) -> Evidence:
     hint = EVIDENCE_HINT.format(n=room)
     binary = next((c for c in text if ord(c) < 32 and c not in "\t\n\r\f"), None)
     if binary is not None:
-        raise UsageError(f"{what} {name} is not text (it holds byte {ord(binary):#04x})", hint=hint)
+        raise UsageError(
+            key="formats.adversarial.schemas.not_text_holds_byte",
+            what=what,
+            name=name,
+            binary=ord(binary),
+            fix=hint,
+        )
     units = length_units(text)
     if units == 0:
-        raise UsageError(f"{what} {name} holds no words", hint=hint)
+        raise UsageError(
+            key="formats.adversarial.schemas.holds_no_words", what=what, name=name, fix=hint
+        )
     if units > room:
-        raise UsageError(f"{what} {name} is {units:,} words (字), over {room:,}", hint=hint)
+        raise UsageError(
+            key="formats.adversarial.schemas.words_over",
+            what=what,
+            name=name,
+            units=units,
+            room=room,
+            fix=hint,
+        )
     return Evidence(name=name, text=text.strip())
 
 
@@ -194,14 +209,18 @@ def load_session(path: Path) -> list[Earlier]:
     data = read_json(path, what="--continue", limit=RECORD_LIMIT)
     if not isinstance(data, dict) or data.get("format") != "adversarial":
         raise UsageError(
-            f"--continue {path} is not a transcript of an adversarial debate", hint=hint
+            key="formats.adversarial.schemas.continue_not_transcript_adversarial_debate",
+            path=path,
+            fix=hint,
         )
     name = f"--continue {path}"
     check_version(data, name=name, hint=hint)
     saved = validate(_Saved, data, name=name, hint=hint)
     result = saved.result or _SavedResult()
     if not result.final_answer:
-        raise UsageError(f"--continue {path}: that debate has no final answer", hint=hint)
+        raise UsageError(
+            key="formats.adversarial.schemas.continue_that_debate_has_no", path=path, fix=hint
+        )
     earlier = [*result.session, _Asked(question=saved.motion, answer=result.final_answer)]
     kept = earlier[-SESSION_KEEP:]
     for i, item in enumerate(kept, start=len(earlier) - len(kept)):

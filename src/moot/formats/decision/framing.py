@@ -296,9 +296,6 @@ def apply_corrections(plan: Plan, reply: str) -> Plan:
     return plan
 
 
-_HELP = "type e.g. `positions: A | B | C; out of scope: X` or press Enter to accept"
-
-
 def _field(key: str) -> str | None:
     name = " ".join(key.split()).lower()
     return next((f for f, names in _FIELDS.items() if name in names), None)
