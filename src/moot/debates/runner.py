@@ -306,7 +306,7 @@ def _write_error(exc: OSError, out: Path | None, journal: Journal | None) -> Moo
         )
     else:
         hint = "nothing was saved, so it cannot be resumed; free some space and run it again"
-    return MootError(f"{what}: {exc.strerror or exc}", hint=hint)
+    return MootError(key="debates.runner.error", what=what, value=exc.strerror or exc, fix=hint)
 
 
 def resume_setup(folder: Path) -> tuple[DebateSetup, list[Record]]:
@@ -385,7 +385,9 @@ def setup_from_record(
     check_version(header, name=source, hint=hint)
     h = validate(_Header, header, name=source, hint=hint)
     if h.format not in NAMES:
-        raise UsageError(f"{source}: format: unknown format {h.format!r}", hint=hint)
+        raise UsageError(
+            key="debates.runner.format_unknown_format", source=source, format=h.format, fix=hint
+        )
     fmt = get_format(h.format)
     saved = dict(h.params)
     extra = {k: saved.pop(k) for k in _RUN_FIELDS if k in saved}

@@ -121,7 +121,9 @@ def settings_error(exc: ValidationError, *, hint: str, options: bool = False) ->
     where = _option(loc) if options and loc else ".".join(loc) or "settings"
     field = ".".join(loc) or None
     if first["type"] == "extra_forbidden":
-        return UsageError(f"unknown setting {where!r}", hint=hint, field=field)
+        return UsageError(
+            key="debates.settings.unknown_setting", field=field, where_value=where, fix=hint
+        )
     bounds = [f"{_BOUNDS[k]} {v}" for k, v in first.get("ctx", {}).items() if k in _BOUNDS]
     return UsageError(
         f"{where}{'' if where.endswith('=') else ' '}{_shown(first.get('input'))} is not allowed: "
