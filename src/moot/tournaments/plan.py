@@ -166,7 +166,11 @@ def check_refs(option: str, refs: Sequence[str], limit: int, fewer: str) -> None
     """At most LIMIT references for OPTION, none empty or too long to be one."""
     if len(refs) > limit:
         raise UsageError(
-            f"{option} is given {len(refs):,} times, over the limit of {limit}", hint=fewer
+            key="tournaments.plan.given_times_over_limit",
+            option=option,
+            n_refs=len(refs),
+            limit=limit,
+            fix=fewer,
         )
     for ref in refs:
         if not ref.strip():

@@ -122,18 +122,21 @@ def check_address(address: str, *, timeout: float = CONNECT_TIMEOUT_S) -> None:
     host, _, port = address.removeprefix("ray://").rpartition(":")
     host = host.removeprefix("[").removesuffix("]")
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise UsageError(f"the Ray address {address!r} is not HOST:PORT", hint=hint)
+        raise UsageError(key="tournaments.ray.ray_address_not_host_port", address=address, fix=hint)
     try:
         with socket.create_connection((host, int(port)), timeout=timeout):
             pass
     except TimeoutError:
         raise UsageError(
-            f"the Ray cluster at {address} did not answer within {timeout:g} seconds", hint=hint
+            key="tournaments.ray.ray_cluster_at_did_not", address=address, timeout=timeout, fix=hint
         ) from None
     except OSError as exc:
         reason = exc.strerror or str(exc) or type(exc).__name__
         raise UsageError(
-            f"cannot reach the Ray cluster at {address}: {reason.lower()}", hint=hint
+            key="tournaments.ray.cannot_reach_ray_cluster_at",
+            address=address,
+            reason=reason.lower(),
+            fix=hint,
         ) from None
 
 
@@ -156,7 +159,9 @@ def _init(ray: Any, address: str | None, *, temp_dir: str | None = None) -> None
             ) from None
         # Ray's sockets live under the temporary folder, and a socket's path has at most 107 bytes.
         hint = "use --executor local" + (", or a shorter $TMPDIR" if "AF_UNIX" in reason else "")
-        raise MootError(f"could not start a local Ray instance: {reason}", hint=hint) from None
+        raise MootError(
+            key="tournaments.ray.could_not_start_local_ray", reason=reason, fix=hint
+        ) from None
 
 
 def _read(folder: Path) -> dict[str, str]:

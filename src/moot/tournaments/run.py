@@ -68,9 +68,15 @@ def read_record(path: Path, model: type[M], *, what: str, hint: str) -> M:
         first = exc.errors()[0]
         if first["type"] == "json_invalid":
             detail = str(first.get("ctx", {}).get("error", "")) or "malformed"
-            raise UsageError(f"{what} {path} is not valid JSON: {detail}", hint=hint) from None
+            raise UsageError(
+                key="tournaments.run.not_valid_json", what=what, path=path, detail=detail, fix=hint
+            ) from None
         raise UsageError(
-            f"{what} {path} is not one moot wrote: {problem(exc)}", hint=hint
+            key="tournaments.run.not_one_moot_wrote",
+            what=what,
+            path=path,
+            exc=problem(exc),
+            fix=hint,
         ) from None
 
 
@@ -180,7 +186,9 @@ def play(
         if (transcript.format, transcript.language) not in SIDE_NAMES or (
             transcript.format != plan.format
         ):
-            raise UsageError(f"transcript {saved} is not of this tournament's debate", hint=again)
+            raise UsageError(
+                key="tournaments.run.transcript_not_this_tournament_s", saved=saved, fix=again
+            )
     else:
         journal = folder / "journal.jsonl"
         there = os.path.lexists(journal)
@@ -239,10 +247,10 @@ class Tournament:
         that is not a plan moot wrote."""
         hint = "pass the folder a tournament was started in"
         if folder.exists() and not folder.is_dir():
-            raise UsageError(f"{folder} is not a folder", hint=hint)
+            raise UsageError(key="tournaments.run.not_folder", folder=folder, fix=hint)
         path = folder / PLAN
         if not os.path.lexists(path):
-            raise UsageError(f"{folder} holds no {PLAN}", hint=hint)
+            raise UsageError(key="tournaments.run.holds_no", folder=folder, plan=PLAN, fix=hint)
         plan = read_record(path, TournamentPlan, what="tournament plan", hint=hint)
         try:
             check_plan(plan)
@@ -271,7 +279,9 @@ class Tournament:
             hint = "remove it, and --resume judges that debate again"
             verdict = read_record(path, Verdict, what="verdict", hint=hint)
             if verdict.debate != p.id:
-                raise UsageError(f"verdict {path} is the verdict of another debate", hint=hint)
+                raise UsageError(
+                    key="tournaments.run.verdict_verdict_another_debate", path=path, fix=hint
+                )
             found[p.id] = verdict
         return found
 
