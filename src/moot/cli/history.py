@@ -106,8 +106,9 @@ def rm(
             err.print(f"[red]failed:[/] {safe(why.message)}", highlight=False)
         if cleared.failed:
             raise MootError(
-                f"{len(cleared.failed)} saved debate(s) could not be deleted",
-                hint=cleared.failed[0][1].hint,
+                key="cli.history.saved_debate_s_could_not",
+                n_failed=len(cleared.failed),
+                fix=cleared.failed[0][1].hint,
             )
         return
     if not ref:
