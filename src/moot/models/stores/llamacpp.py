@@ -22,7 +22,6 @@ from moot.models.stores.base import (
 )
 
 KIND, PREFIX, TITLE = "llamacpp", "llamacpp:", "llama.cpp's cache"
-REF_FORM = "llamacpp:FILE.gguf, FILE a file in llama.cpp's cache (`moot models list` shows them)"
 
 
 def root() -> Path:
@@ -37,9 +36,7 @@ def root() -> Path:
 def parse(body: str, ref: str) -> StoreRef:
     """A file's name in the cache: no folder part, so never a way out of it."""
     if not is_gguf(body) or "/" in body or "\\" in body or "\0" in body:
-        raise UsageError(
-            key="models.stores.llamacpp.bad_llama_cpp_cache_reference", ref=ref, ref_form=REF_FORM
-        )
+        raise UsageError(key="models.stores.llamacpp.bad_llama_cpp_cache_reference", ref=ref)
     return StoreRef(KIND, PREFIX + body, (body,), body)
 
 

@@ -11,6 +11,7 @@ from moot.models.stores.base import (
     Listed,
     StoreRef,
     Unreadable,
+    either,
     entries,
     is_gguf,
     kind_of,
@@ -21,7 +22,6 @@ from moot.models.stores.base import (
 )
 
 KIND, PREFIX, TITLE = "lmstudio", "lmstudio:", "LM Studio"
-REF_FORM = "lmstudio:PUBLISHER/MODEL or lmstudio:PUBLISHER/MODEL/FILE.gguf"
 
 
 def roots() -> list[Path]:
@@ -38,9 +38,7 @@ def parse(body: str, ref: str) -> StoreRef:
         or any(not p or p in (".", "..") or "\\" in p or "\0" in p for p in parts)
         or (len(parts) == 3 and not is_gguf(parts[2]))
     ):
-        raise UsageError(
-            key="models.stores.lmstudio.bad_lm_studio_reference", ref=ref, ref_form=REF_FORM
-        )
+        raise UsageError(key="models.stores.lmstudio.bad_lm_studio_reference", ref=ref)
     return StoreRef(KIND, PREFIX + "/".join(parts), parts, "/".join(parts[:2]))
 
 
@@ -74,7 +72,7 @@ def find(ref: StoreRef) -> Found:
         if len(ref.parts) == 3:
             return _file(folder / ref.parts[2], ref)
         return _file(_only_model(folder, ref), ref)
-    where = " or ".join(str(r) for r in looked)
+    where = either(looked)
     raise ModelNotFoundError(
         key="models.stores.lmstudio.not_lm_studio_s_models",
         ref=ref.ref,
