@@ -385,7 +385,7 @@ def confirm(engine: Engine, plan: Plan, doubt: UsageError | None = None) -> Plan
         problem = count_problem(plan.positions)
         refusal = doubt or (refuse(problem) if problem else None)
         if refusal:
-            problem = words(lang).shown(refusal.message)
+            problem = words(lang).error(refusal)["message"]
             engine.notice(label(lang, "correct", problem=problem), "warn")
         shown = proposal(
             plan, seats(plan, lang), models, saved=engine.journal is not None, language=lang
