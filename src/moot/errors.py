@@ -2,23 +2,89 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+import tomllib
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+
+@functools.cache
+def _english() -> Mapping[str, Any]:
+    # The English pack's `[errors]` table. moot.config.resource_path, repeated here: errors
+    # sit below every other module and import none of them.
+    here = Path(__file__).parent
+    packaged = here / "_data" / "prompts"
+    root = packaged if packaged.is_dir() else here.resolve().parents[1] / "prompts"
+    with open(root / "en" / "engine" / "words.toml", "rb") as f:
+        table: Mapping[str, Any] = tomllib.load(f).get("errors", {})
+    return table
+
+
+def entry(table: Mapping[str, Any], key: str) -> Mapping[str, str] | None:
+    """The `{message, hint}` of KEY (dotted: `store.not_installed`) in an `[errors]` table."""
+    node: Any = table
+    for part in key.split("."):
+        node = node.get(part) if isinstance(node, Mapping) else None
+    return node if isinstance(node, Mapping) and isinstance(node.get("message"), str) else None
+
+
+def english(key: str, values: Mapping[str, object]) -> tuple[str, str]:
+    """The message and hint of error KEY in English, filled with VALUES."""
+    found = entry(_english(), key)
+    if found is None:
+        raise KeyError(f"no error {key!r} in the English words")
+    return found["message"].format(**values), found.get("hint", "").format(**values)
+
+
+class Phrase:
+    """A part of an error's message or hint that is said in words of its own (KEY in the
+    `[errors]` tables, with VALUES), passed as a value of the error; `str` is its English."""
+
+    def __init__(self, key: str, /, **values: Any) -> None:
+        self.key = key
+        self.values = values
+
+    def __str__(self) -> str:
+        return english(self.key, self.values)[0]
 
 
 class MootError(Exception):
-    """Base of every error moot reports to a user; `hint` says how to fix it."""
+    """Base of every error moot reports to a user; `hint` says how to fix it.
+
+    Raised by `key` (its entry in the packs' `engine/words.toml`, `[errors.<key>]`: a
+    message and a hint with `{fields}`) and the VALUES of its fields:
+    `raise UsageError(key="settings.no_save_and_out", option="--out")`. The message and hint
+    are the English ones (`str(error)`); a front end shows them in a debate's language with
+    `moot.words.words(language).error(error)`.
+    """
 
     exit_code = 1
 
-    def __init__(self, message: str, *, hint: str = "", field: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        hint: str = "",
+        field: str | None = None,
+        key: str = "",
+        **values: Any,
+    ) -> None:
+        if key:
+            message, hint = english(key, values)
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.key = key
+        self.values = values
         # The setting it concerns, where it concerns one: its path among `moot.debate`'s
         # keywords ("motion", "models.0", "temperatures.judge", "params.rounds",
         # "run.max_tokens"), so a front end places the error beside that field.
         self.field = field
+        # The name the user most likely meant, where they mistyped one: every front end
+        # leads the hint with it ("did you mean smollm2-135m?"), in its language.
+        self.near: str | None = None
 
 
 class UsageError(MootError, ValueError):
@@ -46,9 +112,10 @@ class ContextOverflowError(MootError):
 
     def __init__(self, *, prompt_tokens: int, n_ctx: int, max_tokens: int = 0) -> None:
         super().__init__(
-            f"prompt of {prompt_tokens} tokens (+{max_tokens} to generate) does not fit "
-            f"the context of {n_ctx} tokens",
-            hint="shorten the motion, lower max_tokens, or load the model with a larger --n-ctx",
+            key="model.context_overflow",
+            prompt_tokens=prompt_tokens,
+            max_tokens=max_tokens,
+            n_ctx=n_ctx,
         )
         self.prompt_tokens = prompt_tokens
         self.n_ctx = n_ctx
@@ -59,8 +126,16 @@ class StructuredReplyError(MootError):
     """A reply that stayed invalid against its schema after the re-ask; keeps the raw text
     and the request that was asked (a `ChatRequest`), so a failed seat records its prompt."""
 
-    def __init__(self, message: str, *, raw: str, hint: str = "", request: object = None) -> None:
-        super().__init__(message, hint=hint or "try another seed or a larger model")
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        raw: str,
+        request: object = None,
+        key: str = "",
+        **values: Any,
+    ) -> None:
+        super().__init__(message, key=key, **values)
         self.raw = raw
         self.request = request
 
@@ -68,8 +143,16 @@ class StructuredReplyError(MootError):
 class DegenerateReplyError(MootError):
     """A reply that is empty or one phrase repeated over and over."""
 
-    def __init__(self, message: str, *, raw: str, completion: object = None) -> None:
-        super().__init__(message, hint="try another seed, a lower temperature or a larger model")
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        raw: str,
+        completion: object = None,
+        key: str = "",
+        **values: Any,
+    ) -> None:
+        super().__init__(message, key=key, **values)
         self.raw = raw
         self.completion = completion  # the llm.Completion, with what the reply cost
 
@@ -79,8 +162,7 @@ class ReasoningOnlyError(DegenerateReplyError):
     (its think block unclosed, or closed with nothing after it)."""
 
     def __init__(self, *, reasoning: str, completion: object = None) -> None:
-        super().__init__("the reply is all reasoning and no answer", raw="", completion=completion)
-        self.hint = "turn thinking off with --think-budget 0, or give it more with --think-budget"
+        super().__init__(raw="", completion=completion, key="model.reasoning_only")
         self.reasoning = reasoning
 
 
@@ -89,8 +171,7 @@ class CallTimeoutError(MootError, TimeoutError):
 
     def __init__(self, *, seconds: float, model: str = "") -> None:
         super().__init__(
-            f"{model or 'the model'} did not finish within {seconds:g} s",
-            hint="raise --call-timeout, shorten turns with --max-tokens, or use a smaller model",
+            key="model.call_timeout", model=model or Phrase("model.the_model"), seconds=seconds
         )
         self.seconds = seconds
 
@@ -111,9 +192,17 @@ class NotEnoughMemoryError(MootError):
     exit_code = 2
 
     def __init__(
-        self, message: str, *, hint: str, needed: int, free: int, gpu: bool = False
+        self,
+        message: str = "",
+        *,
+        hint: str = "",
+        needed: int,
+        free: int,
+        gpu: bool = False,
+        key: str = "",
+        **values: Any,
     ) -> None:
-        super().__init__(message, hint=hint)
+        super().__init__(message, hint=hint, key=key, **values)
         self.needed = needed  # bytes
         self.free = free
         self.gpu = gpu  # GPU memory, not system memory
@@ -123,8 +212,17 @@ class RecordError(UsageError):
     """A saved debate's file (a journal, a transcript) that does not read as moot's records:
     `path` is the file, `where` the line of a journal or the JSON path in a transcript."""
 
-    def __init__(self, message: str, *, path: str, where: str = "", hint: str = "") -> None:
-        super().__init__(message, hint=hint)
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        path: str,
+        where: str = "",
+        hint: str = "",
+        key: str = "",
+        **values: Any,
+    ) -> None:
+        super().__init__(message, hint=hint, key=key, path=path, **values)
         self.path = path
         self.where = where
 

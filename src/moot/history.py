@@ -41,13 +41,8 @@ ELSEWHERE = "saved-elsewhere"  # the index of debates saved outside the data dir
 _ENTRY_LIMIT = 16 * files.KIB  # an index entry: one folder's path
 _CANDIDATES = 5  # an ambiguous prefix's candidates, named in its error
 
-_SET_HOME = "set MOOT_HOME to a folder you can write to"
 _IS_IT_MOOTS = "is it a folder moot wrote? `moot history rm ID` deletes a saved one"
-_HOW_TO_NAME = (
-    "name a debate by its id from `moot history list`, a unique prefix, its folder, or last"
-)
 NONE_SAVED = 'no saved debates yet: `moot run "a motion"` runs one and saves it'
-_RUN_ONE = 'run one with `moot run "a motion"`; it is saved and listed by `moot history list`'
 
 
 @dataclass(frozen=True)
@@ -99,10 +94,7 @@ def _read_journal(path: Path) -> list[Record]:
         return records
     if not isinstance(records[0], DebateRecord):
         raise RecordError(
-            f"journal {path} is not moot's: line 1 is not a debate's header",
-            path=str(path),
-            where="line 1",
-            hint=_IS_IT_MOOTS,
+            key="history.journal_not_moot_s_line", path=str(path), where="line 1", path_value=path
         )
     return records
 
@@ -110,7 +102,7 @@ def _read_journal(path: Path) -> list[Record]:
 def _check_record(path: Path, what: str, data: dict[str, Any]) -> None:
     for key in ("format", "motion"):
         if not isinstance(data.get(key, ""), str):
-            raise UsageError(f"{what} {path} is not moot's: {key!r} is not text", hint=_IS_IT_MOOTS)
+            raise UsageError(key="history.not_moot_s_not_text", what=what, path=path, key_value=key)
 
 
 def _summary(folder: Path) -> SavedDebate | None:
@@ -146,14 +138,13 @@ def _data_error(exc: OSError, doing: str) -> UsageError:
     if isinstance(exc, (NotADirectoryError, FileExistsError)):
         on_the_way = (root, *root.parents)
         bad = next((p for p in on_the_way if os.path.lexists(p) and not p.is_dir()), root)
-        return UsageError(f"moot's data folder {bad} is not a folder", hint=_SET_HOME)
+        return UsageError(key="history.moot_s_data_folder_not", bad=bad)
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return UsageError(
-            f"cannot {doing} moot's data folder {home}: {exc.strerror}",
-            hint="free some space, or save elsewhere with --out",
+            key="history.cannot_moot_s_data_folder_2", doing=doing, home=home, strerror=exc.strerror
         )
     return UsageError(
-        f"cannot {doing} moot's data folder {home}: {exc.strerror or exc}", hint=_SET_HOME
+        key="history.cannot_moot_s_data_folder", doing=doing, home=home, value=exc.strerror or exc
     )
 
 
@@ -188,11 +179,11 @@ def find(ref: str, *, readable: bool = True) -> SavedDebate:
     transcript.json or journal.jsonl in it), or `last`, the most recent. With READABLE, a
     debate whose files cannot be read is refused, naming the problem."""
     if not ref.strip():
-        raise UsageError("name a saved debate", hint=_HOW_TO_NAME)
+        raise UsageError(key="history.name_saved_debate")
     if ref == LAST:
         saved = list_debates(elsewhere=True)
         if not saved:
-            raise UsageError("there is no saved debate yet, so none is the last", hint=_RUN_ONE)
+            raise UsageError(key="history.there_no_saved_debate_yet")
         return _checked(saved[-1], readable)
     path = _expand(ref)
     folder = path.parent if path.name in (TRANSCRIPT, JOURNAL) and path.is_file() else path
@@ -201,7 +192,7 @@ def find(ref: str, *, readable: bool = True) -> SavedDebate:
         if found is not None:
             return _checked(_as_indexed(found), readable)
     if _is_path(ref) and not os.path.lexists(path):
-        raise UsageError(f"{ref} does not exist", hint=_HOW_TO_NAME)
+        raise UsageError(key="history.does_not_exist", ref=ref)
     matches = [d for d in list_debates(elsewhere=True) if d.id.startswith(ref)]
     exact = [d for d in matches if d.id == ref]
     if len(exact) == 1 or len(matches) == 1:
@@ -211,15 +202,16 @@ def find(ref: str, *, readable: bool = True) -> SavedDebate:
         more = len(named) - _CANDIDATES
         listed = ", ".join(named[:_CANDIDATES]) + (f" and {more} more" if more > 0 else "")
         raise UsageError(
-            f"{ref!r} names {len(matches)} debates: {listed}",
-            hint="give more of the id",
+            key="history.names_debates", ref=ref, n_matches=len(matches), listed=listed
         )
     if folder.is_dir():
         raise UsageError(
-            f"{folder} is not a saved debate: it holds no {JOURNAL} or {TRANSCRIPT}",
-            hint="name a debate folder moot wrote, or an id from `moot history list`",
+            key="history.not_saved_debate_holds_no",
+            folder=folder,
+            journal=JOURNAL,
+            transcript=TRANSCRIPT,
         )
-    raise UsageError(f"no saved debate {ref!r}", hint=_HOW_TO_NAME)
+    raise UsageError(key="history.no_saved_debate", ref=ref)
 
 
 def transcript(ref: str) -> Path:
@@ -232,10 +224,7 @@ def transcript(ref: str) -> Path:
     debate = find(ref)
     saved = debate.path / TRANSCRIPT
     if not os.path.lexists(saved):
-        raise UsageError(
-            f"{debate.id} did not finish: it has no {TRANSCRIPT} yet",
-            hint=f"`moot resume {debate.id}` finishes it",
-        )
+        raise UsageError(key="history.did_not_finish_has_no", id=debate.id, transcript=TRANSCRIPT)
     return saved
 
 
@@ -390,11 +379,10 @@ def write_export(path: Path, text: str) -> None:
         created = files.create_atomic(path, text)
     except OSError as exc:
         raise UsageError(
-            f"could not write {path}: {exc.strerror or exc}",
-            hint="name a file in a folder that exists and you can write to",
+            key="history.cannot_write_export", path=str(path), value=exc.strerror or str(exc)
         ) from None
     if not created:
-        raise UsageError(f"{path} exists already", hint="name a new file with --out, or delete it")
+        raise UsageError(key="history.export_exists", path=str(path))
 
 
 def speeches_of(debate: SavedDebate) -> list[Turn]:
@@ -452,10 +440,7 @@ def deletable(ref: str | SavedDebate) -> SavedDebate:
     if _in_data_dir(debate):
         return debate
     if debate.entry is None:
-        raise UsageError(
-            f"{debate.path} is not in moot's data directory",
-            hint="moot only deletes debates it saved itself; remove other folders yourself",
-        )
+        raise UsageError(key="history.not_moot_s_data_directory", path=debate.path)
     _only_moots(debate)
     return debate
 
@@ -469,9 +454,9 @@ def _only_moots(debate: SavedDebate) -> None:
     folder = debate.path
     yourself = f"moot deletes only a folder of its own files; remove {folder} yourself"
     if folder.is_symlink() or not folder.is_dir():
-        raise UsageError(f"{folder} is no longer a debate's folder", hint=yourself)
+        raise UsageError(key="history.no_longer_debate_s_folder", folder=folder, fix=yourself)
     if debate.problem is not None:
-        raise UsageError(f"{folder} no longer holds a debate moot can read", hint=yourself)
+        raise UsageError(key="history.no_longer_holds_debate_moot", folder=folder, fix=yourself)
     own = {JOURNAL, TRANSCRIPT, *(get_format(name).document for name in NAMES)}
     try:
         for entry in os.scandir(folder):
@@ -486,13 +471,19 @@ def _only_moots(debate: SavedDebate) -> None:
                 if not stray:
                     continue
                 raise UsageError(
-                    f"{folder} holds {JUDGED}/{stray[0]}, which moot did not write", hint=yourself
+                    key="history.holds_which_moot_did_not_2",
+                    folder=folder,
+                    judged=JUDGED,
+                    stray=stray[0],
+                    fix=yourself,
                 )
             raise UsageError(
-                f"{folder} holds {entry.name}, which moot did not write", hint=yourself
+                key="history.holds_which_moot_did_not", folder=folder, name=entry.name, fix=yourself
             )
     except OSError as exc:
-        raise UsageError(f"cannot read {folder}: {exc.strerror or exc}", hint=yourself) from None
+        raise UsageError(
+            key="history.cannot_read", folder=folder, value=exc.strerror or exc, fix=yourself
+        ) from None
 
 
 def remove(ref: str | SavedDebate) -> SavedDebate:
@@ -533,7 +524,7 @@ def _rmtree(path: Path) -> None:
         shutil.rmtree(path)  # never follows a symlink inside the folder
     except OSError as exc:
         raise MootError(
-            f"could not delete {path}: {exc.strerror or exc}", hint="check its permissions"
+            key="history.could_not_delete", path=path, value=exc.strerror or exc
         ) from None
 
 
@@ -593,10 +584,7 @@ def claim(out: Path | str | None, *, motion: str, listed: bool = True) -> Claim:
 
 
 def _holds_a_debate(folder: Path) -> UsageError:
-    return UsageError(
-        f"{folder} already holds a debate",
-        hint="choose an empty folder with --out (`moot resume` continues an interrupted one)",
-    )
+    return UsageError(key="history.already_holds_debate", folder=folder)
 
 
 def out_folder(out: Path | str, *, name: str = "--out") -> Path:
@@ -607,16 +595,12 @@ def out_folder(out: Path | str, *, name: str = "--out") -> Path:
     example = f"{name} ./debate" if name.startswith("-") else f"{name}='./debate'"
     if not str(out).strip() or Path(out) == Path("."):
         raise UsageError(
-            f"{name} names no folder of its own (it is empty, or the working folder)",
-            hint=f"name the folder to write to, e.g. {example}",
-            field="out",
+            key="history.names_no_folder_own_empty", field="out", name=name, example=example
         )
     try:
         return Path(out).expanduser()
     except RuntimeError:
-        raise UsageError(
-            f"{name} {out}: no such user", hint="check the path after ~", field="out"
-        ) from None
+        raise UsageError(key="history.no_such_user", field="out", name=name, out=out) from None
 
 
 def _out_folder(folder: Path) -> bool:
@@ -644,7 +628,7 @@ def _out_folder(folder: Path) -> bool:
     if stat.S_ISDIR(mode):
         return False
     kind = "a file" if stat.S_ISREG(mode) else "not a folder"
-    raise UsageError(f"--out {folder} is {kind}, not a folder", hint="name a folder with --out")
+    raise UsageError(key="history.out_not_folder", folder=folder, kind=kind)
 
 
 def _fresh_folder(motion: str) -> Path:
@@ -665,7 +649,7 @@ def _fresh_folder(motion: str) -> Path:
         except OSError as exc:
             raise _data_error(exc, "write to") from exc
         return path
-    raise UsageError(f"too many debates named {names[0]} in {root}", hint="wait a second")
+    raise UsageError(key="history.too_many_debates_named", names=names[0], root=root)
 
 
 def _names(motion: str) -> list[str]:
@@ -683,4 +667,4 @@ def _unwritable(path: Path, exc: OSError) -> UsageError:
         hint = "a folder on its path is a file; choose another folder with --out"
     else:
         hint = "choose a folder you can write to with --out"
-    return UsageError(f"cannot write to {path}: {exc.strerror or exc}", hint=hint)
+    return UsageError(key="history.cannot_write", path=path, value=exc.strerror or exc, fix=hint)

@@ -56,7 +56,7 @@ def resolve_language(choice: str, motion: str) -> Language:
         return detect_language(motion)
     if choice in LANGUAGES:
         return choice
-    raise UsageError(f"unknown language {choice!r}", hint="use --lang auto, en or zh", field="lang")
+    raise UsageError(key="prompts.unknown_language", field="lang", choice=choice)
 
 
 def builtin_root() -> Path:
@@ -356,10 +356,7 @@ def _refuse_link(path: Path, what: str) -> None:
     except OSError:
         return
     if stat.S_ISLNK(mode):
-        raise PromptPackError(
-            f"{what} {path} is a symlink; moot does not follow links inside a prompt pack",
-            hint="copy the file or folder into the pack itself",
-        )
+        raise PromptPackError(key="prompts.symlink_moot_does_not_follow", what=what, path=path)
 
 
 def _read_template(path: Path) -> str:
@@ -422,8 +419,7 @@ class PromptPack:
         _refuse_link(self.dir, "prompt pack folder")
         if not self.dir.is_dir():
             raise PromptPackError(
-                f"prompt pack has no folder {self.dir}",
-                hint=f"a pack holds <lang>/<format>/<step>.j2; expected {language}/{fmt}/",
+                key="prompts.prompt_pack_has_no_folder", dir=self.dir, language=language, fmt=fmt
             )
         self._env = BoundedSandbox(
             loader=_PackLoader(self.dir),
@@ -440,8 +436,7 @@ class PromptPack:
         missing = [s for s in steps if not self.has(s)]
         if missing:
             raise PromptPackError(
-                f"prompt pack {self.dir} lacks step(s): {', '.join(missing)}",
-                hint="copy the missing templates from moot's own pack (prompts/) and adapt them",
+                key="prompts.prompt_pack_lacks_step_s", dir=self.dir, missing=", ".join(missing)
             )
         for step, variables in sample.items():
             self.render(step, **variables)
@@ -454,35 +449,33 @@ class PromptPack:
         except MootError:
             raise  # a template that cannot be read, named by the loader
         except RenderLimitError as exc:
-            raise PromptPackError(
-                f"template {path} was stopped: {exc}",
-                hint="a template formats its variables; loops over them are fine, "
-                "anything that grows without end is not",
-            ) from None
+            raise PromptPackError(key="prompts.template_was_stopped", path=path, exc=exc) from None
         except TemplateNotFound as exc:
             if exc.name == f"{step}.j2":
                 raise PromptPackError(
-                    f"prompt pack {self.dir} lacks step: {step}",
-                    hint="copy the missing template from moot's own pack (prompts/) and adapt it",
+                    key="prompts.prompt_pack_lacks_step", dir=self.dir, step=step
                 ) from None
             raise PromptPackError(
-                f"template {path} names {exc.name!r}, which is not in the pack",
-                hint='name a template of the same folder, e.g. {% include "record.j2" %}',
+                key="prompts.template_names_which_not_pack", path=path, name=exc.name
             ) from None
         except SecurityError as exc:
             raise PromptPackError(
-                f"template {path} tried something unsafe: {exc}",
-                hint="templates may use variables, conditions, loops and filters only",
+                key="prompts.template_tried_something_unsafe", path=path, exc=exc
             ) from exc
         except TemplateError as exc:
             raise PromptPackError(
-                f"template {path} failed: {exc}",
-                hint=f"check it against the variables listed in {builtin_root() / 'README.md'}",
+                key="prompts.template_failed",
+                path=path,
+                exc=exc,
+                value=builtin_root() / "README.md",
             ) from exc
         except Exception as exc:  # what the template's own code raised: TypeError, OverflowError …
             raise PromptPackError(
-                f"template {path} failed: {type(exc).__name__}: {exc}",
-                hint=f"check it against the variables listed in {builtin_root() / 'README.md'}",
+                key="prompts.template_failed_2",
+                path=path,
+                name=type(exc).__name__,
+                exc=exc,
+                value=builtin_root() / "README.md",
             ) from exc
 
     def has(self, step: str) -> bool:

@@ -4,7 +4,6 @@ with, and one self-contained HTML page (no outside CSS, script or font; every te
 from __future__ import annotations
 
 import html
-import json
 from collections.abc import Sequence
 
 from moot.records.transcript import Turn
@@ -34,11 +33,32 @@ def _heading(turn: Turn, *, fmt: str, language: str) -> tuple[str, str]:
     return speaker, said.say("speech_detail", model=turn.model, where=where)
 
 
-def _body(turn: Turn) -> str:
-    """What the turn said: a structured reply as its JSON, a speech as its text."""
-    if turn.data is not None and not turn.text.strip():
-        return json.dumps(turn.data, ensure_ascii=False, indent=2)
-    return turn.text
+def _body(turn: Turn, language: str) -> str:
+    """What the turn said: a speech as its text, a structured reply as a list of its fields
+    named in LANGUAGE (yes and no in words, a list's items one a line)."""
+    if turn.data is None:
+        return turn.text
+    said = words(language)
+
+    def shown(value: object) -> str:
+        if isinstance(value, bool):
+            return said.say("tour_yes" if value else "tour_no")
+        if isinstance(value, dict):
+            return "; ".join(f"{said.field(str(k))}: {shown(v)}" for k, v in value.items())
+        if isinstance(value, list):
+            return "; ".join(shown(v) for v in value)
+        if isinstance(value, str) and value.isascii() and value.isidentifier():
+            return said.shown(value)  # a value of a few (low, proposer): its word
+        return str(value)
+
+    lines = []
+    for key, value in turn.data.items():
+        if isinstance(value, list) and value:
+            lines.append(f"- {said.field(key)}:")
+            lines += [f"  - {shown(item)}" for item in value]
+        else:
+            lines.append(f"- {said.field(key)}: {shown(value)}")
+    return "\n".join(lines)
 
 
 def markdown(turns: Sequence[Turn], *, fmt: str, language: str) -> str:
@@ -47,13 +67,8 @@ def markdown(turns: Sequence[Turn], *, fmt: str, language: str) -> str:
     parts = [MARK, "", f"## {said.say('every_speech')}", ""]
     for number, turn in enumerate(turns, 1):
         speaker, detail = _heading(turn, fmt=fmt, language=language)
-        body = _body(turn).strip() or "—"
-        parts += [f"### {number}. {speaker}", "", f"*{detail}*", ""]
-        if turn.data is not None:
-            fence = "~~~~" if "```" in body else "```"
-            parts += [f"{fence}json", body, fence, ""]
-        else:
-            parts += [body, ""]
+        body = _body(turn, language).strip() or "—"
+        parts += [f"### {number}. {speaker}", "", f"*{detail}*", "", body, ""]
     if not turns:
         parts += [said.say("no_speeches"), ""]
     return "\n".join(parts)
@@ -106,7 +121,7 @@ def html_page(title: str, document: str, turns: Sequence[Turn], *, fmt: str, lan
             f'<section class="speech" id="turn-{number}">',
             f"<h3>{number}. {e(speaker)}</h3>",
             f'<div class="detail">{e(detail)}</div>',
-            f"<p>{e(_body(turn).strip() or '—')}</p>",
+            f"<p>{e(_body(turn, language).strip() or '—')}</p>",
             "</section>",
         ]
     if not turns:

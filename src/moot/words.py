@@ -6,9 +6,15 @@ language's `[flags]` table, whose keys are the recorded English forms with `{fie
 the parts that vary (a limit, a language's name, a quoted sentence): the field's value is
 shown translated in turn where the tables know it, else as it was recorded; a field the
 shown form writes `{name!s}` is shown as recorded (an identifier: a format's name, a model's
-id). Its `[errors]` table does the same for the errors a debate can end on or be refused
-with (a `MootError`'s message and hint, raised in English): a front end shows them through
-`shown` too.
+id).
+
+An error (a `MootError`) is raised by key: `[errors.<key>]` in each language's table holds
+its message and hint, `{fields}` filled from the error's values, and `error` shows it in
+this language. A value that is a `Phrase` or an error is shown by its own key; a text value
+is shown through `shown` unless the field is written `{name!s}` or `{name!r}` (an
+identifier, a path); numbers are shown as they are. The `[errors]` table's English-sentence
+keys are read as `[flags]` are, for the errors that were raised in English and recorded
+so (a failed seat's reason in an older transcript, a tournament's event).
 """
 
 from __future__ import annotations
@@ -19,10 +25,12 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any
 
+from moot.errors import MootError, Phrase, entry
 from moot.prompts import ENGINE, LANGUAGES, builtin_root
 
 FILE = "words.toml"
 _FIELD = re.compile(r"\{(\w+)\}")
+_CONVERTED = re.compile(r"\{(\w+)(![rs])?(:[^}]*)?\}")  # a field of an error's words
 _VERBATIM = re.compile(r"\{(\w+)!s\}")  # a field shown as recorded, never translated
 _SEPARATOR = "; "  # what joins several flags of one turn in a document's header
 _PATH = re.compile(r"[a-z_]+(?:\.[a-z0-9_]+)*")  # a reply's field: `agreements.0.point`
@@ -75,13 +83,46 @@ class Words:
         self._own_names: dict[str, dict[str, str]] = {
             fmt: own for fmt, own in names.items() if isinstance(own, dict)
         }
-        recorded = {**table.get("flags", {}), **table.get("errors", {})}
+        self._errors: dict[str, Any] = table.get("errors", {})
+        sentences = {k: v for k, v in self._errors.items() if isinstance(v, str)}
+        recorded = {**table.get("flags", {}), **sentences}
         patterns = [_compile(k, v) for k, v in recorded.items()]
         self._patterns = sorted(patterns, key=lambda p: -p.weight)
 
     def say(self, key: str, **values: Any) -> str:
         """Message KEY of moot's own, its fields filled with VALUES."""
         return self._say[key].format(**values)
+
+    def error(self, error: MootError | Phrase) -> dict[str, str]:
+        """ERROR's message and hint in this language (its English where the table lacks it)."""
+        near = error.near if isinstance(error, MootError) else None
+        if isinstance(error, MootError) and not error.key:
+            hint = error.hint.removeprefix(f"did you mean {near}? ") if near else error.hint
+            said = {"message": self.shown(error.message), "hint": self.shown(hint)}
+        else:
+            found = entry(self._errors, error.key) or entry(
+                _table("en").get("errors", {}), error.key
+            )
+            if found is None:
+                raise KeyError(f"no error {error.key!r} in the {self.language} words")
+            said = {
+                part: self._fill(found.get(part, ""), error.values) for part in ("message", "hint")
+            }
+        if near:
+            said["hint"] = self.say("did_you_mean", model=near, hint=said["hint"]).strip()
+        return said
+
+    def _fill(self, text: str, values: dict[str, object]) -> str:
+        shown: dict[str, object] = {}
+        for m in _CONVERTED.finditer(text):
+            name, verbatim = m.group(1), m.group(2)
+            value = values[name]
+            if isinstance(value, (MootError, Phrase)):
+                value = self.error(value)["message"]
+            elif isinstance(value, str) and not verbatim:
+                value = self.shown(value)
+            shown[name] = value
+        return text.format(**shown)
 
     def name(self, identifier: str, fmt: str = "") -> str:
         """A role's or step's identifier as this language names it in format FMT (itself
@@ -94,6 +135,11 @@ class Words:
             if m:
                 return pattern.shown.format(**m.groupdict())
         return identifier
+
+    def field(self, name: str) -> str:
+        """A structured reply's field as this language names it; one it has no name for
+        reads as words (`key_reasoning`: "Key reasoning")."""
+        return self._fields.get(name) or name.replace("_", " ").capitalize()
 
     def shown(self, recorded: str) -> str:
         """A flag, note, problem or error as recorded (English) shown in this language."""

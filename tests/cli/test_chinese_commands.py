@@ -303,7 +303,7 @@ def test_a_chinese_seat_whose_input_ends_says_so_in_chinese(
     args = ["本院认为城市应该禁止汽车", "--dry-run", "--role", "opposition=human", "--no-save"]
     done = cli("run", *args, home=tmp_path)
     assert done.returncode == 2, done.stderr
-    assert done.stderr.startswith("错误： 输入在信息点提问 🔴 反方"), done.stderr
+    assert done.stderr.startswith("错误： 输入在🔴 反方：最多150字"), done.stderr
     assert "之前就结束了\n提示： 没有保存任何内容" in done.stderr
     assert said(done.stdout + done.stderr, also=("echo:", "smollm2-135m")) == []
 
@@ -417,7 +417,8 @@ def test_a_person_filling_in_a_chinese_reply_from_piped_input_is_asked_in_chines
     )
     assert reply.score == 6
     out = shown.getvalue()
-    assert "⚖️ 完整性裁判：填写完整性评估" in out and "[系统]" in out
+    assert "⚖️ 完整性裁判：填写完整性评估" in out and "完整性裁判看到的内容" in out
+    assert "你是完整性裁判。" in out and "[系统]" not in out  # what it says, not who says it
     assert "一个 JSON 对象，包含 score（数字 0到10）、reasoning（文字，最多300个字符）" in out
     assert "未被接受：不是有效的 JSON（第1行）；请重新填写" in out
     assert "未被接受：得分：应不大于10；请重新填写" in out
@@ -448,7 +449,8 @@ def test_an_english_seats_form_is_as_it_was() -> None:
     )
     human.fill(REQUEST, CompletenessReply, role="judge", label="⚖️ Judge")
     out = shown.getvalue()
-    assert "⚖️ Judge: fill in the CompletenessReply" in out and "[system]" in out
+    assert "⚖️ Judge: fill in the CompletenessReply" in out and "what ⚖️ Judge sees" in out
+    assert "你是完整性裁判。" in out and "[system]" not in out
     listed = "a JSON object with score (a number 0 to 10), reasoning (text, at most 300 characters)"
     assert f"{listed}; end with a line holding only '.'" in out
     assert "not taken: score: Input should be less than or equal to 10; give it again" in out

@@ -122,11 +122,13 @@ def english(text: str, *, also: tuple[str, ...] = ()) -> list[str]:
 def body(markdown: str) -> str:
     """A document (or the terminal that shows it) without its YAML front matter: the
     decision rulebook's fixed keys (`topic:`, `confidence: low`) and the turns its header
-    names (`role: debater_c`, a flag's key), data for grep, not words shown to a reader."""
-    return _FRONT_MATTER.sub("", markdown, count=1)
+    names (`role: debater_c`, a flag's key), data for grep, not words shown to a reader;
+    nor its HTML comments (the mark the speeches begin at), which a reader never sees."""
+    return _COMMENT.sub("", _FRONT_MATTER.sub("", markdown, count=1))
 
 
 _FRONT_MATTER = re.compile(r"^---\n.*?\n---\n", re.MULTILINE | re.DOTALL)
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
 
 RUNS = {
@@ -268,7 +270,7 @@ def test_a_chinese_review_says_in_chinese_why_a_participant_failed(
     assert "参与者2: 无效回答：回答为空" in document
     ids = tuple(str(p) for p in (*dry_models, out, tmp_path))
     assert english(body(printed), also=ids) == [], printed
-    assert english(document, also=ids) == [], document
+    assert english(body(document), also=ids) == [], document
 
 
 def test_the_page_shows_a_chinese_debates_flags_in_chinese() -> None:

@@ -490,7 +490,8 @@ def test_a_server_that_thinks_apart_keeps_its_reasoning_out_of_every_prompt(
     assert "SECRETPLAN" not in sent
     assert speeches[0].text in sent
     free = [b for b in bodies if "response_format" not in b]
-    structured = [b for b in bodies if "response_format" in b]
+    # (A judge's decision read as a probability asks for one value: not a reply of its own.)
+    structured = [b for b in bodies if "response_format" in b and not b.get("logprobs")]
     # The speech's own budget, plus the think budget beside it; judges think not at all.
     assert all(b["max_tokens"] > THINK_BUDGET and "chat_template_kwargs" not in b for b in free)
     assert {b["max_tokens"] - THINK_BUDGET for b in free} >= {309}  # 150 words' worth

@@ -45,8 +45,11 @@ def test_the_saved_document_keeps_its_brief_and_then_every_speech_in_order(
     for turn in turns:  # each speech's detail line and text, in the transcript's order
         detail = f"*{turn['model']} · step: "
         at = speeches.index(detail, at)
-        at = speeches.index(str(turn["text"]).strip()[:40], at)
+        said = str(turn["text"]).strip()[:40] if turn.get("data") is None else "- "
+        at = speeches.index(said, at)  # a structured reply: its fields, one a line
     assert "round 1" in speeches and "round 3" in speeches
+    # A judge's structured reply reads as its fields, not as JSON.
+    assert '{"' not in speeches and "- Reasoning: " in speeches
     # `moot history show` still shows the brief alone.
     shown = cli("history", "show", "last", home=tmp_path)
     assert "Balanced Assessment" in shown.stdout and "Every speech" not in shown.stdout

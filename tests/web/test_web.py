@@ -256,8 +256,9 @@ def test_a_field_given_twice_is_named_not_its_last_value_taken(
     with pytest.raises(forms.FormErrors) as caught:
         forms.debate_setup(read(body), dry_run=True)
     assert field in caught.value.fields, caught.value.fields
-    assert "is given twice" in caught.value.fields[field]["message"]
-    assert caught.value.fields[field]["hint"]
+    problem = caught.value.fields[field]
+    assert isinstance(problem, MootError) and "is given twice" in problem.message
+    assert problem.hint
 
 
 @pytest.mark.parametrize(

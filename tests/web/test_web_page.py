@@ -4,6 +4,7 @@ no font the machine may lack, copying, the dark scheme."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -175,6 +176,13 @@ def test_a_finished_tournament_is_listed_and_reopened_naming_its_winners(
     done = moot.tournament(
         models, ["tea is better than coffee"], run={"dry_run": True}, max_rounds=3
     )
+    # A dry run's judges read even odds: every debate undecided. Give each the verdict a
+    # judge that read the speeches would have left, one for each side.
+    for n, path in enumerate(sorted(done.folder.glob("debates/*/verdict.json"))):
+        verdict = json.loads(path.read_text(encoding="utf-8"))
+        winner, p = ("proposition", 0.8) if n == 0 else ("opposition", 0.3)
+        verdict.update(winner=winner, p_proposition=p, decided_by="judges")
+        path.write_text(json.dumps(verdict), encoding="utf-8")
     page = tab
     page.goto(served.base + "/#/history")
     row = page.locator(f".tournaments-table tr[data-tournament='{done.folder.name}']")
@@ -191,7 +199,8 @@ def test_a_finished_tournament_is_listed_and_reopened_naming_its_winners(
         result = results.nth(i)
         side = result.get_attribute("data-winner")
         seated = result.locator("td.model").nth(0 if side == "proposition" else 1).inner_text()
-        assert result.locator(".result").inner_text().startswith(f"{seated} won, ")
+        said = result.locator(".result").inner_text()
+        assert said.startswith(f"{seated} won, ") and "P(proposition) 0." in said, said
     assert set(page.locator(".ratings td.model").all_inner_texts()) == {"a", "b"}
 
 

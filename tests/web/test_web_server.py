@@ -441,8 +441,8 @@ def test_a_model_that_is_not_here_is_named_by_its_field_unless_a_dry_run(
 ) -> None:
     with pytest.raises(forms.FormErrors) as refused:
         forms.debate_setup({"motion": MOTION, **form}, dry_run=False)
-    assert words in refused.value.fields[field]["message"]
-    assert refused.value.fields[field]["hint"]
+    said_en = shown(refused.value.fields[field], "en")
+    assert words in said_en["message"] and said_en["hint"]
     if field == "roles.judge":  # a Chinese debate's form says it in Chinese
         said = shown(refused.value.fields[field], "zh")
         assert said["message"] == "未知模型 'no-such-model'" and said["hint"], said

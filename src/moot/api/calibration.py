@@ -70,21 +70,17 @@ class Progress:
 def check_calibration(judges: Sequence[str], controls: int, fmt: str) -> None:
     """The counts a calibration takes, checked before anything runs."""
     if isinstance(judges, str):
-        raise UsageError("judges is one string", hint=f"give judges as a list: [{judges!r}, …]")
+        raise UsageError(key="api.calibration.judges_one_string", judges=judges)
     if not judges:
-        raise UsageError("no judge to calibrate", hint="name one with --judge REF (repeatable)")
+        raise UsageError(key="api.calibration.no_judge_calibrate")
     if len(judges) > MAX_JUDGES:
-        raise UsageError(f"{len(judges)} judges", hint=f"calibrate at most {MAX_JUDGES} at once")
+        raise UsageError(key="api.calibration.judges", n_judges=len(judges), max_judges=MAX_JUDGES)
     if not 1 <= controls <= MAX_CONTROLS:
         raise UsageError(
-            f"--controls {controls} is out of range",
-            hint=f"give 1 to {MAX_CONTROLS} controls of each kind",
+            key="api.calibration.controls_out_range", controls=controls, max_controls=MAX_CONTROLS
         )
     if fmt not in SIDES:
-        raise UsageError(
-            f"controls are made from two-sided debates, not {fmt}",
-            hint="use --format oxford or --format challenge",
-        )
+        raise UsageError(key="api.calibration.controls_are_made_from_two", fmt=fmt)
 
 
 @dataclass(frozen=True)
@@ -130,15 +126,12 @@ def plan_calibration(
     models = (model,) if isinstance(model, str) else tuple(model or ())
     if len(models) > 2:
         raise UsageError(
-            f"calibration debates seat one or two models, got {len(models)}",
-            hint="name one --model for every seat, or two to take a side each",
+            key="api.calibration.calibration_debates_seat_one_two",
             field="model",
+            n_models=len(models),
         )
     if len(texts) < 2:
-        raise UsageError(
-            "calibration needs two motions or more",
-            hint="an off-the-motion control takes one side from a debate on another motion",
-        )
+        raise UsageError(key="api.calibration.calibration_needs_two_motions_more")
     return CalibrationPlan(
         judges=tuple(judges),
         motions=texts,
@@ -184,19 +177,11 @@ def calibrate(
     """
     if labelled is not None:
         if motions is not None:
-            raise UsageError(
-                "both motions and a labelled file",
-                hint="calibrate on control debates (motions) or on labelled ones, not both",
-                field="labelled",
-            )
+            raise UsageError(key="api.calibration.motions_and_labelled", field="labelled")
         plan_l = plan_labelled(judges, labelled, seed=seed, out=out, run=run)
         return run_labelled(plan_l, pool=pool, on_progress=on_progress)
     if motions is None:
-        raise UsageError(
-            "no motions and no labelled file",
-            hint="give motions (two or more) or labelled=PATH",
-            field="motions",
-        )
+        raise UsageError(key="api.calibration.no_motions_no_labelled", field="motions")
     plan = plan_calibration(
         judges,
         motions,

@@ -167,7 +167,7 @@ class Debate:
         ask: Callable[[str], str] | None = None,
     ) -> None:
         if not save and out is not None:
-            raise UsageError("save=False and out contradict each other", hint="choose one")
+            raise UsageError(key="api.debates.save_false_out_contradict_each")
         self.setup, self.save, self.pool, self.ask = setup, save, pool, ask
         self.result = None
         self.listed = True
@@ -202,7 +202,7 @@ class Debate:
         person's seat is asked again, through HUMAN, for the turn it was on)."""
         path = Path(folder).expanduser()
         if (path / "transcript.json").exists():
-            raise UsageError(f"{path} holds a finished debate", hint="read its transcript.json")
+            raise UsageError(key="api.debates.holds_finished_debate", path=path)
         setup, records = resume_setup(path)
         setup.human = human
         debate = cls.__new__(cls)
@@ -315,9 +315,11 @@ def debate_settings(
     for name in params:
         if name not in fmt.reads:
             raise UsageError(
-                f"the {fmt.name} format has no parameter {name!r}",
-                hint=f"its parameters are: {', '.join(sorted(fmt.reads))}",
+                key="api.debates.format_has_no_parameter",
                 field=f"params.{name}",
+                name=fmt.name,
+                name2=name,
+                reads=", ".join(sorted(fmt.reads)),
             )
     return settings(
         motion=motion,

@@ -95,12 +95,9 @@ def tournament(
 
     # Everything is checked before anything is written.
     if executor not in ("local", "ray"):
-        raise UsageError(f"unknown executor {executor!r}", hint="use executor='local' or 'ray'")
+        raise UsageError(key="api.tournaments.unknown_executor", executor=executor)
     if ray_address is not None and executor != "ray":
-        raise UsageError(
-            "ray_address applies only to executor='ray'",
-            hint="pass executor='ray', or drop ray_address",
-        )
+        raise UsageError(key="api.tournaments.ray_address_applies_only_executor")
     from moot.tournaments.settings import check_ballot
 
     check_counts(swaps=swaps, bootstrap=bootstrap, seed=seed, controls=controls)
@@ -108,15 +105,12 @@ def tournament(
     check_parallel(parallel, api=True)
     check_batch(batch, parallel, api=True)
     if parallel > 1 and executor != "local":
-        raise UsageError(
-            "parallel applies only to executor='local'",
-            hint="Ray runs as many debates at once as its cluster has cores: drop parallel",
-        )
+        raise UsageError(key="api.tournaments.parallel_applies_only_executor_local")
     check_schedule(schedule, None, 0)
     check_executor(schedule, executor, parallel)
     for name, refs in (("models", models), ("judges", judges)):
         if isinstance(refs, str):
-            raise UsageError(f"{name} is one string", hint=f"give {name} as a list: [{refs!r}, …]")
+            raise UsageError(key="api.tournaments.one_string", name=name, refs=refs)
     if resume is not None:
         planned = {
             "models": bool(models),
@@ -140,9 +134,7 @@ def tournament(
         fixed = [name for name, given in planned.items() if given]
         if fixed:
             raise UsageError(
-                f"resume continues a tournament as it was planned: its plan fixes {fixed[0]}",
-                hint="give resume=FOLDER with only executor, ray_address, parallel, batch, "
-                "bootstrap, on_event or progress",
+                key="api.tournaments.resume_continues_tournament_as_was", fixed=fixed[0]
             )
         t = Tournament.open(Path(resume).expanduser())
         check_executor(t.plan.schedule, executor, parallel)
@@ -176,10 +168,7 @@ def tournament(
     tell = _teller(on_event, t.plan.motions[0].language if progress else None)
     failed = t.run(runner, tell)
     if not t.verdicts():
-        raise MootError(
-            "no debate of the tournament finished",
-            hint=f"retry with moot.tournament(resume={str(t.folder)!r})",
-        )
+        raise MootError(key="api.tournaments.no_debate_tournament_finished", folder=str(t.folder))
     failed_controls = judge_controls(t, on_event=tell)
     report = report_of(t, samples=bootstrap)
     write(report, t.folder)

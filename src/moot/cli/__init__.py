@@ -34,7 +34,7 @@ def main() -> None:
     except MootError as exc:
         if debug:
             raise
-        _error(exc.message, exc.hint)
+        _error(exc)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err.print(f"[yellow]{_say('interrupted')}[/]")
@@ -53,15 +53,16 @@ def main() -> None:
         command = ctx.command_path if ctx is not None else "moot"
         speak(_language_of(argv))  # a Chinese motion's command line is told in Chinese
         message = exc.format_message()
-        _error(message[:1].lower() + message[1:], f"see {command} --help")
+        _error(
+            MootError(
+                key="cli.click", message_value=message[:1].lower() + message[1:], command=command
+            )
+        )
         sys.exit(exc.exit_code)
     except Exception as exc:
         if debug:
             raise
-        _error(
-            f"unexpected {type(exc).__name__}: {exc}",
-            "rerun with --debug for the traceback, and report it",
-        )
+        _error(MootError(key="cli.unexpected", kind=type(exc).__name__, why=str(exc)))
         sys.exit(1)
 
 
@@ -71,15 +72,16 @@ def _say(key: str) -> str:
     return words(speaking.language).say(key)
 
 
-def _error(message: str, hint: str) -> None:
-    """MESSAGE and HINT (moot's English) in the language of the command's debate."""
+def _error(error: MootError) -> None:
+    """ERROR's message and hint in the language of the command's debate."""
     from moot.render import safe
     from moot.words import words
 
     said = words(speaking.language)
-    err.print(f"[bold red]{said.say('error')}[/] {safe(said.shown(message))}", highlight=False)
-    if hint:
-        err.print(f"[dim]{said.say('hint')}[/] {safe(said.shown(hint))}", highlight=False)
+    shown = said.error(error)
+    err.print(f"[bold red]{said.say('error')}[/] {safe(shown['message'])}", highlight=False)
+    if shown["hint"]:
+        err.print(f"[dim]{said.say('hint')}[/] {safe(shown['hint'])}", highlight=False)
 
 
 def check_arguments(argv: list[str]) -> None:
@@ -92,8 +94,7 @@ def check_arguments(argv: list[str]) -> None:
             arg.encode("utf-8")
         except UnicodeEncodeError:
             raise UsageError(
-                f"argument {arg.encode('utf-8', 'surrogateescape')!r} is not valid UTF-8",
-                hint="check the terminal's encoding, or pass the text in a file",
+                key="cli.argument_not_valid_utf_8", value=arg.encode("utf-8", "surrogateescape")
             ) from None
     command, rest = _command(argv)
     single = _single_options(command)

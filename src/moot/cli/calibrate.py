@@ -102,10 +102,7 @@ def calibrate_judges(
     --labelled FILE, measure them (and their jury) on debates whose winner you know."""
     if labelled is not None:
         if model:
-            raise UsageError(
-                "--labelled and --model together",
-                hint="a labelled file brings its own speeches: leave out --model",
-            )
+            raise UsageError(key="cli.calibrate.labelled_and_model")
         _labelled(
             list(judge or ()),
             labelled,
@@ -121,9 +118,7 @@ def calibrate_judges(
         )
         return
     if motions is None:
-        raise UsageError(
-            "no --motions file", hint="--motions FILE: two motions or more, one a line"
-        )
+        raise UsageError(key="cli.calibrate.no_motions_file")
     folder = history.out_folder(out) if out is not None else None  # named as the option
     run = run_settings(max_tokens=max_tokens, n_ctx=n_ctx, gpu_layers=gpu_layers, dry_run=dry_run)
     plan = plan_calibration(
@@ -174,12 +169,9 @@ def _labelled(
 ) -> None:
     """Each judge, and the jury, on a labelled set: progress, then the figures."""
     if motions is not None:
-        raise UsageError(
-            "--labelled and --motions together",
-            hint="calibrate on control debates (--motions) or on labelled ones, not both",
-        )
+        raise UsageError(key="cli.calibrate.labelled_and_motions")
     if lang not in ("auto", "en", "zh"):
-        raise UsageError(f"--lang {lang} is not en, zh or auto", hint="give --lang en or zh")
+        raise UsageError(key="cli.calibrate.unknown_lang", lang=lang)
     if lang != "auto":
         speak(lang)
     folder = history.out_folder(out) if out is not None else None

@@ -148,10 +148,7 @@ def rm(
     what moot wrote there."""
     if all_:
         if ref is not None:
-            raise UsageError(
-                "name one debate or give --all, not both",
-                hint="moot history rm ID, or moot history rm --all",
-            )
+            raise UsageError(key="cli.history.name_one_debate_give_all")
         count = len(history.list_debates(elsewhere=True))
         if not count:
             print(history.NONE_SAVED)
@@ -163,12 +160,13 @@ def rm(
             err.print(f"[red]failed:[/] {safe(why.message)}", highlight=False)
         if cleared.failed:
             raise MootError(
-                f"{len(cleared.failed)} saved debate(s) could not be deleted",
-                hint=cleared.failed[0][1].hint,
+                key="cli.history.saved_debate_s_could_not",
+                n_failed=len(cleared.failed),
+                fix=cleared.failed[0][1].hint,
             )
         return
     if not ref:
-        raise UsageError("name a debate to delete", hint="moot history rm DEBATE, or --all")
+        raise UsageError(key="cli.history.name_debate_delete")
     d = history.deletable(ref)
     _confirm(f"Delete {printable(d.id)}?", yes=yes, what=f"debate {printable(d.id)}")
     history.remove(d)
@@ -183,10 +181,7 @@ def _confirm(question: str, *, yes: bool, what: str) -> None:
     """Go on if the user says so (or gave --yes); refuse when there is no one to ask."""
     if yes:
         return
-    refusal = UsageError(
-        f"not deleting {what} without confirmation",
-        hint="confirm with --yes (-y)",
-    )
+    refusal = UsageError(key="cli.history.not_deleting_without_confirmation", what=what)
     if not _can_ask():
         raise refusal
     import click

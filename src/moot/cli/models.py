@@ -321,8 +321,9 @@ def verify(ref: Annotated[str | None, typer.Argument(metavar="[REF]")] = None) -
         err.print(f"[red]failed:[/] {safe(r.id)}: {safe(r.message)}{fix}", highlight=False)
     if failed:
         raise ModelIntegrityError(
-            f"{len(failed)} model(s) failed verification: {', '.join(r.id for r in failed)}",
-            hint="each failed line above says how to fix that model",
+            key="cli.models.model_s_failed_verification",
+            n_failed=len(failed),
+            value=", ".join(r.id for r in failed),
         )
     if not results:
         out.print("no models installed; `moot models pull smollm2-135m` fetches the default")
@@ -337,10 +338,7 @@ def rm(
     store.removable(ref)  # an unknown name is refused before anything is asked
     if not yes:
         if not sys.stdin.isatty():
-            raise UsageError(
-                f"moot asks before it removes {ref}, and stdin is not a terminal",
-                hint=f"add --yes to remove it without asking: `moot models rm {ref} --yes`",
-            )
+            raise UsageError(key="cli.models.moot_asks_before_removes_stdin", ref=ref)
         if not typer.confirm(f"Remove {ref}?"):
             raise typer.Abort()
     removal = store.remove(ref)

@@ -159,7 +159,7 @@ def run(
         speak(debate_language(lang, motion))
     get_format(fmt)  # an unknown format is the first thing to say
     if no_save and out is not None:
-        raise UsageError("--no-save and --out contradict each other", hint="choose one")
+        raise UsageError(key="cli.run.no_save_out_contradict_each")
     text = _motion(motion, lang, yes=yes, fmt=fmt)
     speak(debate_language(lang, text))
     if fmt == "oxford" and sys.stdin.isatty() and not yes:  # the motion and options confirmed
@@ -242,10 +242,7 @@ def _seat_people(setup: DebateSetup, console: Console, time_limit: float | None)
     """A person's seats are answered here: at this terminal, or from the piped input."""
     if not people(setup):
         if time_limit is not None:
-            raise UsageError(
-                "--time-limit applies to a seat a person holds",
-                hint="take one with --role ROLE=human, or drop --time-limit",
-            )
+            raise UsageError(key="cli.run.time_limit_applies_seat_person")
         return
     setup.human = TerminalSeat(
         console,
@@ -267,7 +264,7 @@ def resume(
     saved = history.find(debate)
     folder = saved.path
     if (folder / "transcript.json").exists():
-        raise UsageError(f"{saved.id} already finished", hint=f"moot history show {saved.id}")
+        raise UsageError(key="cli.run.already_finished", id=saved.id)
     console = Console()
     resumed = Debate.resume(folder)
     speak(resumed.setup.language)
@@ -466,7 +463,7 @@ def _motion(motion: str | None, lang: str, *, yes: bool, fmt: str = "oxford") ->
             return examples[int(choice) - 1]
         if choice.strip():
             return choice
-    raise UsageError("the motion is empty", hint=f'give one, e.g. moot run "{examples[0]}"')
+    raise UsageError(key="cli.run.motion_empty", examples=examples[0])
 
 
 def _decision_topic(topic: str | None, lang: str, *, yes: bool) -> str:
@@ -484,16 +481,11 @@ def _decision_topic(topic: str | None, lang: str, *, yes: bool) -> str:
             return examples[int(choice) - 1]
         if choice.strip():
             return choice
-    raise UsageError(
-        "the topic is empty",
-        hint=f'give the choice to decide, e.g. moot run --format decision "{examples[0]}"',
-    )
+    raise UsageError(key="cli.run.topic_empty", examples=examples[0])
 
 
 def _temperature(value: str) -> float:
     try:
         return float(value)
     except ValueError:
-        raise UsageError(
-            f"temperature {value!r} is not a number from 0 to 2", hint="e.g. 0.7"
-        ) from None
+        raise UsageError(key="cli.run.temperature_not_number_from_0", value=value) from None

@@ -22,8 +22,5 @@ def schema(
     What validates against it, moot reads back (resume, replay, check, judge; the events:
     moot.events.EVENTS); see docs/records.md."""
     if record not in SCHEMAS:
-        raise UsageError(
-            f"no schema {record!r}",
-            hint="moot schema transcript, moot schema journal, or moot schema events",
-        )
+        raise UsageError(key="cli.schema.no_schema", record=record)
     print(json.dumps(json_schema(record), indent=2, ensure_ascii=False))

@@ -60,7 +60,7 @@ def serve(
     check_parallel(parallel)
     check_batch(batch, parallel)
     if pace is not None and not dry_run:
-        raise UsageError("--pace applies only to --dry-run", hint="add --dry-run, or drop --pace")
+        raise UsageError(key="cli.serve.pace_applies_only_dry_run")
     server = Server.bind(
         host=host,
         port=port or 0,

@@ -45,6 +45,7 @@ from moot.tournaments.calibration import MAX_CONTROLS, Interval
 from moot.tournaments.controls import ControlEvent, ControlFailed, ControlJudged
 from moot.tournaments.executors import judge_controls, make_executor
 from moot.tournaments.judge import SIDES
+from moot.tournaments.jury import MARGIN
 from moot.tournaments.parallel import check_batch, check_parallel
 from moot.tournaments.plan import (
     MAX_BOOTSTRAP,
@@ -52,7 +53,6 @@ from moot.tournaments.plan import (
     MAX_MODELS,
     MAX_MOTION_CHARS,
     MAX_MOTIONS,
-    MAX_SWAPS,
     check_counts,
     check_size,
     read_motions,
@@ -68,7 +68,7 @@ from moot.tournaments.run import (
     TournamentEvent,
     new_tournament,
 )
-from moot.tournaments.settings import MARGIN, check_ballot, help_of
+from moot.tournaments.settings import MAX_SWAPS, check_ballot, help_of
 from moot.words import Words, words
 
 if TYPE_CHECKING:
@@ -169,7 +169,7 @@ def tournament(
     ] = None,
     orders: Annotated[int, typer.Option(help=help_of("orders"), metavar="1|2")] = 2,
     ballot: Annotated[
-        str, typer.Option(help=help_of("method"), metavar="pairwise|pointwise|blend")
+        str, typer.Option(help=help_of("method"), metavar="METHOD")
     ] = "pairwise",
     margin: Annotated[float, typer.Option(help=help_of("margin"), metavar="M")] = MARGIN,
     reasons: Annotated[bool, typer.Option(help=help_of("reasons"))] = False,
@@ -230,37 +230,29 @@ def tournament(
     debate; the models are ranked by Bradley-Terry strength."""
     # Everything is checked before anything is printed or written.
     if executor not in ("local", "ray"):
-        raise UsageError(f"unknown executor {executor!r}", hint="use --executor local or ray")
+        raise UsageError(key="cli.tournament.unknown_executor", executor=executor)
     if ray_address is not None and executor != "ray":
-        raise UsageError(
-            "--ray-address applies only to --executor ray",
-            hint="add --executor ray, or drop --ray-address",
-        )
+        raise UsageError(key="cli.tournament.ray_address_applies_only_executor")
     check_counts(swaps=swaps, bootstrap=bootstrap, seed=seed, controls=controls)
     read = check_ballot(orders=orders, method=ballot, margin=margin, reasons=reasons)
     check_parallel(parallel)
     check_batch(batch, parallel)
     if parallel > 1 and executor != "local":
-        raise UsageError(
-            "--parallel applies only to --executor local",
-            hint="Ray runs as many debates at once as its cluster has cores: drop --parallel",
-        )
+        raise UsageError(key="cli.tournament.parallel_applies_only_executor_local")
     check_schedule(schedule, None, 0)
     check_executor(schedule, executor, parallel)
     if resume is not None:
         fixed = _given(ctx, (*PLANNED, *params))
         if fixed:
             raise UsageError(
-                f"--resume continues a tournament as it was planned: its plan fixes {fixed[0]}",
-                hint="give --resume DIR with only --executor, --ray-address, --parallel, "
-                "--batch, --bootstrap or --quiet",
+                key="cli.tournament.resume_continues_tournament_as_was", fixed=fixed[0]
             )
         t = Tournament.open(resume)
         check_executor(t.plan.schedule, executor, parallel)
         runner = make_executor(executor, ray_address, parallel, batch=batch)
     else:
         if motions is None:
-            raise UsageError("no --motions file", hint="--motions FILE: one motion a line")
+            raise UsageError(key="cli.tournament.no_motions_file")
         folder = history.out_folder(out) if out is not None else None
         run = run_settings(
             max_tokens=max_tokens,
@@ -349,10 +341,7 @@ def _run(t: Tournament, executor: Executor, *, quiet: bool, samples: int) -> Non
     from moot.tournaments.report import report_of, write  # numpy and matplotlib: only now
 
     if not t.verdicts():
-        raise MootError(
-            "no debate of the tournament finished",
-            hint=f"see the errors above; retry with moot tournament --resume {t.folder}",
-        )
+        raise MootError(key="cli.tournament.no_debate_tournament_finished", folder=t.folder)
     report = report_of(t, samples=samples)
     paths = write(report, t.folder)
     show_report(console, report, language)

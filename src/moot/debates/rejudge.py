@@ -125,7 +125,7 @@ class _Seat:
         return self._id
 
     def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
-        raise _Broken(MootError(f"{self._id} was asked for a turn the saved debate lacks"))
+        raise _Broken(MootError(key="debates.rejudge.was_asked_turn_saved_debate", id=self._id))
 
 
 class RejudgeEngine(Engine):
@@ -159,9 +159,11 @@ class RejudgeEngine(Engine):
             held = f"it holds {prior.role}/{prior.step}" if prior else "it ends there"
             raise _Broken(
                 MootError(
-                    f"the saved debate does not replay: at turn {index} the format asks for "
-                    f"{role_name}/{step}, {held}",
-                    hint="it was saved by another version of moot or of its prompt pack",
+                    key="debates.rejudge.saved_debate_does_not_replay_2",
+                    index=index,
+                    role_name=role_name,
+                    step=step,
+                    held=held,
                 )
             )
         return None
@@ -176,7 +178,7 @@ class RejudgeEngine(Engine):
         **kw: Any,
     ) -> Turn:
         if self._saved(role_name, step) is None:
-            raise _Lost(f"{role_name}/{step} failed in the saved debate")
+            raise _Lost(key="debates.rejudge.failed_saved_debate", role_name=role_name, step=step)
         return super().speak(role_name, step, round=round, label=label, **kw)
 
     def structured_or_fail(
@@ -218,7 +220,7 @@ class RejudgeEngine(Engine):
         if role_name == self.judging.role and step in self.judging.steps:
             self._ask_judge(role_name, step, schema, original, round, max_tokens, variables)
         if prior is None:
-            raise _Lost(f"{role_name}/{step} failed in the saved debate")
+            raise _Lost(key="debates.rejudge.failed_saved_debate_2", role_name=role_name, step=step)
         return super().structured(
             role_name, step, schema, round=round, label=label, max_tokens=max_tokens, **variables
         )
@@ -275,9 +277,12 @@ def _original(prior: Turn, schema: type[T]) -> T:
     except ValidationError as exc:
         raise _Broken(
             UsageError(
-                f"turn {prior.index} ({prior.role}/{prior.step}): the saved reply does not fit "
-                f"this moot's {schema.__name__}: {field_error(exc)}",
-                hint="it was saved by another version of moot",
+                key="debates.rejudge.turn_saved_reply_does_not",
+                index=prior.index,
+                role=prior.role,
+                step=prior.step,
+                name=schema.__name__,
+                exc=field_error(exc),
             )
         ) from None
 
@@ -362,15 +367,17 @@ class Rejudging:
         if judging is None:
             judged = [name for name in NAMES if get_format(name).judging is not None]
             raise UsageError(
-                f"the {setup.format.name} format has no judging to do again",
-                hint=f"moot judge re-judges debates of: {', '.join(judged)}",
+                key="debates.rejudge.format_has_no_judging_do",
+                name=setup.format.name,
+                judged=", ".join(judged),
             )
         self.judging = judging
         first = next((t for t in self.saved.turns if self._judges(t)), None)
         if first is None:
             raise UsageError(
-                f"{path} holds no judge's turn to compare with",
-                hint=f"its judging steps ({', '.join(judging.steps)}) never finished",
+                key="debates.rejudge.holds_no_judge_s_turn",
+                path=path,
+                steps=", ".join(judging.steps),
             )
         self.original_model = first.model
         kept = judging.kept(self.saved).items()
@@ -406,9 +413,9 @@ class Rejudging:
                 self.runner._pool = None
         if len(engine.transcript.turns) != len(self.saved.turns):
             raise MootError(
-                f"the saved debate does not replay: its flow ended after "
-                f"{len(engine.transcript.turns)} of its {len(self.saved.turns)} turns",
-                hint="it was saved by another version of moot or of its prompt pack",
+                key="debates.rejudge.saved_debate_does_not_replay",
+                n_turns=len(engine.transcript.turns),
+                n_turns2=len(self.saved.turns),
             )
         return self._result(ref, engine, infos[self.judging.role].sha256, start)
 
@@ -468,7 +475,7 @@ class Rejudging:
         by the same judge replaces it; two judges of one model in one run get -2, -3."""
         folder = self.path.parent / "judged"
         if folder.is_symlink():
-            raise UsageError(f"{folder} is a symlink; moot does not follow it", hint="remove it")
+            raise UsageError(key="debates.rejudge.symlink_moot_does_not_follow", folder=folder)
         base = name = file_name(result.model)
         n = 1
         while name in self._names:
@@ -480,8 +487,7 @@ class Rejudging:
             write_atomic(target, result.model_dump_json(indent=2, exclude={"file"}))
         except OSError as exc:
             raise UsageError(
-                f"cannot write {target}: {exc.strerror or exc}",
-                hint="copy the debate's folder somewhere you can write, and re-judge it there",
+                key="debates.rejudge.cannot_write", target=target, value=exc.strerror or exc
             ) from None
         self._names.add(name)
         result.file = str(target)
@@ -502,15 +508,12 @@ def check_judges(judges: Sequence[str]) -> tuple[str, ...]:
     header read, no weights loaded; a server URL parsed, not called)."""
     refs = tuple(judges)
     if not refs:
-        raise UsageError("no judge given", hint="name one with --judge REF")
+        raise UsageError(key="debates.rejudge.no_judge_given")
     for i, ref in enumerate(refs):
         if ref in refs[:i]:
-            raise UsageError(f"the judge {ref!r} is named twice", hint="name each judge once")
+            raise UsageError(key="debates.rejudge.judge_named_twice", ref=ref)
         if is_human_ref(ref):
-            raise UsageError(
-                "a person cannot re-judge a saved debate here",
-                hint="name a judge model; a person judges live with --role judge=human",
-            )
+            raise UsageError(key="debates.rejudge.person_cannot_re_judge_saved")
         check_model_ref(ref)
     return refs
 

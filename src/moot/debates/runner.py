@@ -113,11 +113,7 @@ class DebateRun:
     def _human_seat(self, roles: list[str]) -> HumanSeat:
         console = self.setup.human
         if console is None:
-            raise UsageError(
-                f"a person holds the {roles[0]} seat, and there is no one here to ask",
-                hint="run it with `moot run` or `moot serve`; from Python, set the "
-                "setup's `human` to a console (moot.inference.human)",
-            )
+            raise UsageError(key="debates.runner.person_holds_seat_there_no", roles=roles[0])
         return HumanSeat(console)
 
     def _machines(self, refs: dict[str, str]) -> tuple[dict[str, ChatModel], dict[str, ModelInfo]]:
@@ -243,8 +239,7 @@ class DebateRun:
                 journal.append(transcript.header())
         except OSError as exc:
             raise UsageError(
-                f"cannot write to {out}: {exc.strerror or exc}",
-                hint="choose a folder you can write to with --out, or free some space",
+                key="debates.runner.cannot_write", out=out, value=exc.strerror or exc
             ) from exc
         return journal
 
@@ -316,7 +311,7 @@ def _write_error(exc: OSError, out: Path | None, journal: Journal | None) -> Moo
         )
     else:
         hint = "nothing was saved, so it cannot be resumed; free some space and run it again"
-    return MootError(f"{what}: {exc.strerror or exc}", hint=hint)
+    return MootError(key="debates.runner.error", what=what, value=exc.strerror or exc, fix=hint)
 
 
 def resume_setup(folder: Path) -> tuple[DebateSetup, list[Record]]:
@@ -326,18 +321,17 @@ def resume_setup(folder: Path) -> tuple[DebateSetup, list[Record]]:
 
     journal = folder / "journal.jsonl"
     if not os.path.lexists(journal):
-        raise UsageError(f"{folder} holds no journal.jsonl", hint="see `moot history list`")
+        raise UsageError(key="debates.runner.holds_no_journal_jsonl", folder=folder)
     if (folder / "transcript.json").is_symlink():
         raise UsageError(
-            f"{folder / 'transcript.json'} is a symlink; moot does not follow it",
-            hint="a debate moot saved holds files, not links: remove it",
+            key="debates.runner.symlink_moot_does_not_follow", value=folder / "transcript.json"
         )
     records = read_records(journal)
     line, header = next(
         ((n, r) for n, r in enumerate(records, start=1) if isinstance(r, DebateRecord)), (0, None)
     )
     if header is None:
-        raise UsageError(f"{journal} has no debate header", hint="it cannot be resumed")
+        raise UsageError(key="debates.runner.has_no_debate_header", journal=journal)
     hint = "the journal is damaged; start the debate again"
     source = f"{journal}: line {line}"  # each record is a line of its own
     recorded = header.model_dump(mode="json", by_alias=True, exclude_unset=True)
@@ -396,7 +390,9 @@ def setup_from_record(
     check_version(header, name=source, hint=hint)
     h = validate(_Header, header, name=source, hint=hint)
     if h.format not in NAMES:
-        raise UsageError(f"{source}: format: unknown format {h.format!r}", hint=hint)
+        raise UsageError(
+            key="debates.runner.format_unknown_format", source=source, format=h.format, fix=hint
+        )
     fmt = get_format(h.format)
     saved = dict(h.params)
     extra = {k: saved.pop(k) for k in _RUN_FIELDS if k in saved}
@@ -523,10 +519,7 @@ class _Recorded:
 
     def _saved(self, ask: Ask) -> Turn:
         if ask.turn is None or not 0 <= ask.turn < len(self._turns):
-            raise MootError(
-                f"the replay asks the person for a turn the saved debate lacks ({ask.label})",
-                hint="the format's flow changed since the debate was saved",
-            )
+            raise MootError(key="debates.runner.replay_asks_person_turn_saved", label=ask.label)
         return self._turns[ask.turn]
 
     def speech(self, ask: Ask) -> Said:

@@ -65,9 +65,10 @@ def keyed(given: object, *, field: str, option: str | None = None) -> dict[str, 
         return dict(given)
     if isinstance(given, str | bytes) or not isinstance(given, Iterable):
         raise UsageError(
-            f"{field} is {_shown(given)}, not a mapping of role to value",
-            hint=f"give {field} as a dict, e.g. {{'judge': …}}",
+            key="debates.settings.not_mapping_role_value",
             field=field,
+            field_value=field,
+            given=_shown(given),
         )
     pairs: dict[str, Any] = {}
     for i, item in enumerate(given):
@@ -85,9 +86,11 @@ def keyed(given: object, *, field: str, option: str | None = None) -> dict[str, 
             key, value = item
         else:
             raise UsageError(
-                f"{field}.{i} {_shown(item)} is not a role and its value",
-                hint=f"give {field} as a dict, e.g. {{'judge': …}}",
+                key="debates.settings.not_role_value",
                 field=f"{field}.{i}",
+                field_value=field,
+                i=i,
+                item=_shown(item),
             )
         if key in pairs:
             raise given_twice(field, key, option)
@@ -100,11 +103,13 @@ def given_twice(field: str, key: str, option: str | None = None) -> UsageError:
     value would be lost, the last silently winning."""
     if option:
         return UsageError(
-            f"{option} {key}= is given twice", hint=f"give one {option} {key}=…", field=field
+            key="debates.settings.given_twice_2", field=field, option=option, key_value=key
         )
     where = f"{field}: " if field else ""
     path = f"{field}.{key}" if field else key
-    return UsageError(f"{where}{key!r} is given twice", hint=f"give {key!r} once", field=path)
+    return UsageError(
+        key="debates.settings.given_twice", field=path, where_value=where, key_value=key
+    )
 
 
 _BOUNDS = {"ge": "at least", "gt": "above", "le": "at most", "lt": "below"}
@@ -117,7 +122,9 @@ def settings_error(exc: ValidationError, *, hint: str, options: bool = False) ->
     where = _option(loc) if options and loc else ".".join(loc) or "settings"
     field = ".".join(loc) or None
     if first["type"] == "extra_forbidden":
-        return UsageError(f"unknown setting {where!r}", hint=hint, field=field)
+        return UsageError(
+            key="debates.settings.unknown_setting", field=field, where_value=where, fix=hint
+        )
     bounds = [f"{_BOUNDS[k]} {v}" for k, v in first.get("ctx", {}).items() if k in _BOUNDS]
     return UsageError(
         f"{where}{'' if where.endswith('=') else ' '}{_shown(first.get('input'))} is not allowed: "
@@ -196,9 +203,10 @@ def refuse_unknown(names: Iterable[str], *, prefix: str = "") -> None:
     for name in names:
         if name not in known:
             raise UsageError(
-                f"unknown parameter {name!r}",
-                hint=f"parameters are: {', '.join(known)}",
+                key="debates.settings.unknown_parameter",
                 field=prefix + name,
+                name=name,
+                known=", ".join(known),
             )
 
 
@@ -224,18 +232,15 @@ def check_motion(motion: str) -> None:
     """A motion says something: a letter or a digit (not `-`, not zero-width spaces), and
     no more than a few paragraphs."""
     if not motion.strip():
-        raise UsageError("the motion is empty", hint="give a motion or a topic", field="motion")
+        raise UsageError(key="debates.settings.motion_empty", field="motion")
     if not any(ch.isalnum() for ch in motion):
-        raise UsageError(
-            f"the motion {motion!r} has no words",
-            hint='give a motion, e.g. moot run "…"',
-            field="motion",
-        )
+        raise UsageError(key="debates.settings.motion_has_no_words", field="motion", motion=motion)
     if len(motion) > MAX_MOTION:
         raise UsageError(
-            f"the motion is {len(motion):,} characters, over the limit of {MAX_MOTION:,}",
-            hint="state the motion in a sentence; put the background in --positions",
+            key="debates.settings.motion_characters_over_limit",
             field="motion",
+            n_motion=len(motion),
+            max_motion=MAX_MOTION,
         )
 
 
@@ -245,7 +250,7 @@ def check_model_ref(ref: str) -> None:
     from moot import models
 
     if not ref.strip():
-        raise UsageError("a model reference is empty", hint="see `moot models list`")
+        raise UsageError(key="debates.settings.model_reference_empty")
     if is_human_ref(ref):
         return  # a person takes the seat: no model to check
     models.check(ref)
@@ -270,17 +275,18 @@ def prepare(
     cast = fmt.cast(params)
     if len(chosen.models) > 1 and not cast.models:
         raise UsageError(
-            f"the {fmt.name} format takes one model",
-            hint="bind roles with --role ROLE=REF",
-            field="models.1",
+            key="debates.settings.format_takes_one_model", field="models.1", name=fmt.name
         )
     for what, given in (("roles", chosen.roles), ("temperatures", chosen.temperatures)):
         unknown = sorted(set(given) - set(cast.roles))
         if unknown:
             raise UsageError(
-                f"{what}: unknown role {unknown[0]!r} in the {fmt.name} format",
-                hint=f"its roles are: {', '.join(cast.roles)}",
+                key="debates.settings.unknown_role_format",
                 field=f"{what}.{unknown[0]}",
+                what=what,
+                unknown=unknown[0],
+                name=fmt.name,
+                roles=", ".join(cast.roles),
             )
     for ref in (*chosen.models, *chosen.roles.values()) if check_models else ():
         check_model_ref(ref)  # last: it reads model headers
@@ -319,7 +325,9 @@ def read_defaults() -> Defaults:
     try:
         table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{path} is not TOML: {exc}", hint=_CONFIG_HINT) from None
+        raise UsageError(
+            key="debates.settings.config_not_toml", path=str(path), why=str(exc)
+        ) from None
     try:
         return Defaults.model_validate(table)
     except ValidationError as exc:
@@ -328,7 +336,7 @@ def read_defaults() -> Defaults:
         if first["type"] == "extra_forbidden":
             known = ", ".join(Defaults.model_fields)
             raise UsageError(
-                f"{path}: unknown key {key!r}", hint=f"its keys are: {known}; {_CONFIG_HINT}"
+                key="debates.settings.config_unknown_key", path=str(path), name=key, known=known
             ) from None
         raise UsageError(
             f"{path}: {key} = {_shown(first.get('input'))} is not allowed: {first['msg'].lower()}",

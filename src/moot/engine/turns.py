@@ -628,9 +628,12 @@ class Engine:
         prior = self._replay[index]
         if (prior.role, prior.step) != (role_name, step):
             raise MootError(
-                f"the journal does not match this debate at turn {index}: it holds "
-                f"{prior.role}/{prior.step} where the format asks for {role_name}/{step}",
-                hint="the prompt pack or moot's version changed since; start the debate again",
+                key="engine.turns.journal_does_not_match_this",
+                index=index,
+                role=prior.role,
+                step=prior.step,
+                role_name=role_name,
+                step2=step,
             )
         return prior
 

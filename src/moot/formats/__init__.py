@@ -16,7 +16,7 @@ def get_format(name: str) -> Format:
     """The format called NAME, or a one-line error listing the ones there are."""
     if name not in NAMES:
         raise UsageError(
-            f"unknown format {name!r}", hint=f"choose one of: {', '.join(NAMES)}", field="format"
+            key="formats.unknown_format", field="format", name=name, names=", ".join(NAMES)
         )
     module = importlib.import_module(f"moot.formats.{name}")
     found: Format = module.FORMAT

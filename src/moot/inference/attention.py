@@ -40,10 +40,7 @@ def flash_attention(head_dim: int | None, gpu_layers: int) -> bool:
     GPU_LAYERS of its layers offloaded (0: none, negative: all)."""
     said = os.environ.get(OVERRIDE, "").strip().lower()
     if said not in _CHOICES:
-        raise UsageError(
-            f"{OVERRIDE}={said!r} is not on, off or auto",
-            hint=f"unset {OVERRIDE} to let moot choose per model",
-        )
+        raise UsageError(key="inference.attention.not_on_off_auto", override=OVERRIDE, said=said)
     chosen = _CHOICES[said]
     if chosen is not None:
         return chosen

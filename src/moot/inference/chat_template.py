@@ -151,20 +151,17 @@ def render_chat_template(template: str, messages: list[dict[str, str]], **variab
     if compiled is None:
         detail = problem.detail if problem else "it does not compile"
         raise ModelIntegrityError(
-            f"the chat template cannot be used: {detail}",
-            hint="use an intact copy of the model, or name a chat format for it",
+            key="inference.chat_template.chat_template_cannot_used", detail=detail
         )
     try:
         return render_bounded(compiled, _chat_variables(messages, **variables))
     except (RenderLimitError, SecurityError) as exc:
         raise ModelIntegrityError(
-            f"the chat template was stopped: {exc}",
-            hint="name a chat format for the model so its own template is not used",
+            key="inference.chat_template.chat_template_was_stopped", exc=exc
         ) from None
     except Exception as exc:
         raise MootError(
-            f"the chat template could not format this conversation: {exc}",
-            hint="check the model's chat format in the catalog",
+            key="inference.chat_template.chat_template_could_not_format", exc=exc
         ) from exc
 
 

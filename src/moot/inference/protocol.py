@@ -188,7 +188,12 @@ def check_not_degenerate(completion: Completion) -> None:
         raise ReasoningOnlyError(reasoning=completion.reasoning, completion=completion)
     reason = degeneracy(completion.text)
     if reason:
-        raise DegenerateReplyError(reason, raw=completion.text, completion=completion)
+        raise DegenerateReplyError(
+            key="inference.protocol.degenerate",
+            raw=completion.text,
+            completion=completion,
+            reason=reason,
+        )
 
 
 def parse_structured(text: str, schema: type[T]) -> T:
@@ -345,7 +350,9 @@ def chat_structured(
     if wanting is not None:
         return wanting
     raise StructuredReplyError(
-        f"{model.model_id} gave no valid {schema.__name__} in 2 attempts",
+        key="inference.protocol.gave_no_valid_2_attempts",
         raw=attempts[-1],
         request=request,
+        model_id=model.model_id,
+        name=schema.__name__,
     )

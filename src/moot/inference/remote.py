@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel
 
 from moot.errors import CallTimeoutError, RemoteError
-from moot.inference.choice import Choice, ChoiceRequest, by_sampling, normalised, schema_for
+from moot.inference.choice import Choice, ChoiceRequest, normalised, schema_for
 from moot.inference.protocol import (
     ChatRequest,
     Completion,
@@ -35,10 +35,6 @@ if TYPE_CHECKING:
 Dialect = Literal["json_schema", "json_object"]
 # OpenAI and vLLM take json_schema; llama-cpp-python's server rejects it and takes json_object.
 DIALECTS: tuple[Dialect, ...] = ("json_schema", "json_object")
-_START_HINT = (
-    "is the server running? start it with e.g. "
-    "`python -m llama_cpp.server --model MODEL.gguf --host 127.0.0.1 --port 8000`"
-)
 # The most likely tokens asked for at each position of a choice's reply: OpenAI, vLLM (by
 # default) and Ollama allow at most 20.
 TOP_LOGPROBS = 20
@@ -160,10 +156,11 @@ class OpenAICompatModel:
         error.hint = "the server took neither json_schema nor json_object response formats"
         raise error
 
-    def choose(self, request: ChoiceRequest) -> Choice:
+    def choose(self, request: ChoiceRequest) -> Choice | None:
         """The probability of each option, read from the server's logprobs where it returns
-        them (`read_logprobs`); where it returns none, or they cannot tell the options apart,
-        counted over replies held to the options (`choice.by_sampling`, method "samples")."""
+        them (`read_logprobs`); None where it returns none, or they cannot tell the options
+        apart: `choice.choose` then counts replies held to the options (method "samples"),
+        and a debate's judging step takes its reply as it is."""
         start = time.perf_counter()
         longest = max(len(request.prefix() + request.spelled(o)) for o in request.options)
         chat = ChatRequest(
@@ -178,7 +175,7 @@ class OpenAICompatModel:
         data = self._with_logprobs(chat)
         read = read_logprobs(data, request) if data is not None else None
         if read is None:
-            return by_sampling(self, request)
+            return None
         usage = data.get("usage") if isinstance(data, dict) else None
         return Choice(
             probabilities=normalised(read),
@@ -224,10 +221,12 @@ class OpenAICompatModel:
         if len(names) == 1:
             return names[0]
         if not names:
-            raise RemoteError(f"{self.base_url} serves no models", hint=_START_HINT)
+            raise RemoteError(key="inference.remote.serves_no_models", base_url=self.base_url)
         raise RemoteError(
-            f"{self.base_url} serves several models: {', '.join(names)}",
-            hint=f"name one: {self.base_url}#{names[0]}",
+            key="inference.remote.serves_several_models",
+            base_url=self.base_url,
+            names=", ".join(names),
+            names2=names[0],
         )
 
     def _stream(
@@ -261,8 +260,9 @@ class OpenAICompatModel:
                 raise _transport_error(self.base_url, exc) from exc
             except (ValueError, AttributeError) as exc:
                 raise RemoteError(
-                    f"{self.base_url} sent a malformed event stream: {exc}",
-                    hint="check that the URL points at an OpenAI-compatible /v1 endpoint",
+                    key="inference.remote.sent_malformed_event_stream",
+                    base_url=self.base_url,
+                    exc=exc,
                 ) from exc
         splitter = reply.done()
         self._thinks = self._thinks or bool(splitter.reasoning)
@@ -458,14 +458,16 @@ def _transport_error(url: str, exc: httpx.HTTPError) -> RemoteError:
     import httpx
 
     if isinstance(exc, httpx.TimeoutException):
-        return RemoteError(f"{url} did not answer in time ({exc})", hint="raise the timeout")
-    return RemoteError(f"cannot reach {url}: {exc}", hint=_START_HINT)
+        return RemoteError(key="inference.remote.did_not_answer_time", url=url, exc=exc)
+    return RemoteError(key="inference.remote.cannot_reach", url=url, exc=exc)
 
 
 def _status_error(url: str, resp: httpx.Response) -> RemoteError:
     return RemoteError(
-        f"{url} answered HTTP {resp.status_code}: {_server_message(resp)}",
-        hint="check the model name and the request limits the server allows",
+        key="inference.remote.answered_http",
+        url=url,
+        status_code=resp.status_code,
+        resp=_server_message(resp),
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from moot.errors import Phrase
 from moot.models.gguf_check import GGUFInfo
 
 # The architectures libllama (llama-cpp-python 0.3.36, the version pyproject pins) registers;
@@ -44,7 +45,7 @@ class Unfit:
     """Why a GGUF is not offered as a debater. A PART (a projector, an adapter, a later split
     part) belongs to another model and is left out of listings; anything else is shown."""
 
-    reason: str
+    reason: Phrase  # its English is str(reason)
     part: bool = False
 
 
@@ -59,17 +60,21 @@ def unfit(header: GGUFInfo) -> Unfit | None:
     arch = header.architecture
     kind = meta.get("general.type")
     if kind == "mmproj" or arch == PROJECTOR:
-        return Unfit("a vision projector (mmproj), not a model: it goes with one", part=True)
+        return Unfit(Phrase("models.architectures.projector"), part=True)
     if kind == "adapter":
-        return Unfit("a LoRA adapter, not a model: it goes with one", part=True)
+        return Unfit(Phrase("models.architectures.adapter"), part=True)
     part = _count(meta.get("split.no"))
     if part:
-        of = f" of {header.split_count}" if header.split_count else ""
-        return Unfit(f"part {part + 1}{of} of a split model: name its first part", part=True)
+        if header.split_count:
+            said = Phrase(
+                "models.architectures.split_part_of", part=part + 1, count=header.split_count
+            )
+            return Unfit(said, part=True)
+        return Unfit(Phrase("models.architectures.split_part", part=part + 1), part=True)
     if arch in EMBEDDING_ARCHITECTURES or _count(meta.get(f"{arch}.pooling_type")):
-        return Unfit("an embedding model: it turns text into vectors and writes no replies")
+        return Unfit(Phrase("models.architectures.embedding"))
     if arch in SPEECH_ARCHITECTURES:
-        return Unfit(f"a speech model ({arch}), not a text-generation model")
+        return Unfit(Phrase("models.architectures.speech", arch=arch))
     return None
 
 

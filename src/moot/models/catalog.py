@@ -155,11 +155,7 @@ class Catalog(_Frozen):
         """The card for MODEL_ID; ModelNotFoundError when there is none."""
         card = self.cards.get(model_id)
         if card is None:
-            raise ModelNotFoundError(
-                f"unknown model {model_id!r}",
-                hint="`moot models list` shows the models moot knows; a .gguf path or "
-                "hf:OWNER/REPO/FILE.gguf works too",
-            )
+            raise ModelNotFoundError(key="models.catalog.unknown_model", model_id=model_id)
         return card
 
 
@@ -236,9 +232,7 @@ def _build(paths: list[Path]) -> Catalog:
 
 def _read_toml(path: Path, error: type[MootError]) -> dict[str, Any]:
     if not os.path.lexists(path):
-        raise MootError(
-            f"model catalog not found at {path}", hint="reinstall moot: the catalog ships with it"
-        )
+        raise MootError(key="models.catalog.model_catalog_not_found_at", path=path)
     try:
         text = files.read_text(path, what="the model catalog", limit=files.TEXT_LIMIT)
     except UsageError as exc:

@@ -179,7 +179,9 @@ def check(path: Path | str) -> GGUFInfo:
     try:
         st = path.stat()
     except OSError as exc:
-        raise ModelIntegrityError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise ModelIntegrityError(
+            key="models.gguf_check.cannot_read", path=path, value=exc.strerror or exc
+        ) from exc
     _check_regular(path, st.st_mode)
     return _check_unchanged(path, st.st_size, st.st_mtime_ns, st.st_ino)
 
@@ -187,7 +189,7 @@ def check(path: Path | str) -> GGUFInfo:
 def _check_regular(path: Path, mode: int) -> None:
     if not stat.S_ISREG(mode):
         kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
-        raise ModelIntegrityError(f"{path} is {kind}", hint="name a .gguf model file")
+        raise ModelIntegrityError(key="models.gguf_check.not_regular_file", path=path, kind=kind)
 
 
 @lru_cache(maxsize=256)  # `moot models list` reads every model's header, dozens of them
@@ -198,27 +200,25 @@ def _check_unchanged(path: Path, size: int, mtime_ns: int, inode: int) -> GGUFIn
         with os.fdopen(fd, "rb") as fh:
             _check_regular(path, os.fstat(fh.fileno()).st_mode)
             if size == 0:
-                raise ModelIntegrityError(
-                    f"{path} is empty (0 bytes)", hint="pull the model again: `moot models pull …`"
-                )
+                raise ModelIntegrityError(key="models.gguf_check.empty_0_bytes", path=path)
             if size < 24:
                 head = fh.read(4)
                 _check_magic(path, head)
                 raise ModelIntegrityError(
-                    f"{path} is truncated: {size} bytes, shorter than a GGUF header",
-                    hint="pull the model again: `moot models pull …`",
+                    key="models.gguf_check.truncated_bytes_shorter_than_gguf", path=path, size=size
                 )
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
                 return _parse(path, buf, size)
     except OSError as exc:
-        raise ModelIntegrityError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise ModelIntegrityError(
+            key="models.gguf_check.cannot_read_2", path=path, value=exc.strerror or exc
+        ) from exc
 
 
 def _check_magic(path: Path, head: bytes) -> None:
     if head != MAGIC:
         raise ModelIntegrityError(
-            f"{path} is not a GGUF model file (starts with {head[:4]!r}, expected b'GGUF')",
-            hint="moot loads GGUF files only; convert the model or pick a .gguf file",
+            key="models.gguf_check.not_gguf_model_file_starts", path=path, head=head[:4]
         )
 
 
@@ -229,8 +229,7 @@ def _parse(path: Path, buf: mmap.mmap, size: int) -> GGUFInfo:
     version = r.u32()
     if version not in VERSIONS:
         raise ModelIntegrityError(
-            f"{path}: unsupported GGUF version {version} (supported: 2, 3)",
-            hint="the file is damaged or from a llama.cpp newer than moot's",
+            key="models.gguf_check.unsupported_gguf_version_supported_2", path=path, version=version
         )
     n_tensors, n_kv = r.u64(), r.u64()
     _check_counts(path, n_tensors, n_kv, size)
@@ -240,7 +239,9 @@ def _parse(path: Path, buf: mmap.mmap, size: int) -> GGUFInfo:
     except _Truncated as exc:
         raise _truncated(path, size, int(exc.args[0])) from None
     except ValueError as exc:  # a nonsensical type code or dimension count
-        raise ModelIntegrityError(f"{path}: malformed GGUF header: {exc}") from None
+        raise ModelIntegrityError(
+            key="models.gguf_check.malformed_gguf_header", path=path, exc=exc
+        ) from None
     if data_end is not None and data_end > size:
         raise _truncated(path, size, data_end)
     return _info(path, version, n_tensors, n_kv, size, meta, arrays, data_end)
@@ -250,9 +251,11 @@ def _check_counts(path: Path, n_tensors: int, n_kv: int, size: int) -> None:
     # A tensor info takes >= 24 bytes and a key/value >= 13: garbage shows as impossible counts.
     if n_tensors * 24 + n_kv * 13 > size:
         raise ModelIntegrityError(
-            f"{path}: GGUF header claims {n_tensors} tensors and {n_kv} metadata entries, "
-            f"impossible for a {size}-byte file",
-            hint="the file is damaged; pull it again",
+            key="models.gguf_check.gguf_header_claims_tensors_metadata",
+            path=path,
+            n_tensors=n_tensors,
+            n_kv=n_kv,
+            size=size,
         )
     # Possible, and still more than any model has: a file built to make its reader work.
     for count, what, limit in (
@@ -261,15 +264,20 @@ def _check_counts(path: Path, n_tensors: int, n_kv: int, size: int) -> None:
     ):
         if count > limit:
             raise ModelIntegrityError(
-                f"{path}: the GGUF header lists {count:,} {what}, over moot's limit of {limit:,}",
-                hint="no model moot can run has that many; the file is damaged or not a model",
+                key="models.gguf_check.gguf_header_lists_over_moot",
+                path=path,
+                count=count,
+                what=what,
+                limit=limit,
             )
 
 
 def _truncated(path: Path, size: int, needed: int) -> ModelIntegrityError:
     return ModelIntegrityError(
-        f"{path} is truncated: it has {size} bytes but its header needs at least {needed}",
-        hint="an interrupted download? pull the model again",
+        key="models.gguf_check.truncated_has_bytes_but_header",
+        path=path,
+        size=size,
+        needed_value=needed,
     )
 
 

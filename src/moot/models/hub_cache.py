@@ -96,10 +96,7 @@ def _read_ref(ref: Path) -> str:
     """The commit a refs/<revision> file names: 40 hex digits, as huggingface_hub writes it."""
     commit = files.read_text(ref, what="the hub cache's ref file", limit=files.KIB).strip()
     if not _COMMIT.fullmatch(commit):
-        raise UsageError(
-            f"the hub cache's ref file {ref} does not hold a commit hash",
-            hint="delete it; `moot models pull` writes it again",
-        )
+        raise UsageError(key="models.hub_cache.hub_cache_s_ref_file", ref=ref)
     return commit
 
 

@@ -8,7 +8,6 @@ from moot.errors import DownloadError
 from moot.models.hub_cache import HubFile
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
-_MIRROR = "point moot at another hub or a mirror with --endpoint URL or HF_ENDPOINT"
 
 
 def download_error(exc: BaseException, f: HubFile, endpoint: str | None) -> DownloadError:
@@ -29,29 +28,31 @@ def download_error(exc: BaseException, f: HubFile, endpoint: str | None) -> Down
 
     status = next((code for e in chain if (code := _status(e)) is not None), None)
     if caught(hub.OfflineModeIsEnabled):
-        return DownloadError(
-            "the hub is switched off (HF_HUB_OFFLINE is set)", hint="unset HF_HUB_OFFLINE to pull"
-        )
+        return DownloadError(key="models.hub_errors.offline")
     if caught(hub.RepositoryNotFoundError):
-        msg = f"repository {f.repo} not found on {where} (or it is private or gated)"
-        return DownloadError(msg, hint=f"check the repository name, or {_MIRROR}")
+        return DownloadError(key="models.hub_errors.no_repository", repo=f.repo, where=where)
     if caught(hub.RevisionNotFoundError):
-        msg = f"revision {f.revision!r} not found in {f.repo} on {where}"
-        return DownloadError(msg, hint="check the revision (a branch, tag or commit)")
+        return DownloadError(
+            key="models.hub_errors.no_revision", revision=f.revision, repo=f.repo, where=where
+        )
     if caught(hub.EntryNotFoundError) or status == 404:
-        msg = f"file {f.filename} not found in {f.repo} (revision {f.revision}) on {where}"
-        return DownloadError(msg, hint="check the file name: it is case-sensitive")
+        return DownloadError(
+            key="models.hub_errors.no_file",
+            filename=f.filename,
+            repo=f.repo,
+            revision=f.revision,
+            where=where,
+        )
     if status is not None:
-        msg = f"the hub at {where} answered HTTP {status} for {f.label}"
-        return DownloadError(msg, hint=f"try again later, or {_MIRROR}")
+        return DownloadError(
+            key="models.hub_errors.http_status", where=where, status=status, label=f.label
+        )
     if caught(client.TimeoutException, client.NetworkError):  # ConnectTimeout, ConnectError too
-        msg = f"cannot reach the hub at {where}: {_reason(chain)}"
-        return DownloadError(msg, hint=f"check the network, or {_MIRROR}")
+        return DownloadError(key="models.hub_errors.unreachable", where=where, why=_reason(chain))
     broke_off = any("Consistency check failed" in str(e) for e in chain)
     if broke_off or caught(client.RemoteProtocolError):
-        msg = f"the download of {f.label} from {where} broke off before the end"
-        return DownloadError(msg, hint="nothing was kept; run the pull again")
-    return DownloadError(f"downloading {f.label} from {where} failed: {exc}", hint=_MIRROR)
+        return DownloadError(key="models.hub_errors.broke_off", label=f.label, where=where)
+    return DownloadError(key="models.hub_errors.failed", label=f.label, where=where, why=str(exc))
 
 
 def _causes(exc: BaseException) -> list[BaseException]:

@@ -155,5 +155,5 @@ def _present(
         context_length=header.context_length or context,
         loadable=architectures.loadable(header.architecture),
         usable=unfit is None,
-        reason=unfit.reason if unfit else "",
+        reason=str(unfit.reason) if unfit else "",
     )

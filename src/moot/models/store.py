@@ -144,9 +144,7 @@ def check_server_url(ref: str) -> None:
     except ValueError:
         port = -1
     if url.scheme not in ("http", "https") or not url.hostname or port == -1 or url.query:
-        raise UsageError(
-            f"{ref!r} is not a server URL", hint="write it as e.g. http://127.0.0.1:8080/v1#MODEL"
-        )
+        raise UsageError(key="models.store.not_server_url", ref=ref)
 
 
 def _verify(target: locate.Target, path: Path, expected: str | None) -> str | None:
@@ -178,13 +176,10 @@ def _resolved(
     card = target.card
     unfit = architectures.unfit(header)
     if unfit is not None:
-        raise locate.ModelFileError(
-            f"{target.id} is {unfit.reason}",
-            hint="pick a model that writes text: `moot models list` shows which can debate",
-        )
+        raise locate.ModelFileError(key="models.store.unfit", id=target.id, reason=unfit.reason)
     context = header.context_length or (card.context_length if card else None)
     if context is None:
-        raise ModelIntegrityError(f"{files[0]}: the GGUF header states no context length")
+        raise ModelIntegrityError(key="models.store.gguf_header_states_no_context", files=files[0])
     declared = target.registered.get("chat_format") if target.registered else None
     return ResolvedModel(
         id=target.id,
@@ -315,9 +310,7 @@ def _pull_hub_file(f: HubFile, expected: str | None, endpoint: str | None) -> Pa
         etag = etag if integrity.is_sha256(etag) else None
         if expected and etag and etag != expected:
             raise ModelIntegrityError(
-                f"the hub's {f.label} has sha256 {etag}, not the {expected} the catalog "
-                "expects; nothing was downloaded",
-                hint="the repository changed since the catalog was written: pin its revision",
+                key="models.store.hub_s_has_sha256_not", label=f.label, etag=etag, expected=expected
             )
         cache = hub_cache.cache_dir()
         local = hf_hub_download(
@@ -349,17 +342,16 @@ def add(
     registry.check_name(name, taken=set(load_catalog().cards))
     if chat_format is not None and chat_format not in CHAT_FORMATS:
         known = ", ".join(sorted(CHAT_FORMATS - {"template"}))
-        raise UsageError(f"unknown chat format {chat_format!r}", hint=f"one of: {known}")
+        raise UsageError(
+            key="models.store.unknown_chat_format", chat_format=chat_format, known=known
+        )
     existing = registry.load().get(name)
     if existing is not None and not replace:
-        raise UsageError(
-            f"{name!r} is registered already, for {existing['path']}",
-            hint=f"forget it first with `moot models rm {name}`, or add --force to replace it",
-        )
+        raise UsageError(key="models.store.registered_already", name=name, path=existing["path"])
     file = Path(path).expanduser().absolute()
     locate.check_file(
         file,
-        lambda: ModelNotFoundError(f"no such file: {file}", hint="give the path to a .gguf file"),
+        lambda: ModelNotFoundError(key="models.store.no_such_file", file=file),
     )
     with _users_file(locate.Target(id=name, path=file)):
         header = gguf_check.check(file)
@@ -374,11 +366,7 @@ def info(ref: str, *, n_ctx: int | None = None) -> ModelDetails:
     """Resolve REF and report what its header and catalog card say, and the memory it needs
     at N_CTX (default: `--n-ctx`'s, or the trained context when that is smaller)."""
     if is_remote_ref(ref.strip()):
-        raise UsageError(
-            f"{ref} is a server URL: there is no local GGUF header to show",
-            hint="`moot models info` reads a model file; name a catalog id, a registered "
-            "name or a .gguf path",
-        )
+        raise UsageError(key="models.store.server_url_there_no_local", ref=ref)
     target = locate.parse_ref(ref)
     resolved, header = _resolve(target)
     size = sum(p.stat().st_size for p in resolved.files)
@@ -434,15 +422,13 @@ def removable(ref: str) -> locate.Target:
     target = locate.parse_ref(ref)
     if target.store is not None:
         raise UsageError(
-            f"{target.id} is in {stores.title(target.store.kind)}, not a file moot downloaded; "
-            "moot leaves it alone",
-            hint=stores.remove_hint(target.store),
+            key="models.store.in_other_store",
+            id=target.id,
+            kind=stores.title(target.store.kind),
+            fix=stores.remove_hint(target.store),
         )
     if target.path is not None and target.registered is None:
-        raise UsageError(
-            f"{target.path} is not a file moot downloaded; moot leaves it alone",
-            hint="delete it yourself if you mean to",
-        )
+        raise UsageError(key="models.store.not_file_moot_downloaded_moot", path=target.path)
     return target
 
 
@@ -454,7 +440,7 @@ def remove(ref: str) -> Removal:
         return Removal(id=target.id, forgotten=True)
     removed = _discard(target)
     if not removed:
-        raise ModelNotFoundError(f"{target.id} is not installed; nothing to remove")
+        raise ModelNotFoundError(key="models.store.not_installed_nothing_remove", id=target.id)
     return Removal(id=target.id, files=tuple(removed))
 
 

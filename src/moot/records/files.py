@@ -105,39 +105,41 @@ def read_bytes(path: Path, *, what: str, limit: int, follow_symlinks: bool = Tru
     try:
         fd = os.open(path, flags)
     except FileNotFoundError:
-        raise UsageError(f"{what} {path} does not exist", hint="check the path") from None
+        raise UsageError(key="records.files.does_not_exist", what=what, path=path) from None
     except IsADirectoryError:
-        raise UsageError(f"{what} {path} is a folder, not a file", hint="name a file") from None
+        raise UsageError(key="records.files.folder_not_file", what=what, path=path) from None
     except OSError as exc:
         if not follow_symlinks and os.path.islink(path):
             raise UsageError(
-                f"{what} {path} is a symlink; moot does not follow it", hint="use the file itself"
+                key="records.files.symlink_moot_does_not_follow", what=what, path=path
             ) from None
         raise UsageError(
-            f"{what} {path} cannot be read: {exc.strerror or exc}",
-            hint="check its permissions",
+            key="records.files.cannot_read", what=what, path=path, value=exc.strerror or exc
         ) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-            raise UsageError(f"{what} {path} is {kind}", hint="name a regular file")
+            raise UsageError(key="records.files.is_kind", what=what, path=path, kind=kind)
         if info.st_size > limit:
             raise UsageError(
-                f"{what} {path} is {info.st_size:,} bytes, over moot's limit of {limit:,}",
-                hint="is it the right file?",
+                key="records.files.bytes_over_moot_s_limit",
+                what=what,
+                path=path,
+                st_size=info.st_size,
+                limit=limit,
             )
         with os.fdopen(os.dup(fd), "rb") as fh:
             data = fh.read(limit + 1)
     except OSError as exc:
         raise UsageError(
-            f"{what} {path} cannot be read: {exc.strerror or exc}", hint="check the file"
+            key="records.files.cannot_read_2", what=what, path=path, value=exc.strerror or exc
         ) from None
     finally:
         os.close(fd)
     if len(data) > limit:  # it grew while being read
         raise UsageError(
-            f"{what} {path} is over moot's limit of {limit:,} bytes", hint="is it the right file?"
+            key="records.files.over_moot_s_limit_bytes", what=what, path=path, limit=limit
         )
     return data
 
@@ -149,7 +151,7 @@ def read_text(path: Path, *, what: str, limit: int, follow_symlinks: bool = True
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise UsageError(
-            f"{what} {path} is not UTF-8 text (byte {exc.start})", hint="save it as UTF-8"
+            key="records.files.not_utf_8_text_byte", what=what, path=path, start=exc.start
         ) from None
 
 
@@ -162,10 +164,13 @@ def read_json(
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(
-            f"{what} {path} is not valid JSON: {exc.msg} (line {exc.lineno})",
-            hint="is it the right file?",
+            key="records.files.not_valid_json_line",
+            what=what,
+            path=path,
+            msg=exc.msg,
+            lineno=exc.lineno,
         ) from None
     except RecursionError:
         raise UsageError(
-            f"{what} {path} is nested too deeply to be moot's", hint="is it the right file?"
+            key="records.files.nested_too_deeply_moot_s", what=what, path=path
         ) from None

@@ -38,9 +38,7 @@ class Journal:
         fd = os.open(path, flags, 0o600)
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise UsageError(
-                    f"{path} is not a regular file", hint="moot keeps its journal there: remove it"
-                )
+                raise UsageError(key="records.journal.not_regular_file", path=path)
             os.set_blocking(fd, True)
             _mend_torn_end(fd)
         except BaseException:
@@ -126,20 +124,24 @@ def parse_json(text: str, *, name: str, path: str, hint: str, line: bool = False
         data = json.loads(text, parse_int=bounded)
     except RecursionError:
         raise RecordError(
-            f"{name} is nested too deeply to be moot's", path=path, hint=hint
+            key="records.journal.nested_too_deeply_moot_s", path=path, name=name, fix=hint
         ) from None
     except json.JSONDecodeError as exc:
         what = "is not JSON" if line else f"is not valid JSON: {exc.msg} (line {exc.lineno})"
-        raise RecordError(f"{name} {what}", path=path, hint=hint) from None
+        raise RecordError(
+            key="records.journal.error", path=path, name=name, what=what, fix=hint
+        ) from None
     found = _too_long(data) if too_long else None  # walked only when there is one to find
     if found is not None:
         where, digits = found
         raise RecordError(
-            f"{name}: {where or 'the record'}: an integer of {digits} digits, longer than any "
-            "moot writes",
+            key="records.journal.integer_digits_longer_than_any",
             path=path,
             where=where,
-            hint=hint,
+            name=name,
+            value=where or "the record",
+            digits=digits,
+            fix=hint,
         )
     return data
 
@@ -202,15 +204,22 @@ def _journal_record(line: bytes, *, path: Path, number: int) -> Record:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise RecordError(
-            f"{where} is not UTF-8 text (byte {exc.start})", path=str(path), where=f"line {number}",
-            hint=hint,
+            key="records.journal.not_utf_8_text_byte", path=str(path), where=f"line {number}",
+            where_value=where, start=exc.start, fix=hint,
         ) from None  # fmt: skip
     try:
         record = parse_json(text, name=where, path=str(path), hint=hint, line=True)
         if not isinstance(record, dict):
-            raise RecordError(f"{where}: expected an object", path=str(path), hint=hint)
+            raise RecordError(
+                key="records.journal.expected_object", path=str(path), where_value=where, fix=hint
+            )
         if not isinstance(record.get("type"), str):
-            raise RecordError(f"{where}: type: expected a string", path=str(path), hint=hint)
+            raise RecordError(
+                key="records.journal.type_expected_string",
+                path=str(path),
+                where_value=where,
+                fix=hint,
+            )
         return validate(JOURNAL, record, name=where, hint=hint)
     except RecordError as exc:  # the line, wherever in it the fault is
         raise RecordError(exc.message, path=str(path), where=f"line {number}", hint=hint) from None
@@ -225,10 +234,13 @@ def _check_turn_order(records: list[tuple[int, Record]], *, path: Path) -> None:
             continue
         if record.index != turns:
             raise RecordError(
-                f"{path}: line {line}: index: {record.index} where turn {turns} comes next",
+                key="records.journal.line_index_where_turn_comes",
                 path=str(path),
                 where=f"line {line}",
-                hint=JOURNAL_HINT,
+                path_value=path,
+                line=line,
+                index=record.index,
+                turns=turns,
             )
         turns += 1
 
@@ -239,20 +251,26 @@ def check_version(record: dict[str, Any], *, name: str, hint: str) -> None:
     something this moot does not know)."""
     version = record.get("moot_version")
     if version is None:
-        raise UsageError(f"{name}: moot_version: missing", hint=hint)
+        raise UsageError(key="records.journal.moot_version_missing", name=name, fix=hint)
     parsed = _version(version)
     if parsed is None:
-        raise UsageError(f"{name}: moot_version: {version!r} is not a version", hint=hint)
+        raise UsageError(
+            key="records.journal.moot_version_not_version", name=name, version=version, fix=hint
+        )
     if parsed > (_version(__version__) or ()):
         raise UsageError(
-            f"{name} was written by moot {version}, newer than this moot ({__version__})",
-            hint="upgrade moot to read it: pip install --upgrade moot",
+            key="records.journal.was_written_by_moot_newer",
+            name=name,
+            version=version,
+            version2=__version__,
         )
     schema = record.get("schema")
     if isinstance(schema, int) and schema > SCHEMA_VERSION:  # not an integer: validation says so
         raise UsageError(
-            f"{name} holds records of schema {schema}, newer than this moot's ({SCHEMA_VERSION})",
-            hint="upgrade moot to read it: pip install --upgrade moot",
+            key="records.journal.holds_records_schema_newer_than",
+            name=name,
+            schema=schema,
+            schema_version=SCHEMA_VERSION,
         )
 
 
@@ -286,17 +304,22 @@ def validate(
         first = exc.errors()[0]
         if first["type"] == "json_invalid":  # valid JSON, past the parser's depth
             raise RecordError(
-                f"{name} is nested too deeply to be moot's", path=name, hint=hint
+                key="records.journal.nested_too_deeply_moot_s_2", path=name, name=name, fix=hint
             ) from None
         if first["type"] == "union_tag_invalid":
             kind = first["ctx"]["tag"]
             raise RecordError(
-                f"{name}: type: {kind!r} is not a record moot knows", path=name, where="type",
-                hint=hint,
+                key="records.journal.type_not_record_moot_knows", path=name, where="type",
+                name=name, kind=kind, fix=hint,
             ) from None  # fmt: skip
         where = field_error(exc, prefix=prefix, tagged=isinstance(model, TypeAdapter))
         raise RecordError(
-            f"{name}: {where}", path=name, where=where.partition(":")[0], hint=hint
+            key="records.journal.error_2",
+            path=name,
+            where=where.partition(":")[0],
+            name=name,
+            where_value=where,
+            fix=hint,
         ) from None
 
 
@@ -345,7 +368,10 @@ def read_transcript(
     data = parse_json(text, name=name, path=name, hint=hint)
     if not isinstance(data, dict):
         raise RecordError(
-            f"{name} is not a moot transcript: expected an object", path=name, hint=hint
+            key="records.journal.not_moot_transcript_expected_object",
+            path=name,
+            name=name,
+            fix=hint,
         )
     if versioned:
         check_version(data, name=name, hint=hint)
@@ -354,10 +380,14 @@ def read_transcript(
         if turn.index != place:  # a replay and a re-judging find each turn by its place
             where = f"turns.{place}.index"
             raise RecordError(
-                f"{name}: {where}: {turn.index} where turn {place} stands",
+                key="records.journal.where_turn_stands",
                 path=name,
                 where=where,
-                hint=hint,
+                name=name,
+                where_value=where,
+                index=turn.index,
+                place=place,
+                fix=hint,
             )
     return transcript, data
 

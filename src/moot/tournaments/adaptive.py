@@ -139,26 +139,23 @@ def opening(k: int) -> list[tuple[int, int]]:
 def check_schedule(schedule: str, budget: int | None, models: int) -> None:
     """--schedule and --budget together, or a one-line UsageError."""
     if schedule not in SCHEDULES:
-        raise UsageError(
-            f"unknown schedule {schedule!r}", hint="use --schedule round-robin or adaptive"
-        )
+        raise UsageError(key="tournaments.adaptive.unknown_schedule", schedule=schedule)
     if budget is None:
         return
     if schedule != "adaptive":
-        raise UsageError(
-            "--budget applies only to --schedule adaptive",
-            hint="add --schedule adaptive, or drop --budget",
-        )
+        raise UsageError(key="tournaments.adaptive.budget_applies_only_schedule_adaptive")
     if budget < max(models, 2):
         raise UsageError(
-            f"--budget {budget} is below the number of models ({models})",
-            hint=f"an adaptive tournament opens with a debate per model: give --budget "
-            f"{max(models, 2)} or more",
+            key="tournaments.adaptive.budget_below_number_models",
+            budget=budget,
+            models=models,
+            models2=max(models, 2),
         )
     if budget > MAX_DEBATES:
         raise UsageError(
-            f"--budget {budget:,} is over the limit of {MAX_DEBATES:,} debates",
-            hint="a smaller budget: the schedule stops by itself once the ranking is sure",
+            key="tournaments.adaptive.budget_over_limit_debates",
+            budget=budget,
+            max_debates=MAX_DEBATES,
         )
 
 
@@ -167,15 +164,11 @@ def check_executor(schedule: str, executor: str, parallel: int = 1) -> None:
     finished before it, so it runs on the local executor only, one debate at a time."""
     if schedule == "adaptive" and executor != "local":
         raise UsageError(
-            f"--schedule adaptive runs on --executor local, not {executor}",
-            hint="each debate is chosen from those finished before it: drop --executor, "
-            "or use --schedule round-robin",
+            key="tournaments.adaptive.schedule_adaptive_runs_on_executor", executor=executor
         )
     if schedule == "adaptive" and parallel > 1:
         raise UsageError(
-            f"--schedule adaptive plays one debate at a time, not {parallel}",
-            hint="each debate is chosen from those finished before it: drop --parallel, "
-            "or use --schedule round-robin",
+            key="tournaments.adaptive.schedule_adaptive_plays_one_debate", parallel=parallel
         )
 
 

@@ -332,8 +332,10 @@ def judge_debate(
     if ballots and not votes:  # no judge could judge it: the debate waits for a resume to judge it
         first = next(b for b in ballots if b.error is not None)
         raise MootError(
-            f"no judge could read debate {debate_id}: {first.judge}: {first.error}",
-            hint="check the judge models; --resume judges this debate again",
+            key="tournaments.ballots.no_judge_read",
+            debate=debate_id,
+            judge=first.judge,
+            error=first.error,
         )
     jury = pool(votes, ballot.margin)
     outcome = jury.outcome

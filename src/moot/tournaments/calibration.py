@@ -167,19 +167,14 @@ def check_sources(debates: dict[str, Transcript]) -> None:
     formats = {t.format for t in debates.values()}
     if not formats <= set(SIDES):
         raise UsageError(
-            f"controls are made from {' or '.join(SIDES)} debates, not {', '.join(formats)}",
-            hint="calibrate with --format oxford or --format challenge",
+            key="tournaments.calibration.controls_are_made_from_debates",
+            sides=" or ".join(SIDES),
+            formats=", ".join(formats),
         )
     if len(formats) > 1 or len({t.language for t in debates.values()}) > 1:
-        raise UsageError(
-            "controls are made from debates of one format and one language",
-            hint="calibrate one format and language at a time",
-        )
+        raise UsageError(key="tournaments.calibration.controls_are_made_from_debates_2")
     if len({t.motion for t in debates.values()}) < 2:
-        raise UsageError(
-            "an off-the-motion control needs debates on two motions or more",
-            hint="give a motions file with at least two motions",
-        )
+        raise UsageError(key="tournaments.calibration.off_motion_control_needs_debates")
 
 
 def _split(debates: dict[str, Transcript]) -> tuple[list[str], list[str]]:
@@ -207,7 +202,7 @@ def build_controls(debates: dict[str, Transcript], n: int, *, seed: int) -> list
     debate it was made from — where there are debates enough to keep them apart."""
     check_sources(debates)
     if n < 0:
-        raise UsageError(f"--controls {n} is negative", hint="give 0 or more controls")
+        raise UsageError(key="tournaments.calibration.controls_negative", n=n)
     rng = random.Random(seed)
     ids = sorted(debates)
     whole, changed = _split(debates)

@@ -114,9 +114,9 @@ def load(t: Tournament) -> ControlsRecord | None:
         or record.per_kind != t.plan.controls
         or any(not set(c.sources) <= ids for c in record.controls)
     ):
-        raise UsageError(f"controls file {path} is not this tournament's", hint=AGAIN)
+        raise UsageError(key="tournaments.controls.controls_file_not_this_tournament", path=path)
     if any(row.control not in made for rows in record.judged.values() for row in rows):
-        raise UsageError(f"controls file {path} judges a control it does not hold", hint=AGAIN)
+        raise UsageError(key="tournaments.controls.controls_file_judges_control_does", path=path)
     return record
 
 

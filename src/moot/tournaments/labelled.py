@@ -120,8 +120,9 @@ def read_labelled(path: Path) -> list[LabelledDebate]:
             continue
         if len(debates) >= MAX_DEBATES:
             raise UsageError(
-                f"labelled file {path}: more than {MAX_DEBATES} debates",
-                hint="split the file and calibrate on a part",
+                key="tournaments.labelled.too_many",
+                path=str(path),
+                most=MAX_DEBATES,
                 field="labelled",
             )
         try:
@@ -129,15 +130,15 @@ def read_labelled(path: Path) -> list[LabelledDebate]:
         except (json.JSONDecodeError, RecursionError) as exc:
             why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deep"
             raise UsageError(
-                f"labelled file {path}, line {n}: not JSON ({why})",
-                hint="each line is one JSON object: one debate",
+                key="tournaments.labelled.not_json",
+                path=str(path),
+                line=n,
+                why=why,
                 field="labelled",
             ) from None
         if not isinstance(record, dict):
             raise UsageError(
-                f"labelled file {path}, line {n}: not a JSON object",
-                hint="each line is one JSON object: one debate",
-                field="labelled",
+                key="tournaments.labelled.not_object", path=str(path), line=n, field="labelled"
             )
         try:
             debate = LabelledDebate.model_validate(record)
@@ -145,18 +146,16 @@ def read_labelled(path: Path) -> list[LabelledDebate]:
             raise _refused(path, n, exc) from None
         if debate.id in seen:
             raise UsageError(
-                f"labelled file {path}, line {n}: id {debate.id!r} is given twice",
-                hint="give each debate its own id",
+                key="tournaments.labelled.id_twice",
+                path=str(path),
+                line=n,
+                id=debate.id,
                 field="labelled",
             )
         seen.add(debate.id)
         debates.append(debate)
     if not debates:
-        raise UsageError(
-            f"labelled file {path} holds no debate",
-            hint="one JSON object a line: id, motion, proposition, opposition, winner",
-            field="labelled",
-        )
+        raise UsageError(key="tournaments.labelled.empty", path=str(path), field="labelled")
     return debates
 
 
@@ -283,7 +282,9 @@ def ballot_judgement(
 
     def judge(shown: Transcript, seed: int) -> Judgement:
         pack = load_pack(shown.language, "tournament")  # type: ignore[arg-type]
-        return judgement_of(read_judge(model_for(ref), pack, shown, settings, seed=seed), settings.margin)
+        return judgement_of(
+            read_judge(model_for(ref), pack, shown, settings, seed=seed), settings.margin
+        )
 
     return judge
 

@@ -54,8 +54,9 @@ def check_parallel(parallel: int, *, api: bool = False) -> None:
     if not 1 <= parallel <= MAX_PARALLEL:
         given = f"parallel={parallel}" if api else f"--parallel {parallel}"
         raise UsageError(
-            f"{given} is not allowed: at most {MAX_PARALLEL} debates run at once, and at least one",
-            hint=f"use a value from 1 to {MAX_PARALLEL} (1: one debate after another)",
+            key="tournaments.parallel.not_allowed_at_most_debates",
+            given=given,
+            max_parallel=MAX_PARALLEL,
         )
 
 
@@ -64,8 +65,10 @@ def check_batch(batch: bool, parallel: int, *, api: bool = False) -> None:
     if batch and parallel < 2:
         given, more = ("batch=True", "parallel=2") if api else ("--batch", "--parallel 2")
         raise UsageError(
-            f"{given} decodes debates played at once together, and only one is played at once",
-            hint=f"add {more} or more, or drop {given.split('=')[0]}",
+            key="tournaments.parallel.decodes_debates_played_at_once",
+            given=given,
+            more=more,
+            value=given.split("=")[0],
         )
 
 
@@ -206,8 +209,7 @@ def dispatch(
                 result = future.result()
             except cf.process.BrokenProcessPool:
                 raise MootError(
-                    "a worker process playing debates died (out of memory?)",
-                    hint="finished debates are kept: --resume with a smaller --parallel",
+                    key="tournaments.parallel.worker_process_playing_debates_died"
                 ) from None
             if "error" in result:
                 emit(DebateFailed(pairing, result["error"], result.get("hint", "")))

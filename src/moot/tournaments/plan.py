@@ -127,10 +127,9 @@ def with_controls(plan: TournamentPlan, controls: int | None) -> TournamentPlan:
         controls = min(MAX_CONTROLS, max(4, planned // 10)) if usable else 0
     elif controls and not usable:
         raise UsageError(
-            f"--controls {controls} needs two motions or more in one language",
-            hint="an off-the-motion control takes one side from a debate on another motion: "
-            "give more motions, or --controls 0",
+            key="tournaments.plan.controls_needs_two_motions_more",
             field="controls",
+            controls=controls,
         )
     return plan.model_copy(update={"controls": controls})
 
@@ -151,15 +150,17 @@ def check_size(models: Sequence[str], judges: Sequence[str], motions: int, swaps
             check_refs(option, refs, limit, fewer)
     if motions > MAX_MOTIONS:
         raise UsageError(
-            f"{motions:,} motions, over the limit of {MAX_MOTIONS:,}",
-            hint="split them across tournaments",
+            key="tournaments.plan.motions_over_limit",
             field="motions",
+            motions=motions,
+            max_motions=MAX_MOTIONS,
         )
     debates = count_debates(len(models), motions, swaps)
     if debates > MAX_DEBATES:
         raise UsageError(
-            f"the plan would be {debates:,} debates, over the limit of {MAX_DEBATES:,}",
-            hint="fewer models, motions or --swaps",
+            key="tournaments.plan.plan_would_debates_over_limit",
+            debates=debates,
+            max_debates=MAX_DEBATES,
         )
 
 
@@ -167,15 +168,21 @@ def check_refs(option: str, refs: Sequence[str], limit: int, fewer: str) -> None
     """At most LIMIT references for OPTION, none empty or too long to be one."""
     if len(refs) > limit:
         raise UsageError(
-            f"{option} is given {len(refs):,} times, over the limit of {limit}", hint=fewer
+            key="tournaments.plan.given_times_over_limit",
+            option=option,
+            n_refs=len(refs),
+            limit=limit,
+            fix=fewer,
         )
     for ref in refs:
         if not ref.strip():
-            raise UsageError(f"{option} is empty", hint="name a model: see `moot models list`")
+            raise UsageError(key="tournaments.plan.empty_2", option=option)
         if len(ref) > MAX_REF_CHARS:
             raise UsageError(
-                f"{option} is {len(ref):,} characters long, over the limit of {MAX_REF_CHARS}",
-                hint="name a model: see `moot models list`",
+                key="tournaments.plan.characters_long_over_limit",
+                option=option,
+                n_ref=len(ref),
+                max_ref_chars=MAX_REF_CHARS,
             )
 
 
@@ -183,9 +190,10 @@ def two_sided(fmt: Format) -> tuple[str, str]:
     """The format's two opposing seats, or a usage error for a format without them."""
     if fmt.name not in SIDES:
         raise UsageError(
-            f"the {fmt.name} format has no two opposing sides to seat models in",
-            hint=f"a tournament runs {' or '.join(SIDES)}",
+            key="tournaments.plan.format_has_no_two_opposing",
             field="format",
+            name=fmt.name,
+            sides=" or ".join(SIDES),
         )
     return SIDES[fmt.name][0]
 
@@ -249,11 +257,14 @@ def read_motions(
         if line.strip() and not line.lstrip().startswith("#")
     ]
     if not lines:
-        raise UsageError(f"the {what} {path} holds no motion", hint="write one motion a line")
+        raise UsageError(key="tournaments.plan.holds_no_motion", what=what, path=path)
     if len(lines) > MAX_MOTIONS:
         raise UsageError(
-            f"the {what} {path} holds {len(lines):,} motions, over the limit of {MAX_MOTIONS:,}",
-            hint="split them across tournaments",
+            key="tournaments.plan.holds_motions_over_limit",
+            what=what,
+            path=path,
+            n_lines=len(lines),
+            max_motions=MAX_MOTIONS,
         )
     return [_word(text, where, fmt, lang) for where, text in lines]
 
@@ -263,8 +274,7 @@ def word_motions(texts: Sequence[str], fmt: Format, lang: str = "auto") -> list[
     names one)."""
     if len(texts) > MAX_MOTIONS:
         raise UsageError(
-            f"{len(texts):,} motions, over the limit of {MAX_MOTIONS:,}",
-            hint="split them across tournaments",
+            key="tournaments.plan.motions_over_limit_2", n_texts=len(texts), max_motions=MAX_MOTIONS
         )
     return [_word(text, f"motion {i + 1}", fmt, lang) for i, text in enumerate(texts)]
 
@@ -272,17 +282,19 @@ def word_motions(texts: Sequence[str], fmt: Format, lang: str = "auto") -> list[
 def _word(text: str, where: str, fmt: Format, lang: str) -> Motion:
     """One motion, checked (some words, one line's length) and worded by the format."""
     if not isinstance(text, str):
-        raise UsageError(f"{where} is not text", hint="give each motion as a string")
+        raise UsageError(key="tournaments.plan.not_text", where_value=where)
     words = " ".join(text.split())
     if not words:
-        raise UsageError(f"{where} is empty", hint="give each motion some words")
+        raise UsageError(key="tournaments.plan.empty", where_value=where)
     if len(words) > MAX_MOTION_CHARS:
         raise UsageError(
-            f"{where} is {len(words):,} characters, over the limit of {MAX_MOTION_CHARS}",
-            hint="state each motion in a sentence",
+            key="tournaments.plan.characters_over_limit",
+            where_value=where,
+            n_words=len(words),
+            max_motion_chars=MAX_MOTION_CHARS,
         )
     if not any(ch.isalnum() for ch in words):
-        raise UsageError(f"{where} has no letters or digits", hint="write each motion in words")
+        raise UsageError(key="tournaments.plan.has_no_letters_digits", where_value=where)
     language = resolve_language(lang, words)
     return Motion(text=fmt.motion(words, language), language=language)
 
@@ -325,9 +337,7 @@ def make_plan(
     check_size(models, judges, len(motions), swaps)
     check_counts(seed=seed)
     if len(models) < 2:
-        raise UsageError(
-            "a tournament needs two or more --model", hint="--model A --model B", field="models"
-        )
+        raise UsageError(key="tournaments.plan.tournament_needs_two_more_model", field="models")
     keys: dict[str, str] = {}
     for option, field, refs in (("--model", "models", models), ("--judge", "judges", judges)):
         seen: dict[str, str] = {}
@@ -337,9 +347,11 @@ def make_plan(
                     keys[ref] = identify(ref)
             if keys[ref] in seen:
                 raise UsageError(
-                    f"{option} {ref} names the same model as {option} {seen[keys[ref]]}",
-                    hint="give each model once",
+                    key="tournaments.plan.names_same_model_as",
                     field=field,
+                    option=option,
+                    ref=ref,
+                    seen=seen[keys[ref]],
                 )
             seen[keys[ref]] = ref
     for language in sorted({m.language for m in motions}):
@@ -389,21 +401,25 @@ def check_plan(plan: TournamentPlan) -> None:
     for i, p in enumerate(plan.debates):
         where = f"debates.{i}"
         if p.id in seen:
-            raise UsageError(f"{where}.id: {p.id!r} is there twice")
+            raise UsageError(key="tournaments.plan.id_there_twice", where_value=where, id=p.id)
         seen.add(p.id)
         if p.motion >= len(plan.motions):
-            raise UsageError(f"{where}.motion: there is no motion {p.motion}")
+            raise UsageError(
+                key="tournaments.plan.motion_there_no_motion", where_value=where, motion=p.motion
+            )
         for seat in ("proposition", "opposition"):
             if getattr(p, seat) not in models:
-                raise UsageError(f"{where}.{seat}: not one of the plan's models")
+                raise UsageError(
+                    key="tournaments.plan.not_one_plan_s_models", where_value=where, seat=seat
+                )
         if p.proposition == p.opposition:
-            raise UsageError(f"{where}: a model debates itself")
+            raise UsageError(key="tournaments.plan.model_debates_itself", where_value=where)
         if any(ref not in refs for ref in p.judges):
-            raise UsageError(f"{where}.judges: not one of the plan's models or judges")
+            raise UsageError(key="tournaments.plan.judges_not_one_plan_s", where_value=where)
     if plan.schedule == "adaptive" and (plan.budget or 0) < max(
         len(plan.models), len(plan.debates)
     ):
-        raise UsageError("budget: fewer debates than the plan's models or its debates so far")
+        raise UsageError(key="tournaments.plan.budget_fewer_debates_than_plan")
 
 
 def problem(exc: ValidationError, *, prefix: str = "") -> str:

@@ -75,10 +75,7 @@ class RayExecutor:
     def _play(self, ray: Any, tournament: Tournament, pending: list[Pairing], emit: Emit) -> None:
         gpus = 1 if run_settings(tournament.plan).gpu_layers else 0
         if gpus and ray.cluster_resources().get("GPU", 0) < 1:  # else tasks wait forever
-            raise UsageError(
-                "--gpu-layers asks each debate for a GPU, and the Ray cluster has none",
-                hint="use --gpu-layers 0, or a cluster with GPUs",
-            )
+            raise UsageError(key="tournaments.ray.gpu_layers_asks_each_debate")
         # Fewer debates than the cluster has cores: each takes a larger share of them
         # (a resumed tournament's last debate decodes on every core, not one).
         cores = int(ray.cluster_resources().get("CPU", 0))
@@ -111,10 +108,7 @@ def _import_ray(address: str | None) -> Any:
     try:
         import ray
     except ImportError:
-        raise UsageError(
-            "--executor ray needs Ray, which is not installed",
-            hint="pip install 'moot[ray]', or use --executor local",
-        ) from None
+        raise UsageError(key="tournaments.ray.executor_ray_needs_ray_which") from None
     return ray
 
 
@@ -128,18 +122,21 @@ def check_address(address: str, *, timeout: float = CONNECT_TIMEOUT_S) -> None:
     host, _, port = address.removeprefix("ray://").rpartition(":")
     host = host.removeprefix("[").removesuffix("]")
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise UsageError(f"the Ray address {address!r} is not HOST:PORT", hint=hint)
+        raise UsageError(key="tournaments.ray.ray_address_not_host_port", address=address, fix=hint)
     try:
         with socket.create_connection((host, int(port)), timeout=timeout):
             pass
     except TimeoutError:
         raise UsageError(
-            f"the Ray cluster at {address} did not answer within {timeout:g} seconds", hint=hint
+            key="tournaments.ray.ray_cluster_at_did_not", address=address, timeout=timeout, fix=hint
         ) from None
     except OSError as exc:
         reason = exc.strerror or str(exc) or type(exc).__name__
         raise UsageError(
-            f"cannot reach the Ray cluster at {address}: {reason.lower()}", hint=hint
+            key="tournaments.ray.cannot_reach_ray_cluster_at",
+            address=address,
+            reason=reason.lower(),
+            fix=hint,
         ) from None
 
 
@@ -158,12 +155,13 @@ def _init(ray: Any, address: str | None, *, temp_dir: str | None = None) -> None
         reason = (lines[0] if lines else type(exc).__name__)[:300]
         if address:
             raise UsageError(
-                f"could not join the Ray cluster at {address}: {reason}",
-                hint="check --ray-address (or $RAY_ADDRESS), or use --executor local",
+                key="tournaments.ray.could_not_join_ray_cluster", address=address, reason=reason
             ) from None
         # Ray's sockets live under the temporary folder, and a socket's path has at most 107 bytes.
         hint = "use --executor local" + (", or a shorter $TMPDIR" if "AF_UNIX" in reason else "")
-        raise MootError(f"could not start a local Ray instance: {reason}", hint=hint) from None
+        raise MootError(
+            key="tournaments.ray.could_not_start_local_ray", reason=reason, fix=hint
+        ) from None
 
 
 def _read(folder: Path) -> dict[str, str]:

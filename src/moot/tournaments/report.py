@@ -165,9 +165,7 @@ def build(
     said = {p.id: outcome(v, weights, plan.ballot.margin) for p, v in decided}
     # An undecided debate is skipped by the ratings, not counted as half a win each.
     games = [
-        ratings.Game(
-            p.proposition, p.opposition, said[p.id], _length(transcripts.get(p.id))
-        )
+        ratings.Game(p.proposition, p.opposition, said[p.id], _length(transcripts.get(p.id)))
         for p, _ in decided
         if said[p.id] != "undecided"
     ]

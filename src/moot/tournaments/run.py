@@ -70,9 +70,15 @@ def read_record(path: Path, model: type[M], *, what: str, hint: str) -> M:
         first = exc.errors()[0]
         if first["type"] == "json_invalid":
             detail = str(first.get("ctx", {}).get("error", "")) or "malformed"
-            raise UsageError(f"{what} {path} is not valid JSON: {detail}", hint=hint) from None
+            raise UsageError(
+                key="tournaments.run.not_valid_json", what=what, path=path, detail=detail, fix=hint
+            ) from None
         raise UsageError(
-            f"{what} {path} is not one moot wrote: {problem(exc)}", hint=hint
+            key="tournaments.run.not_one_moot_wrote",
+            what=what,
+            path=path,
+            exc=problem(exc),
+            fix=hint,
         ) from None
 
 
@@ -136,10 +142,7 @@ def setup_for(plan: TournamentPlan, pairing: Pairing, folder: Path | None) -> De
 def check_debate_dir(folder: Path) -> None:
     """A debate's folder is the tournament's own: never a symlink to elsewhere."""
     if folder.is_symlink():
-        raise UsageError(
-            f"{folder} is a symlink; moot does not write through it",
-            hint="remove it, and --resume runs that debate again",
-        )
+        raise UsageError(key="tournaments.run.symlink_moot_does_not_write", folder=folder)
 
 
 def run_settings(plan: TournamentPlan) -> RunSettings:
@@ -185,7 +188,9 @@ def play(
         if (transcript.format, transcript.language) not in SIDE_NAMES or (
             transcript.format != plan.format
         ):
-            raise UsageError(f"transcript {saved} is not of this tournament's debate", hint=again)
+            raise UsageError(
+                key="tournaments.run.transcript_not_this_tournament_s", saved=saved, fix=again
+            )
     else:
         journal = folder / "journal.jsonl"
         there = os.path.lexists(journal)
@@ -231,17 +236,13 @@ class Tournament:
     @classmethod
     def create(cls, plan: TournamentPlan, folder: Path) -> Tournament:
         if (folder / PLAN).exists():
-            raise UsageError(
-                f"{folder} already holds a tournament",
-                hint=f"finish it with `moot tournament --resume {folder}`, or choose another --out",
-            )
+            raise UsageError(key="tournaments.run.already_holds_tournament", folder=folder)
         try:
             make_private_dir(folder / "debates")
             write_atomic(folder / PLAN, plan.model_dump_json(indent=2))
         except OSError as exc:
             raise UsageError(
-                f"cannot write to {folder}: {exc.strerror or exc}",
-                hint="choose a folder you can write to with --out",
+                key="tournaments.run.cannot_write", folder=folder, value=exc.strerror or exc
             ) from exc
         return cls(plan, folder)
 
@@ -251,10 +252,10 @@ class Tournament:
         that is not a plan moot wrote."""
         hint = "pass the folder a tournament was started in"
         if folder.exists() and not folder.is_dir():
-            raise UsageError(f"{folder} is not a folder", hint=hint)
+            raise UsageError(key="tournaments.run.not_folder", folder=folder, fix=hint)
         path = folder / PLAN
         if not os.path.lexists(path):
-            raise UsageError(f"{folder} holds no {PLAN}", hint=hint)
+            raise UsageError(key="tournaments.run.holds_no", folder=folder, plan=PLAN, fix=hint)
         plan = read_record(path, TournamentPlan, what="tournament plan", hint=hint)
         try:
             check_plan(plan)
@@ -263,8 +264,7 @@ class Tournament:
             raise UsageError(message, hint=hint) from None
         if (folder / "debates").is_symlink():
             raise UsageError(
-                f"{folder / 'debates'} is a symlink; moot does not write through it",
-                hint="make it a folder of its own",
+                key="tournaments.run.symlink_moot_does_not_write_2", value=folder / "debates"
             )
         return cls(plan, folder)
 
@@ -284,7 +284,9 @@ class Tournament:
             hint = "remove it, and --resume judges that debate again"
             verdict = read_record(path, Verdict, what="verdict", hint=hint)
             if verdict.debate != p.id:
-                raise UsageError(f"verdict {path} is the verdict of another debate", hint=hint)
+                raise UsageError(
+                    key="tournaments.run.verdict_verdict_another_debate", path=path, fix=hint
+                )
             found[p.id] = verdict
         return found
 
@@ -298,10 +300,7 @@ class Tournament:
                 continue
             path = self.debate_dir(p) / "transcript.json"
             if not os.path.lexists(path):
-                raise UsageError(
-                    f"debate {p.id} has a verdict but no transcript.json",
-                    hint="remove its verdict.json, and --resume runs that debate again",
-                )
+                raise UsageError(key="tournaments.run.debate_has_verdict_but_no", id=p.id)
             found[p.id] = read_record(path, Transcript, what="transcript", hint=hint)
         return found
 

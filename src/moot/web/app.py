@@ -260,8 +260,7 @@ class _Api:
         try:
             problem = job.seat.answer(form)
         except UsageError as exc:
-            error = forms.problem(exc.message, exc.hint)
-            return _field_errors({exc.field or "form": error}, job.language)
+            return _field_errors({exc.field or "form": exc}, job.language)
         if problem is not None:
             hint = "reload the page: it shows what the seat is asked now"
             return _conflict(problem, hint, job.language)
@@ -279,9 +278,9 @@ class _Api:
         try:
             job.evidence.answer(form)
         except NotAsked as exc:
-            return _conflict(exc.message, exc.hint, job.language)
+            return _refusal(409, exc, "", job.language)
         except UsageError as exc:
-            error = shown({"message": exc.message, "hint": exc.hint}, job.language)
+            error = shown(exc, job.language)
             return JSONResponse({"errors": {"evidence": error}}, status_code=400)
         return JSONResponse({"answered": form.get("ask")})
 
@@ -313,7 +312,7 @@ class _Api:
             live = self.hub.live_in(debate.id)
             if request.method == "DELETE":
                 if live is not None:
-                    raise UsageError("the debate is running", hint="stop it first, then delete it")
+                    raise UsageError(key="web.app.debate_running")
                 history.remove(debate)
                 return JSONResponse({"deleted": debate.id})
             item = wire.saved_debate(debate)
@@ -326,9 +325,9 @@ class _Api:
         try:
             debate = self._saved(request.path_params["id"])
             if self.hub.live_in(debate.id) is not None:
-                raise UsageError("the debate is running already", hint="open it from the list")
+                raise UsageError(key="web.app.debate_running_already")
             if debate.finished:
-                raise UsageError("the debate finished already", hint="open it to read it")
+                raise UsageError(key="web.app.debate_finished_already")
             job = self.hub.submit(runs.resume_job(debate, pace=self.pace))
         except MootError as exc:
             return _error(exc, _page_language(request))
@@ -339,7 +338,7 @@ class _Api:
             debate = self._saved(request.path_params["id"])
             name = request.path_params["name"]
             if name not in wire.downloads(debate):
-                raise NotFound(f"{debate.id} has no {name}")
+                raise NotFound(key="web.app.has_no", id=debate.id, name=name)
             data = files.read_bytes(
                 debate.path / name, what=name, limit=files.RECORD_LIMIT, follow_symlinks=False
             )
@@ -389,7 +388,7 @@ class _Api:
             for debate in history.list_debates():
                 if debate.id == ident:
                     return debate
-        raise NotFound(f"no saved debate {ident!r}", hint="see the history")
+        raise NotFound(key="web.app.no_saved_debate", ident=ident)
 
 
 def _page_language(request: Request) -> str:
@@ -425,15 +424,17 @@ def _field_errors(errors: forms.FieldErrors, language: str) -> Response:
     return JSONResponse({"errors": said}, status_code=400)
 
 
-def _refusal(status: int, message: str, hint: str, language: str) -> Response:
-    """An error the page shows beside what it asked: MESSAGE and HINT (moot's English) in
-    LANGUAGE."""
-    error = shown({"message": message, "hint": hint}, language)
+def _refusal(status: int, message: MootError | str, hint: str, language: str) -> Response:
+    """An error the page shows beside what it asked: a MootError, or MESSAGE and HINT
+    (moot's English), in LANGUAGE."""
+    error = shown(
+        message if isinstance(message, MootError) else {"message": message, "hint": hint}, language
+    )
     return JSONResponse({"error": error}, status_code=status)
 
 
 def _error(exc: MootError, language: str) -> Response:
-    return _refusal(404 if isinstance(exc, NotFound) else 400, exc.message, exc.hint, language)
+    return _refusal(404 if isinstance(exc, NotFound) else 400, exc, "", language)
 
 
 def _conflict(message: str, hint: str, language: str) -> Response:

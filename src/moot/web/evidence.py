@@ -70,10 +70,7 @@ class WebEvidence(PageWait[tuple[int, EvidenceAsked]]):
         with self._lock:
             opened = self._open
             if opened is None or body.get("ask") != opened[0] or isinstance(body.get("ask"), bool):
-                raise NotAsked(
-                    "the debate is not waiting for this evidence",
-                    hint="reload the page: it shows what the debate asks now",
-                )
+                raise NotAsked(key="web.evidence.debate_not_waiting_this_evidence")
             number, asked = opened
             try:
                 reply = _reply(asked, body)
@@ -92,7 +89,7 @@ def _reply(asked: EvidenceAsked, body: Mapping[str, Any]) -> str:
         return ""
     text, name = body.get("text"), body.get("name", "")
     if not isinstance(text, str) or not isinstance(name, str):
-        raise UsageError("the evidence is text, with a file name or none", hint="reload the page")
+        raise UsageError(key="web.evidence.evidence_text_file_name_none")
     given = EvidenceGiven(name, text)
     check_given(given, room=asked.room, language=asked.language)
     return given

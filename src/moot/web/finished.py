@@ -126,4 +126,9 @@ def _verdict(path: Path) -> Wire:
         data = _json(path, "verdict")
     except MootError:
         return {"winner": None, "margin": None}
-    return {"winner": data.get("winner"), "margin": data.get("margin")}
+    return {
+        "winner": data.get("winner"),
+        "margin": data.get("margin"),
+        "p_proposition": data.get("p_proposition"),
+        "decided_by": data.get("decided_by"),
+    }

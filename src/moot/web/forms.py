@@ -21,7 +21,7 @@ from moot.prompts import LANGUAGES, detect_language
 from moot.web.wire import seat_name
 from moot.words import words
 
-FieldErrors = dict[str, dict[str, str]]
+FieldErrors = dict[str, "MootError | dict[str, str]"]  # an error, or moot's English words
 MAX_MODELS = 8  # model fields the page offers a format that seats one model each
 TEXT_LIMIT = 4000  # characters of one text field (a motion's limit); longer is refused
 
@@ -31,7 +31,10 @@ class FormErrors(UsageError):
 
     def __init__(self, fields: FieldErrors) -> None:
         first = next(iter(fields.values()))
-        super().__init__(first["message"], hint=first["hint"])
+        if isinstance(first, MootError):
+            super().__init__(first.message, hint=first.hint, key=first.key, **first.values)
+        else:
+            super().__init__(first["message"], hint=first["hint"])
         self.fields = fields
 
 
@@ -99,7 +102,7 @@ def _seats(fmt: Format) -> Any:
             return fmt.cast(fmt.params(RunOptions(models=models)))
         except UsageError:
             continue
-    raise UsageError(f"the {fmt.name} format has no seats without models")  # pragma: no cover
+    raise UsageError(key="web.forms.format_has_no_seats_without", name=fmt.name)  # pragma: no cover
 
 
 # -- a debate ----------------------------------------------------------------------------
@@ -125,7 +128,7 @@ def debate_setup(form: object, *, dry_run: bool) -> DebateSetup:
         chosen = settings(hint="see moot run --help", options=True, **read.values)
         return prepare(chosen, check_models=not dry_run)
     except MootError as exc:
-        raise FormErrors({form_field(exc): problem(exc.message, exc.hint)}) from None
+        raise FormErrors({form_field(exc): exc}) from None
 
 
 def _read(form: dict[str, Any], *, dry_run: bool) -> _Read:
@@ -137,13 +140,13 @@ def _read(form: dict[str, Any], *, dry_run: bool) -> _Read:
     try:
         fmt = get_format(name)
     except UsageError as exc:
-        return _Read({"format": problem(exc.message, exc.hint)}, {})
+        return _Read({"format": exc}, {})
     motion = text_at(form.get("motion", ""), "motion", errors)
     if "motion" not in errors:
         try:
             check_motion(motion)
         except UsageError as exc:
-            errors["motion"] = problem(exc.message, exc.hint)
+            errors["motion"] = exc
     models = texts_at(form.get("models", []), "models", errors)[:MAX_MODELS]
     roles = {}
     for role, value in object_at(form.get("roles", {}), "roles", errors).items():
@@ -205,7 +208,7 @@ def _check_ref(ref: str, field: str, errors: FieldErrors) -> None:
     try:
         check_model_ref(ref)
     except MootError as exc:
-        errors.setdefault(field, problem(exc.message, exc.hint))
+        errors.setdefault(field, exc)
 
 
 def form_field(exc: MootError) -> str:
@@ -270,7 +273,7 @@ def refuse_repeated(form: object, errors: FieldErrors) -> None:
         path, value = stack.pop()
         for key in getattr(value, "repeated", ())[:1]:
             exc = given_twice(path, key)
-            errors.setdefault(exc.field or "form", problem(exc.message, exc.hint))
+            errors.setdefault(exc.field or "form", exc)
         items = value.items() if isinstance(value, dict) else enumerate(value)
         for key, inner in items:
             if isinstance(inner, dict | list):

@@ -25,8 +25,11 @@ END: Wire = {"type": "end"}  # after a job's last event: nothing more will come
 OVER = ("finished", "stopped", "failed")
 
 
-def shown(error: dict[str, str], language: str) -> dict[str, str]:
-    """An error (its message and hint in moot's English) as a debate in LANGUAGE shows it."""
+def shown(error: MootError | dict[str, str], language: str) -> dict[str, str]:
+    """An error (a MootError, or a message and hint in moot's English) as a debate in
+    LANGUAGE shows it."""
+    if isinstance(error, MootError):
+        return words(language).error(error)
     said = words(language).shown
     return {key: said(text) for key, text in error.items()}
 
@@ -174,7 +177,7 @@ class Hub:
     def submit(self, job: Job) -> Job:
         with self._lock:
             if self._closed:
-                raise MootError("the server is shutting down", hint="start `moot serve` again")
+                raise MootError(key="web.jobs.server_shutting_down")
             self._jobs[job.id] = job
             self._queue.append(job)
             self._forget_old()
@@ -249,17 +252,17 @@ class Hub:
             self._threads[job.id].start()
 
     def _run(self, job: Job) -> None:
-        state, error = "finished", None
+        state, error = "finished", None  # type: tuple[str, MootError | dict[str, str] | None]
         try:
             job.work(job)
         except MootError as exc:
             if job.stop_requested:
                 state = "stopped"
             else:
-                state, error = "failed", {"message": exc.message, "hint": exc.hint}
+                state, error = "failed", exc
         except Exception as exc:
             state = "failed"
-            error = {"message": f"unexpected {type(exc).__name__}: {exc}", "hint": "report it"}
+            error = MootError(key="web.jobs.unexpected", kind=type(exc).__name__, why=str(exc))
         except SeatLeft as exc:  # a person's seat left waiting: the debate is stopped there
             state = "stopped"
             if not job.stop_requested:

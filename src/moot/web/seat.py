@@ -87,16 +87,16 @@ def _value(ask: Ask, body: Mapping[str, Any]) -> tuple[str | None, Any]:
     if ask.kind == "speech":
         text = body.get("text")
         if not isinstance(text, str):
-            raise UsageError("a speech is text", hint="type the speech", field="text")
+            raise UsageError(key="web.seat.speech_text", field="text")
         if len(text) > SPEECH_LIMIT:
             return f"the speech is over {SPEECH_LIMIT:,} characters", None
         return None, text
     if ask.kind == "decision":
         accept = body.get("accept")
         if not isinstance(accept, bool):
-            raise UsageError("answer accept or decline", hint="reload the page", field="accept")
+            raise UsageError(key="web.seat.answer_accept_decline", field="accept")
         return None, accept
     data = body.get("data")
     if not isinstance(data, dict):
-        raise UsageError("the reply is a set of fields", hint="reload the page", field="data")
+        raise UsageError(key="web.seat.reply_set_fields", field="data")
     return None, data

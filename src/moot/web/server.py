@@ -54,8 +54,7 @@ class Server:
             infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except socket.gaierror as exc:
             raise UsageError(
-                f"--host {host!r} is not an address of this machine: {exc.strerror}",
-                hint="leave --host out to serve on 127.0.0.1",
+                key="web.server.host_not_address_this_machine", host=host, strerror=exc.strerror
             ) from None
         family, _, _, _, address = infos[0]
         sock = socket.socket(family, socket.SOCK_STREAM)
@@ -66,17 +65,11 @@ class Server:
         except OSError as exc:
             sock.close()
             if exc.errno == errno.EADDRINUSE:
-                raise UsageError(
-                    f"port {port} is in use", hint="choose another with --port, or leave it out"
-                ) from None
+                raise UsageError(key="web.server.port_use", port=port) from None
             if exc.errno == errno.EACCES:
-                raise UsageError(
-                    f"port {port} needs privileges to bind",
-                    hint="choose a port above 1023, or leave --port out",
-                ) from None
+                raise UsageError(key="web.server.port_needs_privileges_bind", port=port) from None
             raise UsageError(
-                f"cannot serve on {host}:{port}: {exc.strerror or exc}",
-                hint="leave --host and --port out to serve on 127.0.0.1 on a free port",
+                key="web.server.cannot_serve_on", host=host, port=port, value=exc.strerror or exc
             ) from None
         bound_port = sock.getsockname()[1]
         return cls(sock, host, bound_port, new_token(), dry_run, pace, parallel, batch)

@@ -99,7 +99,7 @@ def choose(form: object, *, dry_run: bool) -> Choice:
             swaps=swaps,
         )
     except MootError as exc:
-        raise FormErrors({_field_of(exc): problem(exc.message, exc.hint)}) from None
+        raise FormErrors({_field_of(exc): exc}) from None
     debates = [
         {
             "debate": p.id,

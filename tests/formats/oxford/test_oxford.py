@@ -18,6 +18,7 @@ from moot.formats.oxford.schemas import Brief, CompletenessReply, CompletenessRu
 from moot.inference.protocol import ChatRequest
 from moot.inference.scripted import ScriptedModel
 from moot.records.journal import read_journal
+from moot.speeches import brief
 
 MOTION = "This House Believes That remote work is better than office work"
 SPEECH = (
@@ -502,7 +503,7 @@ def test_a_brief_on_degraded_turns_says_so_first_its_own_reply_before_all(
     assert flagged[-1].step == "brief" and flagged[-1].flags[0].startswith("hollow reply")
     questions = [t for t in flagged if t.step == "poi_question"]
     assert questions and all("not a question" in t.flags[-1] for t in questions)
-    md = (tmp_path / "out" / "debate.md").read_text()
+    md = brief((tmp_path / "out" / "debate.md").read_text())  # the brief, not the speeches
     title, blank, own, blank2, rest, *_ = md.splitlines()
     assert title.startswith("# 📋 Debate Brief") and blank == blank2 == ""
     assert own.startswith(

@@ -82,14 +82,26 @@ def check_given(given: EvidenceGiven, *, room: int, language: str) -> Evidence:
     name = Path(str(given).replace("\\", "/")).name.strip() or PASTED
     odd = any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 or 0xD800 <= ord(c) < 0xE000 for c in name)
     if len(name) > NAME_CHARS or odd:
-        raise UsageError(f"{what} {name[:NAME_CHARS]!r} is not a file name", hint=hint)
+        raise UsageError(
+            key="formats.adversarial.evidence.not_file_name",
+            what=what,
+            name=name[:NAME_CHARS],
+            fix=hint,
+        )
     try:
         size = len(given.text.encode("utf-8"))
     except UnicodeEncodeError:  # a lone surrogate: JSON can carry one, UTF-8 cannot
-        raise UsageError(f"{what} {name} is not UTF-8 text", hint="save it as UTF-8") from None
+        raise UsageError(
+            key="formats.adversarial.evidence.not_utf_8_text", what=what, name=name
+        ) from None
     if size > EVIDENCE_BYTES:
         raise UsageError(
-            f"{what} {name} is {size:,} bytes, over moot's limit of {EVIDENCE_BYTES:,}", hint=hint
+            key="formats.adversarial.evidence.bytes_over_moot_s_limit",
+            what=what,
+            name=name,
+            size=size,
+            evidence_bytes=EVIDENCE_BYTES,
+            fix=hint,
         )
     return evidence_text(given.text.removeprefix("\ufeff"), name=name, what=what, room=room)
 

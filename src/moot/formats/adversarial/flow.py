@@ -251,10 +251,7 @@ def run(engine: Engine, question: str, params: AdversarialParams) -> dict[str, A
         answers = review.answer_round(rnd)
         if rnd == 1 and all(a.text is None for a in answers.values()):
             engine.stop("failed")
-            raise MootError(
-                "[ERROR] Review failed: every participant failed in round 1.",
-                hint="see the warnings above; try --call-timeout, other models or another seed",
-            )
+            raise MootError(key="formats.adversarial.flow.error_review_failed_every_participant")
         verdict = review.judge(rnd, answers)
         outcome = settle(rnd, verdict, answers)
         review.rounds.append(_round_record(rnd, verdict, outcome, answers, names))

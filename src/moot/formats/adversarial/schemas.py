@@ -109,9 +109,9 @@ def make_params(given: AdversarialOptions, options: RunOptions) -> AdversarialPa
     """Participants from repeated --model, the round cap from --rounds, --continue's context."""
     if len(options.models) < 2:
         raise UsageError(
-            f"the adversarial format needs at least two participants, got {len(options.models)}",
-            hint="name each with --model, e.g. --model smollm2-135m --model gemma3-270m",
+            key="formats.adversarial.schemas.adversarial_format_needs_at_least",
             field=f"models.{len(options.models)}",
+            n_models=len(options.models),
         )
     path = given.continue_from
     with concerning("params.continue_from"):
@@ -144,12 +144,27 @@ def evidence_text(text: str, *, name: str, what: str, room: int) -> Evidence:
     hint = EVIDENCE_HINT.format(n=room)
     binary = next((c for c in text if ord(c) < 32 and c not in "\t\n\r\f"), None)
     if binary is not None:
-        raise UsageError(f"{what} {name} is not text (it holds byte {ord(binary):#04x})", hint=hint)
+        raise UsageError(
+            key="formats.adversarial.schemas.not_text_holds_byte",
+            what=what,
+            name=name,
+            binary=ord(binary),
+            fix=hint,
+        )
     units = length_units(text)
     if units == 0:
-        raise UsageError(f"{what} {name} holds no words", hint=hint)
+        raise UsageError(
+            key="formats.adversarial.schemas.holds_no_words", what=what, name=name, fix=hint
+        )
     if units > room:
-        raise UsageError(f"{what} {name} is {units:,} words (字), over {room:,}", hint=hint)
+        raise UsageError(
+            key="formats.adversarial.schemas.words_over",
+            what=what,
+            name=name,
+            units=units,
+            room=room,
+            fix=hint,
+        )
     return Evidence(name=name, text=text.strip())
 
 
@@ -157,8 +172,9 @@ def given_evidence(paths: tuple[Path, ...]) -> list[Evidence]:
     """The --evidence files, in the order given, their words together within the bound."""
     if len(paths) > MAX_EVIDENCE:
         raise UsageError(
-            f"--evidence is given {len(paths)} times, over {MAX_EVIDENCE}",
-            hint="join the evidence into fewer files",
+            key="formats.adversarial.schemas.evidence_given_times_over",
+            n_paths=len(paths),
+            max_evidence=MAX_EVIDENCE,
         )
     read: list[Evidence] = []
     for path in paths:
@@ -193,14 +209,18 @@ def load_session(path: Path) -> list[Earlier]:
     data = read_json(path, what="--continue", limit=RECORD_LIMIT)
     if not isinstance(data, dict) or data.get("format") != "adversarial":
         raise UsageError(
-            f"--continue {path} is not a transcript of an adversarial debate", hint=hint
+            key="formats.adversarial.schemas.continue_not_transcript_adversarial_debate",
+            path=path,
+            fix=hint,
         )
     name = f"--continue {path}"
     check_version(data, name=name, hint=hint)
     saved = validate(_Saved, data, name=name, hint=hint)
     result = saved.result or _SavedResult()
     if not result.final_answer:
-        raise UsageError(f"--continue {path}: that debate has no final answer", hint=hint)
+        raise UsageError(
+            key="formats.adversarial.schemas.continue_that_debate_has_no", path=path, fix=hint
+        )
     earlier = [*result.session, _Asked(question=saved.motion, answer=result.final_answer)]
     kept = earlier[-SESSION_KEEP:]
     for i, item in enumerate(kept, start=len(earlier) - len(kept)):
@@ -217,17 +237,22 @@ def _check_earlier(item: _Asked, *, name: str, where: tuple[str, str]) -> None:
     question, answer = where
     if len(item.question) > MAX_MOTION:
         raise UsageError(
-            f"{name}: {question}: {len(item.question):,} characters, over the limit of a "
-            f"motion ({MAX_MOTION:,})",
-            hint="give a transcript moot saved, or shorten that question",
+            key="formats.adversarial.schemas.characters_over_limit_motion",
+            name=name,
+            question=question,
+            n_question=len(item.question),
+            max_motion=MAX_MOTION,
         )
     units, size = length_units(item.answer), len(item.answer.encode())
     if units > EARLIER_UNITS or size > EARLIER_BYTES:
         said = f"{units:,} words (字)" if units > EARLIER_UNITS else f"{size:,} bytes"
         raise UsageError(
-            f"{name}: {answer}: {said}, over the limit of a final answer "
-            f"({EARLIER_UNITS:,} words (字), {EARLIER_BYTES:,} bytes)",
-            hint="give a transcript moot saved, or shorten that final answer",
+            key="formats.adversarial.schemas.over_limit_final_answer_words",
+            name=name,
+            answer=answer,
+            said=said,
+            earlier_units=EARLIER_UNITS,
+            earlier_bytes=EARLIER_BYTES,
         )
 
 

@@ -74,15 +74,15 @@ def make_params(given: ChallengeOptions, options: RunOptions) -> ChallengeParams
     models = options.models
     if len(models) > 2:
         raise UsageError(
-            f"the challenge format takes at most two --model, got {len(models)}",
-            hint="--model PROPOSER --model CHALLENGER, or --role proposer=REF --role challenger=…",
+            key="formats.challenge.schemas.challenge_format_takes_at_most",
             field="models.2",
+            n_models=len(models),
         )
     if len(models) == 2 and models[0] == models[1] and len(options.installed) > 1:
         raise UsageError(
-            f"the proposer and the challenger must be different models, both are {models[0]}",
-            hint="name two different models, or one --model for both sides",
+            key="formats.challenge.schemas.proposer_challenger_must_different_models",
             field="models.1",
+            models=models[0],
         )
     return validate_params(
         ChallengeParams,

@@ -166,8 +166,10 @@ def read_state(path: Path) -> DebateState:
         error = exc.errors()[0]
         where = ".".join(str(p) for p in error["loc"]) or "the file"
         raise UsageError(
-            f"{path} is not a challenge state file: {where}: {error['msg']}",
-            hint="moot writes them under its state directory's debate/ folder",
+            key="formats.challenge.state.not_challenge_state_file",
+            path=path,
+            where_value=where,
+            msg=error["msg"],
         ) from None
 
 

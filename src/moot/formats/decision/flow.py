@@ -177,10 +177,7 @@ class _Run:
         stage = Stage(label(self.lang, "openings"))
         stage.speeches = [self.speak(s, "opening", rnd=1, phase=phase) for s in self.team]
         if all(s.failed for s in stage.speeches):
-            raise MootError(
-                "no debater gave a usable opening",
-                hint="check the models (moot models verify), try another --seed or a larger model",
-            )
+            raise MootError(key="formats.decision.flow.no_debater_gave_usable_opening")
         self.stages.append(stage)
         return stage
 
@@ -373,9 +370,9 @@ def make_params(given: DecisionOptions, options: RunOptions) -> DecisionParams:
             raise refuse(f"--positions: {problem}")
     if any(len(s) > SCOPE_CHARS for s in scope):
         raise UsageError(
-            f"an --out-of-scope item is longer than {SCOPE_CHARS} characters",
-            hint="name the adjacent topic in a few words",
+            key="formats.decision.flow.out_scope_item_longer_than",
             field="params.out_of_scope",
+            scope_chars=SCOPE_CHARS,
         )
     return validate_params(
         DecisionParams, preset=preset, rounds=rounds, positions=positions, out_of_scope=scope

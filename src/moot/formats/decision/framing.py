@@ -109,9 +109,10 @@ def plan_rounds(preset: str | None, rounds: int | None) -> tuple[str, int]:
     """
     if preset is not None and preset not in PRESETS:
         raise UsageError(
-            f"--preset {preset!r} is not one of {', '.join(PRESETS)}",
-            hint="e.g. --preset quick",
+            key="formats.decision.framing.preset_not_one",
             field="params.preset",
+            preset=preset,
+            presets=", ".join(PRESETS),
         )
     if rounds is None:
         chosen = preset or "standard"
@@ -120,10 +121,11 @@ def plan_rounds(preset: str | None, rounds: int | None) -> tuple[str, int]:
         return "custom", rounds
     if preset in ("quick", "standard") and rounds != PRESET_ROUNDS[preset]:
         raise UsageError(
-            f"--preset {preset} has {PRESET_ROUNDS[preset]} rebuttal round(s), "
-            f"not --rounds {rounds}",
-            hint="drop --preset to run a custom number of rounds, or use --preset deep --rounds N",
+            key="formats.decision.framing.preset_has_rebuttal_round_s",
             field="params.rounds",
+            preset=preset,
+            preset_rounds=PRESET_ROUNDS[preset],
+            rounds=rounds,
         )
     return preset, rounds
 
@@ -287,12 +289,11 @@ def apply_corrections(plan: Plan, reply: str) -> Plan:
         match = re.match(r"\s*([^:：]+)[:：](.*)$", part, re.DOTALL)
         field = _field(match.group(1)) if match else None
         if match is None or field is None:
-            raise UsageError(f"cannot read the correction {part.strip()!r}", hint=_HELP)
+            raise UsageError(
+                key="formats.decision.framing.cannot_read_correction", part=part.strip()
+            )
         plan = _apply(plan, field, match.group(2).strip())
     return plan
-
-
-_HELP = "type e.g. `positions: A | B | C; out of scope: X` or press Enter to accept"
 
 
 def _field(key: str) -> str | None:
@@ -312,13 +313,19 @@ def _apply(plan: Plan, field: str, value: str) -> Plan:
         return replace(plan, positions=positions)
     if field == "out_of_scope":
         if any(len(i) > SCOPE_CHARS for i in items):
-            raise UsageError(f"an out-of-scope item is longer than {SCOPE_CHARS} characters")
+            raise UsageError(
+                key="formats.decision.framing.out_scope_item_longer_than", scope_chars=SCOPE_CHARS
+            )
         return replace(plan, out_of_scope=items)
     if field == "preset":
         preset, rounds = plan_rounds(value.lower(), None)
         return replace(plan, preset=preset, rounds=rounds)
     if not value.isdigit() or int(value) > MAX_ROUNDS:
-        raise UsageError(f"rounds {value!r} is not a number from 0 to {MAX_ROUNDS}", hint=_HELP)
+        raise UsageError(
+            key="formats.decision.framing.rounds_not_number_from_0",
+            value=value,
+            max_rounds=MAX_ROUNDS,
+        )
     preset = "deep" if plan.preset == "deep" and int(value) else "custom"
     return replace(plan, preset=preset, rounds=int(value))
 
@@ -378,7 +385,7 @@ def confirm(engine: Engine, plan: Plan, doubt: UsageError | None = None) -> Plan
         problem = count_problem(plan.positions)
         refusal = doubt or (refuse(problem) if problem else None)
         if refusal:
-            problem = words(lang).shown(refusal.message)
+            problem = words(lang).error(refusal)["message"]
             engine.notice(label(lang, "correct", problem=problem), "warn")
         shown = proposal(
             plan, seats(plan, lang), models, saved=engine.journal is not None, language=lang
@@ -398,6 +405,5 @@ def confirm(engine: Engine, plan: Plan, doubt: UsageError | None = None) -> Plan
             doubt = None  # the user named the positions: the framing's doubt is settled
         plan = corrected
     raise UsageError(
-        f"the proposal was not accepted after {MAX_ASKS} tries",
-        hint="give the positions with --positions (and --out-of-scope), and --yes to skip asking",
+        key="formats.decision.framing.proposal_was_not_accepted_after", max_asks=MAX_ASKS
     )

@@ -113,10 +113,7 @@ def normalise_motion(text: str, language: str) -> str:
         return "This House Believes That " + _statement_or_self(words[1:], motion)
     asks = motion.endswith(("?", "？")) or (len(words) > 1 and _aux(words[1]) is not None)
     if first in _WH and asks:  # not "When in Rome, do as the Romans do"
-        raise UsageError(
-            f"{motion!r} is an open question: a motion takes a side",
-            hint='word it as a claim, e.g. "This House Believes That …" or "Should …?"',
-        )
+        raise UsageError(key="formats.oxford.motion.open_question_motion_takes_side", motion=motion)
     if _aux(words[0]):
         return "This House Believes That " + _statement_or_self(words, motion)
     if first in _IMPERATIVE and len(words) > 1 and not _states(words):
@@ -278,7 +275,6 @@ def _chinese(motion: str) -> str:
             body, asked = body.replace(question, affirmative, 1), True
     if asked and _ZH_OPEN.search(motion):
         raise UsageError(
-            f"{motion!r} is an open question: a motion takes a side",
-            hint="word it as a claim, e.g. 本院认为…, or as a yes/no question (…吗？)",
+            key="formats.oxford.motion.open_question_motion_takes_side_2", motion=motion
         )
     return "本院认为" + (body or motion.rstrip("？?"))

@@ -42,10 +42,7 @@ class BatchStopped(MootError):
     """The batcher was stopped (Ctrl-C, the end of a tournament) while a lane waited on it."""
 
     def __init__(self) -> None:
-        super().__init__(
-            "the debate was stopped mid-turn",
-            hint="its finished turns are in its journal: --resume continues it",
-        )
+        super().__init__(key="inference.llama.batch.stopped_mid_turn")
 
 
 class SharedContext:
@@ -61,10 +58,7 @@ class SharedContext:
         self.lc, self.loaded, self.n_ctx = lc, loaded, n_ctx
         self.ctx = lc.llama_init_from_model(llm.model, params)
         if not self.ctx:
-            raise MootError(
-                f"llama.cpp could not make a context for {lanes} debates at once",
-                hint="use a smaller --parallel or --n-ctx",
-            )
+            raise MootError(key="inference.llama.batch.llama_cpp_could_not_make", lanes=lanes)
         self.n_batch = int(params.n_batch)
         self._batch = lc.llama_batch_init(self.n_batch, 0, 1)
         self.lock = threading.Lock()  # the context: a decode, or a lane's cache operation
@@ -176,8 +170,7 @@ class Batcher:
                 self._lead(shared)
         if mine.failed:
             raise MootError(
-                f"llama.cpp could not evaluate token {lane.n_past + 1} of the context",
-                hint="retry with a shorter prompt, a larger context or a smaller --parallel",
+                key="inference.llama.batch.llama_cpp_could_not_evaluate", value=lane.n_past + 1
             )
 
     def _choose(self) -> SharedContext | None:

@@ -105,8 +105,7 @@ class Runtime:
         batch.seq_id[0][0], batch.logits[0] = 0, True
         if lc.llama_decode(self.ctx, batch) != 0:
             raise MootError(
-                f"llama.cpp could not evaluate token {n_past + 1} of the context",
-                hint="retry with a shorter prompt or a larger context",
+                key="inference.llama.context.llama_cpp_could_not_evaluate", value=n_past + 1
             )
         llm.input_ids[n_past] = token
         llm.n_tokens = n_past + 1

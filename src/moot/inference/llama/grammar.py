@@ -35,8 +35,7 @@ def schema_to_gbnf(schema: type[BaseModel]) -> str:
         return str(converter.format_grammar())
     except Exception as exc:  # the converter asserts on schemas it does not know
         raise MootError(
-            f"cannot build a grammar for {schema.__name__}: {exc}",
-            hint="simplify the schema (plain objects, strings, numbers, enums, lists)",
+            key="inference.llama.grammar.cannot_build_grammar", name=schema.__name__, exc=exc
         ) from exc
 
 

@@ -82,8 +82,10 @@ class LlamaCppModel:
             )
         except ValueError as exc:
             raise ModelIntegrityError(
-                f"llama.cpp could not load {model.path}: {exc}",
-                hint=f"check the file with `moot models verify {model.id}`",
+                key="inference.llama.model.llama_cpp_could_not_load",
+                path=model.path,
+                exc=exc,
+                id=model.id,
             ) from exc
         self._formatter = _make_formatter(self._llm, model)
         self._lock = threading.Lock()
@@ -155,7 +157,7 @@ class LlamaCppModel:
         start = time.perf_counter()
         with self._lock:
             if self._closed:
-                raise MootError(f"{self.model_id} was closed", hint="load the model again")
+                raise MootError(key="inference.llama.model.was_closed", model_id=self.model_id)
             prompt, stops, added_special, opened = self._format_prompt(request)
             tokens, alone = self._spliced(request, prompt, added_special)
             if not self._runtime.keeps_alone:
@@ -220,7 +222,7 @@ class LlamaCppModel:
         )
         with self._lock:
             if self._closed:
-                raise MootError(f"{self.model_id} was closed", hint="load the model again")
+                raise MootError(key="inference.llama.model.closed", model=self.model_id)
             prompt, _, added_special, _ = self._format_prompt(chat)
             head = prompt + request.prefix()
             base, alone = self._spliced(chat, head, added_special)
@@ -409,8 +411,7 @@ def _render(formatter: Any, msgs: list[dict[str, str]]) -> Any:
         raise
     except Exception as exc:  # a template's raise_exception(), or a jinja2 error
         raise MootError(
-            f"the chat template could not format this conversation: {exc}",
-            hint="check the model's chat format in the catalog",
+            key="inference.llama.model.chat_template_could_not_format", exc=exc
         ) from exc
 
 
@@ -461,13 +462,13 @@ def _make_formatter(llm: Any, model: ResolvedModel) -> Any:
         template = model.chat_template  # the text moot checked when it resolved the file
         if not template:
             raise MootError(
-                f"{model.path.name} has no chat template in its metadata",
-                hint="name its chat format (e.g. chatml, gemma) in the catalog entry",
+                key="inference.llama.model.has_no_chat_template_metadata", name=model.path.name
             )
         if llm.metadata.get("tokenizer.chat_template") != template:
             raise ModelIntegrityError(
-                f"{model.path} changed after moot checked it: its chat template differs",
-                hint=f"check the file with `moot models verify {model.id}`",
+                key="inference.llama.model.changed_after_moot_checked_chat",
+                path=model.path,
+                id=model.id,
             )
         eos, bos = llm.token_eos(), llm.token_bos()
         # The template is code from the internet: rendered in moot's sandbox, bounded in time,
@@ -482,15 +483,16 @@ def _make_formatter(llm: Any, model: ResolvedModel) -> Any:
     except Exception:
         known = ", ".join(sorted(lcf.LlamaChatCompletionHandlerRegistry()._chat_handlers))
         raise MootError(
-            f"unknown chat format {model.chat_format!r} for {model.id}",
-            hint=f"use 'template' (the file's own) or one of: {known}",
+            key="inference.llama.model.unknown_chat_format",
+            chat_format=model.chat_format,
+            id=model.id,
+            known=known,
         ) from None
     # Registered formats are only reachable wrapped in a completion handler.
     formatter = inspect.getclosurevars(handler).nonlocals.get("chat_formatter")
     if formatter is None:
         raise MootError(
-            f"chat format {model.chat_format!r} is not a plain text chat format",
-            hint="use 'template' or a format such as chatml, gemma, llama-3",
+            key="inference.llama.model.chat_format_not_plain_text", chat_format=model.chat_format
         )
     return formatter
 

@@ -62,10 +62,7 @@ class Sampler:
             )
             if not self.grammar:
                 self.free()
-                raise MootError(
-                    "llama.cpp rejected the grammar built from the reply schema",
-                    hint="simplify the schema; the grammar is in the debug log",
-                )
+                raise MootError(key="inference.llama.sampler.llama_cpp_rejected_grammar_built")
         self.fallbacks = 0
         self.closes = 0  # refused draws that ended the reply with the closer
         self.closer = self._one_token(plan.closer) if self.grammar and plan.closer else None

@@ -9,7 +9,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from moot.errors import ModelIntegrityError, ModelNotFoundError, UsageError
+from moot.errors import ModelIntegrityError, ModelNotFoundError, Phrase, UsageError
 from moot.models import architectures, gguf_check, hub_cache
 
 MAX_ENTRIES = 10_000  # per folder: far more models than a disk holds
@@ -159,9 +159,22 @@ def with_shards(path: Path, *, what: str, hint: str) -> tuple[Path, ...]:
         kind = kind_of(part)
         if kind == "missing":
             raise ModelNotFoundError(
-                f"{what}: part {i} of {len(files)} of the split model is missing: {part}",
-                hint=hint,
+                key="models.stores.base.part_split_model_missing",
+                what=what,
+                i=i,
+                n_files=len(files),
+                part=part,
+                fix=hint,
             )
         if kind != "file":
             raise refuse(part, kind, hint=hint)
     return files
+
+
+def either(looked: list[Path]) -> str | Phrase:
+    """The folders a store was looked for in, said as one or the other."""
+    if len(looked) == 1:
+        return str(looked[0])
+    return Phrase(
+        "models.stores.either", first=str(looked[0]), other=", ".join(map(str, looked[1:]))
+    )

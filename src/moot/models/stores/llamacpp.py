@@ -22,7 +22,6 @@ from moot.models.stores.base import (
 )
 
 KIND, PREFIX, TITLE = "llamacpp", "llamacpp:", "llama.cpp's cache"
-REF_FORM = "llamacpp:FILE.gguf, FILE a file in llama.cpp's cache (`moot models list` shows them)"
 
 
 def root() -> Path:
@@ -37,7 +36,7 @@ def root() -> Path:
 def parse(body: str, ref: str) -> StoreRef:
     """A file's name in the cache: no folder part, so never a way out of it."""
     if not is_gguf(body) or "/" in body or "\\" in body or "\0" in body:
-        raise UsageError(f"bad llama.cpp cache reference {ref!r}", hint=f"write {REF_FORM}")
+        raise UsageError(key="models.stores.llamacpp.bad_llama_cpp_cache_reference", ref=ref)
     return StoreRef(KIND, PREFIX + body, (body,), body)
 
 
@@ -62,7 +61,9 @@ def find(ref: StoreRef) -> Found:
     path = root() / ref.parts[0]
     kind = kind_of(path)
     if kind == "missing":
-        raise ModelNotFoundError(f"{ref.ref} is not in llama.cpp's cache ({root()})", hint=hint)
+        raise ModelNotFoundError(
+            key="models.stores.llamacpp.not_llama_cpp_s_cache", ref=ref.ref, value=root(), fix=hint
+        )
     if kind != "file":
         raise refuse(path, kind, hint=hint)
     files = with_shards(path, what=ref.ref, hint=hint)

@@ -11,6 +11,7 @@ from moot.models.stores.base import (
     Listed,
     StoreRef,
     Unreadable,
+    either,
     entries,
     is_gguf,
     kind_of,
@@ -21,7 +22,6 @@ from moot.models.stores.base import (
 )
 
 KIND, PREFIX, TITLE = "lmstudio", "lmstudio:", "LM Studio"
-REF_FORM = "lmstudio:PUBLISHER/MODEL or lmstudio:PUBLISHER/MODEL/FILE.gguf"
 
 
 def roots() -> list[Path]:
@@ -38,7 +38,7 @@ def parse(body: str, ref: str) -> StoreRef:
         or any(not p or p in (".", "..") or "\\" in p or "\0" in p for p in parts)
         or (len(parts) == 3 and not is_gguf(parts[2]))
     ):
-        raise UsageError(f"bad LM Studio reference {ref!r}", hint=f"write {REF_FORM}")
+        raise UsageError(key="models.stores.lmstudio.bad_lm_studio_reference", ref=ref)
     return StoreRef(KIND, PREFIX + "/".join(parts), parts, "/".join(parts[:2]))
 
 
@@ -72,15 +72,22 @@ def find(ref: StoreRef) -> Found:
         if len(ref.parts) == 3:
             return _file(folder / ref.parts[2], ref)
         return _file(_only_model(folder, ref), ref)
-    where = " or ".join(str(r) for r in looked)
-    raise ModelNotFoundError(f"{ref.ref} is not in LM Studio's models folder ({where})", hint=hint)
+    where = either(looked)
+    raise ModelNotFoundError(
+        key="models.stores.lmstudio.not_lm_studio_s_models",
+        ref=ref.ref,
+        where_value=where,
+        fix=hint,
+    )
 
 
 def _file(path: Path, ref: StoreRef) -> Found:
     hint = get_hint(ref)
     kind = kind_of(path)
     if kind == "missing":
-        raise ModelNotFoundError(f"{ref.ref}: there is no {path}", hint=hint)
+        raise ModelNotFoundError(
+            key="models.stores.lmstudio.there_no", ref=ref.ref, path=path, fix=hint
+        )
     if kind != "file":
         raise refuse(path, kind, hint=hint)
     files = with_shards(path, what=ref.ref, hint=hint)
@@ -93,12 +100,20 @@ def _only_model(folder: Path, ref: StoreRef) -> Path:
     except Unreadable as exc:
         raise UsageError(exc.reason, hint="check its permissions") from None
     if not models:
-        raise ModelNotFoundError(f"{ref.ref}: {folder} holds no GGUF model", hint=get_hint(ref))
+        raise ModelNotFoundError(
+            key="models.stores.lmstudio.holds_no_gguf_model",
+            ref=ref.ref,
+            folder=folder,
+            fix=get_hint(ref),
+        )
     if len(models) > 1:
         names = ", ".join(name for name, _, _ in models)
         raise UsageError(
-            f"{ref.ref} holds {len(models)} models: {names}",
-            hint=f"name one: {ref.ref}/{models[0][0]}",
+            key="models.stores.lmstudio.holds_models",
+            ref=ref.ref,
+            n_models=len(models),
+            names=names,
+            models=models[0][0],
         )
     return models[0][1]
 

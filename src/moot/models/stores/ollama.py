@@ -14,6 +14,7 @@ from moot.models.stores.base import (
     Listed,
     StoreRef,
     Unreadable,
+    either,
     entries,
     kind_of,
     refuse,
@@ -30,7 +31,6 @@ _PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _HOST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,252}$")
 _TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")
 _DIGEST = re.compile(r"^sha256:([0-9a-f]{64})$")
-REF_FORM = "ollama:NAME[:TAG], e.g. ollama:qwen3:8b or ollama:hf.co/OWNER/REPO:TAG"
 
 
 def roots() -> list[Path]:
@@ -61,7 +61,7 @@ def parse(body: str, ref: str) -> StoreRef:
         or not all(_PART.fullmatch(s) for s in segments[1:])
         or not _TAG.fullmatch(tag)
     ):
-        raise UsageError(f"bad Ollama reference {ref!r}", hint=f"write {REF_FORM}")
+        raise UsageError(key="models.stores.ollama.bad_ollama_reference", ref=ref)
     parts = (*segments, tag)
     return StoreRef(KIND, PREFIX + short_name(parts), parts, short_name(parts))
 
@@ -108,8 +108,10 @@ def find(ref: StoreRef) -> Found:
             return _blob(root, *_model_layer(manifest, ref), ref)
         except Unreadable as exc:
             raise UsageError(exc.reason, hint=hint) from None
-    where = " or ".join(str(r) for r in looked)
-    raise ModelNotFoundError(f"{ref.ref} is not in Ollama's store ({where})", hint=hint)
+    where = either(looked)
+    raise ModelNotFoundError(
+        key="models.stores.ollama.not_ollama_s_store", ref=ref.ref, where_value=where, fix=hint
+    )
 
 
 def _blob(root: Path, digest: str, size: int | None, ref: StoreRef) -> Found:
@@ -117,9 +119,11 @@ def _blob(root: Path, digest: str, size: int | None, ref: StoreRef) -> Found:
     kind = kind_of(blob)
     if kind == "missing":
         raise ModelNotFoundError(
-            f"Ollama's manifest for {ref.name} names the blob sha256-{digest}, which is not in "
-            f"{root / 'blobs'}",
-            hint=get_hint(ref),
+            key="models.stores.ollama.ollama_s_manifest_names_blob",
+            name=ref.name,
+            digest=digest,
+            value=root / "blobs",
+            fix=get_hint(ref),
         )
     if kind != "file":
         raise refuse(blob, kind, hint=get_hint(ref))

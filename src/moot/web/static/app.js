@@ -146,7 +146,7 @@ async function showRanked(id) {
   view.handle({ type: "job", title: shown.title, state: "finished" });
   view.about.textContent = `${formatName(shown.format, shown.language)} · ${dateTime(shown.language, shown.date)} · `;
   view.handle({ type: "t_plan", debates: shown.list, labels: shown.labels });
-  for (const d of shown.list) if (d.winner) view.handle({ type: "t_done", debate: d.debate, winner: d.winner, margin: d.margin });
+  for (const d of shown.list) if (d.winner) view.handle({ type: "t_done", debate: d.debate, winner: d.winner, margin: d.margin, p_proposition: d.p_proposition, decided_by: d.decided_by });
   view.handle({ type: "ratings", tournament: shown.id, report: shown.report });
 }
 
