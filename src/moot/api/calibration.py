@@ -35,9 +35,9 @@ from moot.tournaments.judge import SIDES
 from moot.tournaments.labelled import (
     LabelledDebate,
     LabelledReport,
+    ballot_judgement,
     measure,
     read_labelled,
-    ballot_judgement,
 )
 from moot.tournaments.plan import read_motions, two_sided, word_motions
 

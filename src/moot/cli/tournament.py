@@ -168,9 +168,7 @@ def tournament(
         ),
     ] = None,
     orders: Annotated[int, typer.Option(help=help_of("orders"), metavar="1|2")] = 2,
-    ballot: Annotated[
-        str, typer.Option(help=help_of("method"), metavar="METHOD")
-    ] = "pairwise",
+    ballot: Annotated[str, typer.Option(help=help_of("method"), metavar="METHOD")] = "pairwise",
     margin: Annotated[float, typer.Option(help=help_of("margin"), metavar="M")] = MARGIN,
     reasons: Annotated[bool, typer.Option(help=help_of("reasons"))] = False,
     seed: Seed = None,
