@@ -375,6 +375,15 @@ def test_a_tournament_form_is_planned_before_it_is_queued(moot_home: Path, tmp_p
         assert field in caught.value.fields, (form, caught.value.fields)
 
 
+def test_a_dry_run_tournament_takes_a_model_that_is_not_installed(moot_home: Path) -> None:
+    form = {"models": ["smollm2-135m", "gemma3-270m"], "motions": "cats beat dogs"}
+    choice = tournaments.choose(form, dry_run=True)  # nothing is loaded: any name will do
+    assert {d["proposition"] for d in choice.debates} == {"smollm2-135m", "gemma3-270m"}
+    with pytest.raises(forms.FormErrors) as caught:  # a real run needs them here
+        tournaments.choose(form, dry_run=False)
+    assert "models" in caught.value.fields
+
+
 def test_a_tournament_from_the_page_plays_as_many_debates_at_once_as_serve_was_told(
     moot_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

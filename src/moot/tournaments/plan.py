@@ -319,6 +319,20 @@ def checked_identity(ref: str) -> str:
     return ref if found is None else str(found.path.resolve())
 
 
+def dry_identity(ref: str) -> str:
+    """What a reference names on a dry run, which loads no model: as `checked_identity`,
+    but a name that is not installed here (a catalog id, another tool's) stands for itself.
+    A path to a file that is not there is still refused: it can only be a mistake."""
+    from moot.errors import ModelNotFoundError
+
+    try:
+        return checked_identity(ref)
+    except ModelNotFoundError:
+        if "/" in ref or "\\" in ref or ref.lower().endswith(".gguf"):
+            raise
+        return ref
+
+
 def make_plan(
     fmt: Format,
     models: Sequence[str],

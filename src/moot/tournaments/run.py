@@ -42,7 +42,7 @@ from moot.tournaments.plan import (
     Pairing,
     TournamentPlan,
     check_plan,
-    checked_identity,
+    dry_identity,
     identity,
     make_plan,
     problem,
@@ -380,7 +380,7 @@ def new_tournament(
         seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
         judges=list(judges),
         options=run.model_dump(exclude={"decoding"}),  # how it decodes is a run's, not planned
-        identify=(checked_identity if run.dry_run else identity) if resolve else str,
+        identify=(dry_identity if run.dry_run else identity) if resolve else str,
         swaps=swaps,
     )
     if schedule == "adaptive":

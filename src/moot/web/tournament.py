@@ -14,7 +14,7 @@ from moot.formats import get_format
 from moot.models.labels import model_labels
 from moot.tournaments.controls import ControlEvent
 from moot.tournaments.judge import SIDES
-from moot.tournaments.plan import checked_identity, make_plan, two_sided, word_motions
+from moot.tournaments.plan import checked_identity, dry_identity, make_plan, two_sided, word_motions
 from moot.tournaments.run import DebateBegun, DebateDone, DebateFailed, InDebate, TournamentEvent
 from moot.tournaments.settings import check_ballot
 from moot.web import forms
@@ -95,7 +95,7 @@ def choose(form: object, *, dry_run: bool) -> Choice:
             seed=seed,
             judges=judges,
             options=chosen.run.model_dump(),
-            identify=checked_identity,
+            identify=dry_identity if dry_run else checked_identity,
             swaps=swaps,
         )
     except MootError as exc:
