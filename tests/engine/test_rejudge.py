@@ -158,6 +158,28 @@ def test_a_judge_that_disagrees_on_everything_agrees_nowhere(tmp_path: Path, fmt
 
 
 @named_freely
+def test_a_judge_that_reads_probabilities_decides_by_them_and_keeps_them(tmp_path: Path) -> None:
+    """A new judge whose backend reads probabilities decides each checklist item by them,
+    whatever its reply writes (the reply here answers every item no), and the re-judged
+    turn keeps what was read, as a debate's judging step does."""
+    path, _ = saved_debate(tmp_path / "oxford", "oxford")
+    pool = Pool(lambda ref: ScriptedModel(model_id=ref, chooser=lambda r: {"yes": 0.9, "no": 0.1}))
+
+    [result] = moot.judge(path, judges="reader", pool=pool)
+
+    assert result.turns and all(turn.choices for turn in result.turns if turn.step == "judge")
+    for turn in result.turns:
+        if turn.step != "judge":
+            continue
+        assert turn.new is not None and turn.choices is not None
+        read = turn.choices["proposition_argued_for_motion"]
+        assert read["method"] == "scripted" and read["probabilities"]["yes"] == 0.9
+        assert turn.new["proposition_argued_for_motion"] is True  # read yes; the reply said no
+    saved = json.loads((path.parent / "judged" / "reader.json").read_text())
+    assert any(t.get("choices") for t in saved["turns"])
+
+
+@named_freely
 def test_a_judge_that_differs_on_one_rubric_item_agrees_on_four_in_five(tmp_path: Path) -> None:
     path, _ = saved_debate(tmp_path / "oxford", "oxford")
     pool = Pool(lambda ref: ScriptedModel([lambda r: contrary(r, only=1)] * 20, model_id=ref))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -23,7 +23,7 @@ from moot.config import RunSettings
 from moot.debates.runner import DebateRun, setup_from_record
 from moot.debates.settings import check_model_ref
 from moot.engine.rules import hollow
-from moot.engine.turns import Engine, Role, is_failed
+from moot.engine.turns import Decide, Engine, Role, choice_record, is_failed
 from moot.errors import MootError, StructuredReplyError, UsageError
 from moot.formats import NAMES, get_format
 from moot.formats.base import SAVED_HINT, Judging, Reading
@@ -75,6 +75,9 @@ class JudgedTurn(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     duration_ms: int = 0
+    # The new judge's decisions read as probabilities (as a debate's judging step reads
+    # them: `Turn.choices`); None where its backend reads none and its reply decided.
+    choices: dict[str, dict[str, Any]] | None = None
 
 
 class Rejudged(BaseModel):
@@ -190,6 +193,7 @@ class RejudgeEngine(Engine):
         round: int | None,
         label: str,
         max_tokens: int,
+        decide: Mapping[str, Decide] | None = None,
         **variables: Any,
     ) -> tuple[T | None, Turn]:
         index = len(self.transcript.turns)
@@ -197,11 +201,11 @@ class RejudgeEngine(Engine):
         if prior is None or (prior.role, prior.step) != (role_name, step) or not is_failed(prior):
             return self.structured(
                 role_name, step, schema, round=round, label=label, max_tokens=max_tokens,
-                **variables,
+                decide=decide, **variables,
             )  # fmt: skip
         # The saved seat failed: the new judge is asked all the same, with nothing to agree with.
         if role_name == self.judging.role and step in self.judging.steps:
-            self._ask_judge(role_name, step, schema, None, round, max_tokens, variables)
+            self._ask_judge(role_name, step, schema, None, round, max_tokens, variables, decide)
         return None, self._reuse_failed(prior, index, round, label)
 
     def structured(
@@ -213,17 +217,19 @@ class RejudgeEngine(Engine):
         round: int | None,
         label: str,
         max_tokens: int,
+        decide: Mapping[str, Decide] | None = None,
         **variables: Any,
     ) -> tuple[T, Turn]:
         prior = self._saved(role_name, step)
         original = None if prior is None else _original(prior, schema)
         if role_name == self.judging.role and step in self.judging.steps:
-            self._ask_judge(role_name, step, schema, original, round, max_tokens, variables)
+            self._ask_judge(role_name, step, schema, original, round, max_tokens, variables, decide)
         if prior is None:
             raise _Lost(key="debates.rejudge.failed_saved_debate_2", role_name=role_name, step=step)
         return super().structured(
-            role_name, step, schema, round=round, label=label, max_tokens=max_tokens, **variables
-        )
+            role_name, step, schema, round=round, label=label, max_tokens=max_tokens,
+            decide=decide, **variables,
+        )  # fmt: skip
 
     def _ask_judge(
         self,
@@ -234,12 +240,19 @@ class RejudgeEngine(Engine):
         rnd: int | None,
         max_tokens: int,
         variables: dict[str, Any],
+        decide: Mapping[str, Decide] | None = None,
     ) -> None:
-        """The new judge's reply to the request the original judge was sent, recorded."""
+        """The new judge's reply to the request the original judge was sent, recorded; its
+        decisions (DECIDE) read as probabilities first where its backend reads them, as a
+        debate's judging step reads them."""
         seat = self.roles[role_name]
         role = replace(seat, model=self.judge_model)  # the seat as it was, another model
         shown = {**variables, "round": rnd}
         follows = shown.pop("follows", None)  # a step that goes on a saved turn's conversation
+        index = len(self.transcript.turns)
+        read = self._read(role, step, shown, decide, index, follows) if decide else {}
+        decided = {field: decide[field].settle(c) for field, c in read.items()} if decide else {}
+        shown["decided"] = decided or None
         request = self._request(role, step, shown, max_tokens, 0, structured=True, follows=follows)
         judged = JudgedTurn(
             index=len(self.transcript.turns),
@@ -250,10 +263,14 @@ class RejudgeEngine(Engine):
             new=None,
             seed=request.sampling.seed,
         )
+        if read:
+            judged.choices = {field: choice_record(c) for field, c in read.items()}
         reply: BaseModel | None = None
         start = time.monotonic()
         try:
             reply, completion = chat_structured(self.judge_model, request, schema, check=hollow)
+            if decided:  # the values read decide, whatever the reply wrote beside its reasons
+                reply = schema.model_validate({**reply.model_dump(), **decided})
         except StructuredReplyError as exc:
             judged.error = parse_error(exc, exc.raw, schema)
         except MootError as exc:  # a timeout, a server's error, a prompt too long for it
