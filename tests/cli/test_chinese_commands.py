@@ -517,7 +517,7 @@ def test_a_real_chinese_debate_and_every_command_on_it_show_no_english(
     done = cli.subprocess("run", *args, *more, home=home, env=WIDE, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     document = (out / "debate.md").read_text(encoding="utf-8")
-    shown = {"run": body(done.stdout + done.stderr), "document": document}
+    shown = {"run": body(done.stdout + done.stderr), "document": body(document)}
     transcript = str(out / "transcript.json")
     checked = cli.subprocess("check", transcript, home=home)
     shown["check"] = checked.stdout + checked.stderr

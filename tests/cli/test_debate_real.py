@@ -66,6 +66,8 @@ def test_an_english_debate_with_the_opposition_on_another_model(tmp_path: Path, 
         "--role",
         "opposition=gemma3-270m",
         "--one-model-at-a-time",
+        "--min-score",  # every round played: no early stop on the judge's expected score
+        "10",
         "--out",
         str(tmp_path),
         *SHORT,

@@ -295,7 +295,8 @@ def test_a_real_judge_decides_a_few_labelled_debates(tmp_path: Path, cli: Cli) -
     assert figures["coverage"]["n"] == 3 and figures["accuracy"]["en"]["n"] <= 3
     saved = json.loads((tmp_path / "out" / "labelled.json").read_text(encoding="utf-8"))
     outcomes = {v["outcome"] for v in saved["judges"][0]["verdicts"]}
-    assert outcomes <= {"proposition", "opposition", "draw"}
+    assert outcomes <= {"proposition", "opposition", "draw", "undecided"}
+    assert all(isinstance(v["p_proposition"], float) for v in saved["judges"][0]["verdicts"])
 
 
 def test_the_api_calibrates_on_a_labelled_file(tmp_path: Path) -> None:
