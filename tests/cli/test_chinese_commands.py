@@ -300,7 +300,15 @@ def test_every_refusal_of_the_memory_plan_is_said_in_chinese(tmp_path: Path) -> 
 def test_a_chinese_seat_whose_input_ends_says_so_in_chinese(
     cli: Cli, tmp_path: Path, chinese: Chinese
 ) -> None:
-    args = ["本院认为城市应该禁止汽车", "--dry-run", "--role", "opposition=human", "--no-save"]
+    args = [
+        "本院认为城市应该禁止汽车",
+        "--dry-run",
+        "--role",
+        "opposition=human",
+        "--no-save",
+        "--seed",
+        "5",
+    ]
     done = cli("run", *args, home=tmp_path)
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("错误： 输入在🔴 反方：最多150字"), done.stderr
