@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
+from rich.console import Console as RichConsole
 from rich.padding import Padding
 from rich.progress import (
     BarColumn,
@@ -471,7 +472,7 @@ class _Shower:
             p.advance(self.bar)
 
 
-def _debate_line(console: Console, head: str, said: str) -> None:
+def _debate_line(console: RichConsole, head: str, said: str) -> None:
     """A finished debate's line: HEAD (its id) and what it came to, on one line where they
     fit; else the id alone, never wrapped (it is copied), and the rest below it."""
     line = f"{head} {said}"
