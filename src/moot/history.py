@@ -28,6 +28,7 @@ from typing import Any
 from moot import speeches
 from moot.config import data_dir, debates_dir
 from moot.errors import MootError, RecordError, UsageError
+from moot.models.labels import model_labels
 from moot.records import files
 from moot.records.files import make_private_dir
 from moot.records.journal import read_records, read_transcript
@@ -396,10 +397,13 @@ def speeches_of(debate: SavedDebate) -> list[Turn]:
     return []
 
 
-def full_markdown(debate: SavedDebate) -> str:
-    """The debate's brief (when it finished) and every speech after it, in its language."""
+def full_markdown(debate: SavedDebate, *, labelled: bool = False) -> str:
+    """The debate's brief (when it finished) and every speech after it, in its language;
+    LABELLED: each speech's model by its short label (a screen's), not its full reference."""
     brief = document(debate) or ""
-    every = speeches.markdown(speeches_of(debate), fmt=debate.format, language=debate.language)
+    said = speeches_of(debate)
+    models = model_labels(t.model for t in said) if labelled else None
+    every = speeches.markdown(said, fmt=debate.format, language=debate.language, models=models)
     return f"{brief.rstrip()}\n\n{every}" if brief.strip() else every
 
 

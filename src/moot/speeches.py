@@ -4,7 +4,7 @@ with, and one self-contained HTML page (no outside CSS, script or font; every te
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from moot.records.transcript import Turn
 from moot.words import words
@@ -23,14 +23,18 @@ def _name(identifier: str, *, fmt: str, language: str) -> str:
     return shown
 
 
-def _heading(turn: Turn, *, fmt: str, language: str) -> tuple[str, str]:
-    """A turn's speaker line and its detail line (model, step, round), in LANGUAGE."""
+def _heading(
+    turn: Turn, *, fmt: str, language: str, models: Mapping[str, str] | None = None
+) -> tuple[str, str]:
+    """A turn's speaker line and its detail line (model, step, round), in LANGUAGE; the
+    model as MODELS shows it, where it is there."""
     said = words(language)
     speaker = _name(turn.role, fmt=fmt, language=language)
     where = said.say("speech_step", step=_name(turn.step, fmt=fmt, language=language))
     if turn.round is not None:
         where += said.say("speech_round", round=turn.round)
-    return speaker, said.say("speech_detail", model=turn.model, where=where)
+    model = (models or {}).get(turn.model, turn.model)
+    return speaker, said.say("speech_detail", model=model, where=where)
 
 
 def _body(turn: Turn, language: str) -> str:
@@ -61,12 +65,15 @@ def _body(turn: Turn, language: str) -> str:
     return "\n".join(lines)
 
 
-def markdown(turns: Sequence[Turn], *, fmt: str, language: str) -> str:
-    """TURNS, in order, as a Markdown section headed in LANGUAGE, after MARK."""
+def markdown(
+    turns: Sequence[Turn], *, fmt: str, language: str, models: Mapping[str, str] | None = None
+) -> str:
+    """TURNS, in order, as a Markdown section headed in LANGUAGE, after MARK; each turn's
+    model as MODELS shows it (a screen's short labels), else as recorded."""
     said = words(language)
     parts = [MARK, "", f"## {said.say('every_speech')}", ""]
     for number, turn in enumerate(turns, 1):
-        speaker, detail = _heading(turn, fmt=fmt, language=language)
+        speaker, detail = _heading(turn, fmt=fmt, language=language, models=models)
         body = _body(turn, language).strip() or "—"
         parts += [f"### {number}. {speaker}", "", f"*{detail}*", "", body, ""]
     if not turns:

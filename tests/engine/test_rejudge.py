@@ -283,8 +283,9 @@ def test_moot_judge_dry_run_prints_a_row_per_judge_and_writes_their_files(
     a, b = dry_models
     proc = cli("judge", str(dry_debate), "--judge", a, "--judge", b, "--dry-run", home=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    rows = [line for line in proc.stdout.splitlines() if line.strip().startswith("echo:")]
-    assert len(rows) == 2 and all("100%" in row for row in rows)
+    # Each judge by its short label (its file's name); judged/ names it in full.
+    rows = [line for line in proc.stdout.splitlines() if line.split()[:1] in (["a"], ["b"])]
+    assert len(rows) == 2 and all("100%" in row for row in rows), proc.stdout
     for name in ("echo_a", "echo_b"):
         data = json.loads((dry_debate.parent / "judged" / f"{name}.json").read_text())
         assert data["agreement"] == 1.0 and len(data["turns"]) == 2

@@ -490,7 +490,12 @@ def test_what_motions_and_model_names_hold_reaches_the_terminal_as_text(
     assert proc.returncode == 0, proc.stderr
     no_control(proc.stdout + proc.stderr)
     assert "\\x1b]0;t\\x07" in proc.stdout  # the model's name, shown as what it is
-    assert HOSTILE[2] in proc.stdout
+    # A name with a slash reads as a path: shown by its label, as text (no link is made),
+    # and kept whole in the records.
+    assert "link]" in proc.stdout and "[link=" not in proc.stdout
+    saved = next(ln for ln in proc.stdout.splitlines() if ln.endswith("ratings.json"))
+    rated = json.loads(Path(saved.split(None, 1)[1]).read_text(encoding="utf-8"))
+    assert HOSTILE[2] in [m["model"] for m in rated["models"]]
 
 
 def pairing() -> Pairing:

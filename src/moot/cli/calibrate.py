@@ -23,6 +23,7 @@ from moot.api.calibration import (
     run_labelled,
 )
 from moot.api.calibration import Progress as Step
+from moot.cli import fit
 from moot.cli.options import (
     DryRun,
     GpuLayers,
@@ -145,7 +146,7 @@ def calibrate_judges(
         bar = progress.add_task("debates", total=None)
 
         def show(step: Step) -> None:
-            what = "debates" if step.what == "debate" else f"judging · {safe(step.judge or '')}"
+            what = "debates" if step.what == "debate" else f"judging · {_label(step.judge)}"
             progress.update(bar, description=what, completed=step.done, total=step.total)
 
         result = run_calibration(plan, on_progress=show)
@@ -188,7 +189,7 @@ def _labelled(
         bar = progress.add_task("", total=len(plan.debates))
 
         def show(step: Step) -> None:
-            progress.update(bar, description=safe(step.judge or ""), completed=step.done)
+            progress.update(bar, description=_label(step.judge), completed=step.done)
 
         result = run_labelled(plan, on_progress=show)
     if as_json:
@@ -199,6 +200,11 @@ def _labelled(
         return
     language = lang if lang != "auto" else result.language
     show_labelled(console, result, words(language))
+
+
+def _label(judge: str | None) -> str:
+    """A judge's short label on the progress bar (markup)."""
+    return fit.labels([judge])[judge] if judge else ""
 
 
 def _short(f: Figure, *, signed: bool = False) -> str:
@@ -212,42 +218,59 @@ def _short(f: Figure, *, signed: bool = False) -> str:
 
 def show_labelled(console: Console, result: LabelledResult, said: Words) -> None:
     """The judges and the jury on the labelled set: overall accuracy, coverage and position
-    bias, then accuracy per kind and per language; each with its 95 % interval."""
+    bias, then accuracy per kind and per language; each with its 95 % interval. Each judge
+    by its label; by a key listed above the tables where the labels do not fit."""
     say = said.say
-    rows = [*result.report.judges, *([result.report.jury] if result.report.jury else [])]
+    judges = [j.judge for j in result.report.judges]
+    names = fit.Names(fit.labels(judges), {ref: str(i) for i, ref in enumerate(judges, 1)})
+    tables = _labelled_tables(result, said, names)
+    if not fit.fits(console, *tables):
+        names = names.keyed()
+        names.print_legend(console)
+        tables = _labelled_tables(result, said, names)
+    for table in tables:
+        console.print(table)
+    console.print(say("cal_legend"), highlight=False)
+    saved = safe(result.folder / LABELLED_FILE)
+    console.print(f"[dim]{say('saved')}[/] {saved}", highlight=False, soft_wrap=True)
+
+
+def _labelled_tables(result: LabelledResult, said: Words, names: fit.Names) -> list[Table]:
+    say = said.say
+    jury = result.report.jury
+    rows = [*result.report.judges, *([jury] if jury else [])]
     first = rows[0]
+
+    def name(row: Any) -> str:
+        return say("cal_jury") if row is jury else names.cells(row.judge)[0]
+
     n = first.coverage.n
     table = Table(title=say("cal_title", n=n), box=box.SIMPLE_HEAD, title_justify="left")
-    table.add_column(say("cal_judge"))
+    table.add_column(say("cal_judge") if names.shown is not None else "#", no_wrap=True)
     for key in ("cal_accuracy", "cal_decided", "cal_coverage", "cal_position_bias"):
         table.add_column(say(key), justify="right")
     for row in rows:
-        name = say("cal_jury") if row is result.report.jury else safe(row.judge)
         table.add_row(
-            name,
+            name(row),
             _short(row.accuracy["all"]),
             str(row.accuracy["all"].n),
             _short(row.coverage),
             _short(row.position_bias, signed=True),
         )
-    console.print(table)
+    tables = [fit.keep_words(table)]
     groups = [g for g in first.accuracy if g != "all"]
     if groups:
         by = Table(title=say("cal_by_group"), box=box.SIMPLE_HEAD, title_justify="left")
         by.add_column(say("cal_group"))
         by.add_column("n", justify="right")
         for row in rows:
-            by.add_column(
-                say("cal_jury") if row is result.report.jury else safe(row.judge), justify="right"
-            )
+            by.add_column(name(row), justify="right", no_wrap=True)
         for g in groups:
             shown = say(f"cal_lang_{g}") if g in ("en", "zh") else safe(g)
             size = str(result.report.debates.get(g, 0))
             by.add_row(shown, size, *(_short(row.accuracy[g]) for row in rows))
-        console.print(by)
-    console.print(say("cal_legend"), highlight=False)
-    saved = safe(result.folder / LABELLED_FILE)
-    console.print(f"[dim]{say('saved')}[/] {saved}", highlight=False)
+        tables.append(fit.keep_words(by))
+    return tables
 
 
 def _interval(i: Interval) -> str:
@@ -257,9 +280,13 @@ def _interval(i: Interval) -> str:
 
 
 def show_figures(console: Console, result: CalibrationResult) -> None:
-    """One table a judge: accuracy on each kind with its interval, the biases, the time."""
+    """One table a judge, under its label: accuracy on each kind with its interval, the
+    biases, the time (calibration.json names each judge in full)."""
+    shown = fit.labels(j.judge for j in result.judges)
     for j in result.judges:
-        table = Table(title=f"judge {safe(j.judge)}", title_justify="left")
+        # The judge by its label, on a line of its own: a table's title wraps anywhere.
+        console.print(f"[italic]judge {shown[j.judge]}[/]", highlight=False, soft_wrap=True)
+        table = Table()
         table.add_column("control")
         table.add_column("right (95 % interval)")
         table.add_column("n", justify="right")

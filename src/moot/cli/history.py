@@ -90,7 +90,9 @@ def show(
     d = history.find(ref)
     console = Console()
     if full:
-        show_document(console, history.full_markdown(d))
+        # Each speech's model by its label: a path would break across lines; `moot history
+        # export` writes the full reference.
+        show_document(console, history.full_markdown(d, labelled=True))
         return
     document = history.document(d)
     if document is not None:

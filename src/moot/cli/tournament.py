@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
+from rich.console import Console as RichConsole
+from rich.padding import Padding
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -18,8 +21,10 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from moot import history
+from moot.cli import fit
 from moot.cli.options import (
     Batch,
     CallTimeout,
@@ -324,12 +329,13 @@ def _run(t: Tournament, executor: Executor, *, quiet: bool, samples: int) -> Non
         transient=False,
     ) as progress:
         bar = progress.add_task(say("tour_debates"), total=total, completed=done)
-        show = _Shower(progress, bar, said, quiet=quiet)
+        names = fit.labels([*t.plan.models, *t.plan.judges])
+        show = _Shower(progress, bar, said, quiet=quiet, names=names)
         try:
             failed = t.run(executor, show)
             # An adaptive schedule may stop before its budget: the bar ends at what it played.
             progress.update(bar, description=say("tour_debates"), total=len(t.plan.debates))
-            shower = _ControlShower(progress, said, quiet=quiet)
+            shower = _ControlShower(progress, said, quiet=quiet, names=names)
             failed_controls = judge_controls(t, on_event=shower)
         except KeyboardInterrupt:
             progress.stop()
@@ -359,23 +365,33 @@ class _ControlShower:
     """The control debates as a bar of their own, one a judge, and a line for a judge that
     failed on them (with --quiet, on stderr: the report alone is printed)."""
 
-    def __init__(self, progress: Progress, said: Words | None = None, *, quiet: bool = False):
+    def __init__(
+        self,
+        progress: Progress,
+        said: Words | None = None,
+        *,
+        quiet: bool = False,
+        names: Mapping[str, str] | None = None,
+    ):
         self.progress = progress
         self.said = said or words("en")
         self.quiet = quiet
+        self.names = names or {}  # each judge's label (markup)
         self.bars: dict[str, TaskID] = {}
 
     def __call__(self, event: ControlEvent) -> None:
         p, said = self.progress, self.said
         if isinstance(event, ControlJudged):
             if event.judge not in self.bars:
-                name = said.say("tour_controls", judge=safe(event.judge))
+                judge = self.names.get(event.judge) or safe(event.judge)
+                name = said.say("tour_controls", judge=judge)
                 self.bars[event.judge] = p.add_task(name, total=event.total)
             p.update(self.bars[event.judge], completed=event.done)
         elif isinstance(event, ControlFailed):
             hint = f" [dim]({safe(said.shown(event.hint))})[/]" if event.hint else ""
             message = safe(said.shown(event.message))
-            line = said.say("tour_control_failed", judge=safe(event.judge), message=message)
+            judge = self.names.get(event.judge) or safe(event.judge)
+            line = said.say("tour_control_failed", judge=judge, message=message)
             (err if self.quiet else p.console).print(
                 f"[bold red]✗[/] {line}{hint}", highlight=False
             )
@@ -387,14 +403,24 @@ class _Shower:
     finished, no debate's notices."""
 
     def __init__(
-        self, progress: Progress, bar: TaskID, said: Words | None = None, *, quiet: bool = False
+        self,
+        progress: Progress,
+        bar: TaskID,
+        said: Words | None = None,
+        *,
+        quiet: bool = False,
+        names: Mapping[str, str] | None = None,
     ) -> None:
         self.progress = progress
         self.bar = bar
         self.said = said or words("en")
         self.quiet = quiet
+        self.names = names or {}  # each model's label (markup); the full reference is saved
         self.current = ""
         self.running: dict[str, str] = {}  # debate id → "A vs B", as they began
+
+    def _name(self, ref: str) -> str:
+        return self.names.get(ref) or safe(ref)
 
     def _describe(self) -> None:
         """The debate running, or how many run at once (--parallel)."""
@@ -407,7 +433,7 @@ class _Shower:
         # Every name and message comes from outside (a model, a file): shown as text.
         if isinstance(event, DebateBegun):
             pair = event.pairing
-            vs = said.say("tour_vs", a=safe(pair.proposition), b=safe(pair.opposition))
+            vs = said.say("tour_vs", a=self._name(pair.proposition), b=self._name(pair.opposition))
             self.running[pair.id] = vs
             self._describe()
         elif isinstance(event, DebateDone | DebateFailed):
@@ -421,41 +447,57 @@ class _Shower:
                 p.console.print(f"[yellow]{safe(event.event.message)}[/]", highlight=False)
         elif isinstance(event, DebateDone):
             v, pair = event.verdict, event.pairing
-            outcome = read_outcome(v, pair, said)
+            outcome = read_outcome(v, pair, said, names=self.names)
             if not outcome and v.winner == "draw":
                 outcome = said.say("tour_draw")
             elif not outcome:
                 side = pair.proposition if v.winner == "proposition" else pair.opposition
                 outcome = said.say(
                     "tour_wins",
-                    model=safe(side),
+                    model=self._name(side),
                     side=said.name(v.winner),
                     margin=said.shown(str(v.margin)),
                 )
             if not self.quiet:
-                p.console.print(f"[green]✓[/] {safe(pair.id)}: {outcome}", highlight=False)
+                _debate_line(p.console, f"[green]✓[/] {safe(pair.id)}:", outcome)
             p.advance(self.bar)
         elif isinstance(event, DebateFailed):
             hint = f" [dim]({safe(said.shown(event.hint))})[/]" if event.hint else ""
-            (err if self.quiet else p.console).print(
-                f"[bold red]✗[/] {safe(event.pairing.id)}: {safe(said.shown(event.message))}{hint}",
-                highlight=False,
+            message = f"{safe(said.shown(event.message))}{hint}"
+            _debate_line(
+                err if self.quiet else p.console,
+                f"[bold red]✗[/] {safe(event.pairing.id)}:",
+                message,
             )
             p.advance(self.bar)
 
 
-def read_outcome(v: Verdict, pair: Pairing, said: Words) -> str:
+def _debate_line(console: RichConsole, head: str, said: str) -> None:
+    """A finished debate's line: HEAD (its id) and what it came to, on one line where they
+    fit; else the id alone, never wrapped (it is copied), and the rest below it."""
+    line = f"{head} {said}"
+    if Text.from_markup(line).cell_len <= console.width:
+        console.print(line, highlight=False)
+        return
+    console.print(head, highlight=False, soft_wrap=True)
+    console.print(Padding(said, (0, 0, 0, 2)), highlight=False)
+
+
+def read_outcome(
+    v: Verdict, pair: Pairing, said: Words, *, names: Mapping[str, str] | None = None
+) -> str:
     """A debate's line where its verdict was read as probabilities or by a forfeit; "" for
-    a draw and for a sampled ballot's verdict, said as before."""
-    winner = pair.proposition if v.winner == "proposition" else pair.opposition
+    a draw and for a sampled ballot's verdict, said as before. NAMES: each model's label."""
+    ref = pair.proposition if v.winner == "proposition" else pair.opposition
+    winner = (names or {}).get(ref) or safe(ref)
     p = "—" if v.p_proposition is None else f"{v.p_proposition:.2f}"
     if v.decided_by == "forfeit":
         key = "tour_forfeit_silent" if "said nothing" in (v.forfeit or "") else "tour_forfeit_off"
-        return said.say(key, model=safe(winner))
+        return said.say(key, model=winner)
     if v.winner == "undecided":
         return said.say("tour_undecided", p=p)
     if v.decided_by == "judges" and v.winner != "draw":
-        return said.say("tour_read_wins", model=safe(winner), side=said.name(v.winner), p=p)
+        return said.say("tour_read_wins", model=winner, side=said.name(v.winner), p=p)
     return ""
 
 
@@ -469,13 +511,13 @@ def _within(r: RuleKeeping) -> str:
     return f"{r.within_limit}/{r.limited} ({100 * r.within_limit / r.limited:.0f} %)"
 
 
-def show_rule_keeping(console: Console, report: Report, language: str = "en") -> None:
+def _rules_table(report: Report, say: Any, names: fit.Names) -> Table:
     """Each model's rule-keeping, in the ranking's order, then the judges not ranked: a
     table of its own beside the ranking, so that both fit a terminal's width."""
-    say = words(language).say
     table = Table(title=say("tour_rules_title"))
-    table.add_column("#", justify="right")
-    table.add_column(say("tour_model"))
+    table.add_column("#", justify="right", no_wrap=True)
+    if names.shown is not None:
+        fit.name_column(table, say("tour_model"))
     table.add_column(say("tour_turns"), justify="right")
     table.add_column(say("tour_within"), justify="right")
     for key in ("tour_cut", "tour_flagged", "tour_failed_column"):
@@ -484,15 +526,14 @@ def show_rule_keeping(console: Console, report: Report, language: str = "en") ->
     rows += [(say("tour_judge"), j.model, j.rule_keeping) for j in report.judges]
     for rank, model, kept in rows:
         table.add_row(
-            rank,
-            safe(model),
+            *names.cells(model, rank),
             str(kept.turns),
             _within(kept),
             str(kept.cut),
             str(kept.flagged),
             str(kept.failed),
         )
-    console.print(table)
+    return fit.keep_words(table)
 
 
 def _short(i: Interval) -> str:
@@ -502,27 +543,27 @@ def _short(i: Interval) -> str:
     return f"{i.share:.0%} ({100 * i.low:.0f}–{100 * i.high:.0f})"
 
 
-def show_judges(console: Console, report: Report, language: str = "en") -> None:
+def _judges_table(report: Report, said: Words, names: fit.Names) -> Table | None:
     """Each judge on the control debates: its accuracy where the winner is known, its
-    biases and consistency, each with its 95 % interval; or why there are none."""
-    said = words(language)
+    biases and consistency, each with its 95 % interval (None: no judge was measured)."""
     say = said.say
     figure = report.calibration
-    if figure is None:
-        return
-    if not figure.judges:
-        console.print(say("tour_controls_note", note=said.shown(figure.note)), highlight=False)
-        return
-    # No column rules: six figures and a name fit a terminal of 80 columns.
+    if figure is None or not figure.judges:
+        return None
+    # No column rules: six figures and a name fit a terminal of 80 columns, each figure's
+    # interval below its share where the columns are narrow.
     table = Table(title=say("tour_judges_title", n=figure.made), box=box.SIMPLE_HEAD)
-    table.add_column(say("tour_judge"))
-    names = ("off_motion", "silent", "position_bias", "verbosity_bias", "consistency")
-    for name in (say(f"tour_{n}") for n in names):
-        table.add_column(name, justify="right", min_width=max(map(len, name.split())))
+    if names.shown is not None:
+        fit.name_column(table, say("tour_judge"))
+    else:
+        table.add_column("#", justify="right", no_wrap=True)
+    keys = ("off_motion", "silent", "position_bias", "verbosity_bias", "consistency")
+    for name in (say(f"tour_{n}") for n in keys):
+        table.add_column(name, justify="right")
     table.add_column(say("tour_beats_chance"), min_width=6)
     for j in figure.judges:
         table.add_row(
-            safe(j.judge),
+            *names.cells(j.judge),
             _short(j.accuracy["off_motion"]),
             _short(j.accuracy["silent"]),
             _short(j.position_bias),
@@ -530,10 +571,20 @@ def show_judges(console: Console, report: Report, language: str = "en") -> None:
             _short(j.consistency),
             say("tour_yes") if j.beats_chance else f"[yellow]{say('tour_no')}[/]",
         )
-    console.print(table)
-    if figure.status != "judged":
+    return fit.keep_words(table)
+
+
+def _judges_note(console: Console, report: Report, said: Words) -> None:
+    """Why no judge was measured on controls, or that their measure is not whole."""
+    figure = report.calibration
+    if figure is None:
+        return
+    if not figure.judges:
         note = said.shown(figure.note)
-        console.print(f"[yellow]{say('tour_controls_word')}[/]: {note}", highlight=False)
+        console.print(said.say("tour_controls_note", note=note), highlight=False)
+    elif figure.status != "judged":
+        note = said.shown(figure.note)
+        console.print(f"[yellow]{said.say('tour_controls_word')}[/]: {note}", highlight=False)
 
 
 def show_coverage(console: Console, report: Report, language: str = "en") -> None:
@@ -559,26 +610,36 @@ def show_coverage(console: Console, report: Report, language: str = "en") -> Non
     )
 
 
-def show_report(console: Console, report: Report, language: str = "en") -> None:
-    """The ranking table (marked not validated where no judge beat chance on the controls)
-    and the rule-keeping table, then the side-bias and judge-agreement figures, then the
-    judges on the controls, in LANGUAGE (the motions')."""
-    say = words(language).say
+def _names(report: Report) -> fit.Names:
+    """The report's models and judges by their labels; by key, a ranked model's rank and
+    another judge's J1, J2…"""
+    refs = [r.model for r in report.models] + [j.model for j in report.judges]
+    refs += [j.judge for j in report.calibration.judges] if report.calibration else []
+    keys = {r.model: str(r.rank) for r in report.models}
+    for ref in dict.fromkeys(refs):
+        keys.setdefault(ref, f"J{len(keys) - len(report.models) + 1}")
+    return fit.Names(fit.labels(refs), keys)
+
+
+def _ratings_table(report: Report, say: Any, names: fit.Names) -> Table:
+    """The ranking: each model's strength, its interval, its length-controlled strength and
+    its record (marked not validated where no judge beat chance on the controls)."""
     unchecked = report.calibration is not None and report.calibration.validated is False
     fmt = say(f"format_{report.format}") if report.format in FORMATS else report.format
     title = say("tour_title", format=safe(fmt), n=report.debates_decided)
     table = Table(title=title + (say("tour_title_unchecked") if unchecked else ""))
-    table.add_column("#", justify="right")
-    table.add_column(say("tour_model"))
-    table.add_column(say("tour_strength"), justify="right")
-    table.add_column(say("tour_interval", level=f"{report.interval:.0%}"), justify="center")
-    table.add_column(say("tour_length_controlled"), justify="right")
+    table.add_column("#", justify="right", no_wrap=True)
+    if names.shown is not None:
+        fit.name_column(table, say("tour_model"))
+    table.add_column(say("tour_strength"), justify="right", no_wrap=True)
+    interval = say("tour_interval", level=f"{report.interval:.0%}")
+    table.add_column(interval, justify="center", no_wrap=True)
+    table.add_column(say("tour_length_controlled"), justify="right", no_wrap=True)
     for name in ("W", "L", "D"):
-        table.add_column(say(f"tour_{name}"), justify="right")
+        table.add_column(say(f"tour_{name}"), justify="right", no_wrap=True)
     for r in report.models:
         table.add_row(
-            str(r.rank),
-            safe(r.model),
+            *names.cells(r.model, str(r.rank)),
             f"{r.strength:+.2f}",
             f"[{r.ci_low:+.2f}, {r.ci_high:+.2f}]",
             "—" if r.length_controlled is None else f"{r.length_controlled:+.2f}",
@@ -586,14 +647,33 @@ def show_report(console: Console, report: Report, language: str = "en") -> None:
             str(r.losses),
             str(r.draws),
         )
-    console.print(table)
+    return fit.keep_words(table)
+
+
+def show_report(console: Console, report: Report, language: str = "en") -> None:
+    """The ranking table (marked not validated where no judge beat chance on the controls)
+    and the rule-keeping table, then the side-bias and judge-agreement figures, then the
+    judges on the controls, in LANGUAGE (the motions')."""
+    said = words(language)
+    say = said.say
+    unchecked = report.calibration is not None and report.calibration.validated is False
+    names = _names(report)
+    tables = [_ratings_table(report, say, names), _rules_table(report, say, names)]
+    judged = _judges_table(report, said, names)
+    if not fit.fits(console, *tables, *([judged] if judged else [])):
+        # Too narrow for the labels beside the figures: each once, above, by its key.
+        names = names.keyed()
+        names.print_legend(console)
+        tables = [_ratings_table(report, say, names), _rules_table(report, say, names)]
+        judged = _judges_table(report, said, names)
+    console.print(tables[0])
     if unchecked:
         console.print(say("tour_not_validated"), highlight=False)
     if report.length_effect is not None:
         e = report.length_effect
         shown = {"effect": f"{e.effect:+.2f}", "low": f"{e.low:+.2f}", "high": f"{e.high:+.2f}"}
         console.print(say("tour_length_effect", **shown), highlight=False)
-    show_rule_keeping(console, report, language)
+    console.print(tables[1])
     b = report.side_bias
     console.print(
         say(
@@ -640,4 +720,6 @@ def show_report(console: Console, report: Report, language: str = "en") -> None:
     missing = report.debates_planned - report.debates_decided
     if missing:
         console.print(say("tour_missing", n=missing), highlight=False)
-    show_judges(console, report, language)
+    if judged is not None:
+        console.print(judged)
+    _judges_note(console, report, said)

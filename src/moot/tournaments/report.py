@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from moot.engine.rules import length_units
+from moot.models.labels import model_labels
 from moot.records.files import write_atomic
 from moot.records.transcript import Transcript, Turn
 from moot.tournaments import ratings
@@ -334,14 +335,18 @@ def label(name: str) -> str:
 
 
 def draw(report: Report, path: Path) -> None:
-    """Each model's strength as a dot with its interval as a bar, strongest on top."""
+    """Each model's strength as a dot with its interval as a bar, strongest on top; each
+    model named by its short label."""
     import matplotlib
 
     matplotlib.use("Agg")  # files only: no display, no GUI toolkit
     import matplotlib.pyplot as plt
 
     rows = list(reversed(report.models))
-    names = [label(r.model) for r in rows]
+    # Each model by its short label (a path's file name), as the terminal shows it: a long
+    # path would squeeze the chart; ratings.json keeps the full reference.
+    short = model_labels(r.model for r in rows)
+    names = [label(short[r.model]) for r in rows]
     ys = range(len(rows))
     fig, ax = plt.subplots(figsize=(7, 1.2 + 0.5 * len(rows)))
     try:
