@@ -110,12 +110,11 @@ def _walk(
             name = path.relative_to(root).as_posix()
             kind = KINDS.get(path.suffix.lower())
             if path.is_symlink():
-                target = path.resolve()
-                if not target.is_relative_to(real_root):
+                # A link inside the folder is read where it points, once; one out of it
+                # would read what the user did not give.
+                if not path.resolve().is_relative_to(real_root):
                     skipped.append(Skipped(name, Phrase("evidence.skipped.outside", file=name)))
-                    continue
-                if kind is None or not target.is_file():
-                    continue  # a link to a folder inside: walked there already
+                continue
             if kind is None:
                 suffix = path.suffix.lower() or "(none)"
                 other[suffix] = other.get(suffix, 0) + 1
