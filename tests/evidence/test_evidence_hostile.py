@@ -177,3 +177,26 @@ def test_every_warning_key_has_words():
     phrase = Phrase("evidence.skipped.too_big", file="x.pdf", size=3, limit=2)
     assert str(phrase) == "x.pdf is left out: it is 3 bytes, over the limit of 2"
     assert words("zh").error(phrase)["message"] == "已略过 x.pdf：它有 3 字节，超过上限 2"
+
+
+def test_a_docx_that_would_unpack_past_the_limit_is_left_out_unpacked(
+    documents: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from moot.evidence import read
+
+    monkeypatch.setattr(read, "DOCX_UNPACKED_LIMIT", 10_000)  # a real DOCX unpacks to more
+    library = open_library([documents])
+    assert "review.docx" not in library.files
+    assert _reasons(library) == {"review.docx": "evidence.skipped.too_big"}
+
+
+def test_a_pdf_of_too_many_pages_is_left_out_after_counting_them(
+    documents: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from moot.evidence import read
+
+    monkeypatch.setattr(read, "PDF_PAGE_LIMIT", 3)  # the board pack has 4
+    library = open_library([documents])
+    assert "board-pack.pdf" not in library.files
+    assert _reasons(library) == {"board-pack.pdf": "evidence.skipped.too_many_pages"}
+    assert "4 pages, over the limit of 3" in str(library.skipped[0])

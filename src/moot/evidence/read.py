@@ -25,6 +25,12 @@ KINDS = {
     ".pdf": "pdf",
     ".docx": "docx",
 }
+# A DOCX is a zip: one that would unpack to more than this is refused before it is
+# unpacked (a zip bomb of a few megabytes can hold gigabytes of XML).
+DOCX_UNPACKED_LIMIT = 512 * 1024 * 1024
+# A PDF of more pages is refused after counting them, before its layout is read (about
+# 30 ms of CPU a page: a minute at this limit).
+PDF_PAGE_LIMIT = 2000
 # Bumped whenever a reader's output changes, so cached paragraphs are read again.
 READER_VERSION = 1
 
@@ -163,16 +169,25 @@ def _pdf(data: bytes, name: str) -> list[Paragraph]:
     from pdfminer.high_level import extract_pages
     from pdfminer.layout import LTTextContainer
     from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
+    from pdfminer.pdfpage import PDFPage
 
     # pdfminer logs what it forgives in a PDF (a missing CropBox); library code says
     # nothing on the terminal, and a damaged file is reported by the exception below.
     logging.getLogger("pdfminer").setLevel(logging.ERROR)
     out: list[Paragraph] = []
     try:
+        pages = sum(1 for _ in PDFPage.get_pages(io.BytesIO(data)))
+        if pages > PDF_PAGE_LIMIT:
+            too_many = Phrase(
+                "evidence.skipped.too_many_pages", file=name, pages=pages, limit=PDF_PAGE_LIMIT
+            )
+            raise Unreadable(too_many)
         for number, page in enumerate(extract_pages(io.BytesIO(data)), start=1):
             for element in page:
                 if isinstance(element, LTTextContainer):
                     out.append((f"p.{number}", "", element.get_text()))
+    except Unreadable:
+        raise
     except (PDFPasswordIncorrect, PDFEncryptionError):
         raise Unreadable(Phrase("evidence.skipped.encrypted", file=name)) from None
     except Exception as exc:  # a damaged PDF fails in many ways, each said in one line
@@ -185,10 +200,20 @@ def _pdf(data: bytes, name: str) -> list[Paragraph]:
 def _docx(data: bytes, name: str) -> list[Paragraph]:
     """Paragraphs and table rows in order; a paragraph styled as a heading (or the title)
     opens section §n."""
+    import zipfile
+
     import docx
     from docx.table import Table
 
     try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            unpacked = sum(entry.file_size for entry in archive.infolist())
+        if unpacked > DOCX_UNPACKED_LIMIT:
+            raise Unreadable(
+                Phrase(
+                    "evidence.skipped.too_big", file=name, size=unpacked, limit=DOCX_UNPACKED_LIMIT
+                )  # fmt: skip
+            )
         document = docx.Document(io.BytesIO(data))
         out: list[Paragraph] = []
         where, heading, section = "", "", 0
@@ -204,6 +229,8 @@ def _docx(data: bytes, name: str) -> list[Paragraph]:
                 where, heading = f"§{section}", " ".join(block.text.split())
             else:
                 out.append((where, heading, block.text))
+    except Unreadable:
+        raise
     except Exception as exc:  # not a zip, no document part, broken XML: one line
         raise Unreadable(
             Phrase("evidence.skipped.damaged", file=name, kind="DOCX", why=_why(exc))
