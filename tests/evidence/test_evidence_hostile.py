@@ -200,3 +200,16 @@ def test_a_pdf_of_too_many_pages_is_left_out_after_counting_them(
     assert "board-pack.pdf" not in library.files
     assert _reasons(library) == {"board-pack.pdf": "evidence.skipped.too_many_pages"}
     assert "4 pages, over the limit of 3" in str(library.skipped[0])
+
+
+def test_hidden_files_and_folders_are_not_walked_or_counted(tmp_path: Path):
+    folder = tmp_path / "docs"
+    (folder / ".git" / "objects").mkdir(parents=True)
+    for i in range(30):
+        (folder / ".git" / "objects" / f"{i:02x}").write_bytes(b"\x78\x9c")
+    (folder / ".notes.md.swp").write_bytes(b"\x00")
+    (folder / ".draft.md").write_text("A hidden draft.")
+    (folder / "memo.md").write_text("The memo.")
+    library = open_library([folder], max_files=5)
+    assert library.files == ["memo.md"]
+    assert library.skipped == ()

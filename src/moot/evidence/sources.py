@@ -101,7 +101,10 @@ def _walk(
         depth = len(here.relative_to(root).parts)
         if depth >= MAX_DEPTH:
             dirs.clear()
-        dirs.sort()
+        # Hidden files and folders (.git, .DS_Store, an editor's swap file) are no one's
+        # evidence, and a repository's objects would fill the file cap.
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        files = [f for f in files if not f.startswith(".")]
         for entry in sorted(files) + [d for d in dirs if (here / d).is_symlink()]:
             seen += 1
             if seen > max_files:
