@@ -114,3 +114,7 @@ def test_a_cited_id_is_found_as_speakers_write_it(documents: Path):
     assert library.get("memo.md §2 ¶1") == library.get("notes/memo.md §2 ¶1")  # folder left out
     assert library.get("board-pack.pdf p.2 ¶9") is None
     assert library.get("other.pdf p.2 ¶2") is None
+
+
+def test_one_path_may_be_given_alone(documents: Path):
+    assert open_library(str(documents / "policy.html")).files == ["policy.html"]

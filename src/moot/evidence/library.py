@@ -117,7 +117,7 @@ def shown(passages: Iterable[Passage]) -> str:
 
 
 def open_library(
-    paths: Iterable[str | Path],
+    paths: Iterable[str | Path] | str | Path,
     *,
     cache: Path | None = None,
     passage_tokens: int = PASSAGE_TOKENS,
@@ -132,7 +132,7 @@ def open_library(
     a folder of more than MAX_FILES files, or nothing readable at all is a UsageError; a
     file that cannot be read is left out, with its reason in `Library.skipped`.
     """
-    given = [Path(p) for p in paths]
+    given = [Path(paths)] if isinstance(paths, str | Path) else [Path(p) for p in paths]
     if not given:
         raise UsageError(key="evidence.nothing_given")
     sources, skipped = find(given, max_files=max_files, max_bytes=max_bytes)
