@@ -331,7 +331,9 @@ def show_figures(console: Console, result: CalibrationResult) -> None:
         console.print(
             f"position bias {_interval(j.position_bias)} (verdicts that follow the seat) · "
             f"verbosity bias {_interval(j.verbosity_bias)} (padded side won) · "
-            f"consistency {_interval(j.consistency)} · {j.seconds:.0f} s",
+            f"consistency {_interval(j.consistency)} · "
+            f"coverage {_interval(j.coverage) if j.coverage else '—'} (verdicts that named a "
+            f"side) · {j.seconds:.0f} s",
             highlight=False,
         )
         chance = [KIND_NAMES[k] for k in ("off_motion", "silent") if j.accuracy[k].chance]
