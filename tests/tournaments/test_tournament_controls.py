@@ -19,10 +19,14 @@ from moot.cli.tournament import show_report
 from moot.inference.choice import ChoiceRequest
 from moot.inference.protocol import ChatRequest, Completion, OnText
 from moot.inference.scripted import ScriptedModel
+from moot.tournaments.calibration import Control, build_controls, judge_control, summarise
+from moot.tournaments.controls import jury_on, load
 from moot.tournaments.executors import judge_controls
+from moot.tournaments.judge import Winner
 from moot.tournaments.plan import Motion
 from moot.tournaments.report import Report, report_of
 from moot.tournaments.run import Tournament
+from test_calibration import debates as calibration_debates
 from test_tournament import Debater, oxford_plan, run
 from test_usage_errors import refused
 
@@ -109,6 +113,8 @@ def test_a_judge_that_follows_the_seat_leaves_the_ratings_not_validated(tmp_path
     assert first.position_bias.share == 0.0
     assert first.accuracy["off_motion"].share == 0.0
     assert not first.beats_chance and figure.validated is False
+    assert first.coverage is not None and first.coverage.share == 0.0
+    assert figure.jury is None  # one judge: no jury to measure
     # And on every debate: no verdict for the first seat, every one undecided.
     assert {v.winner for v in t.verdicts().values()} == {"undecided"}
     assert all(b.flipped for v in t.verdicts().values() for b in v.ballots)
@@ -138,6 +144,46 @@ def test_a_judge_that_reads_the_motion_validates_the_ratings(tmp_path: Path) -> 
     assert figure.validated is True and "not validated" not in shown(report)
     data = json.loads(report.model_dump_json())
     assert data["calibration"]["judges"][0]["accuracy"]["off_motion"]["low"] > 0.5
+    # The jury: the judge that abstains on every control is left out of each pool, so the
+    # jury says what the reader says, on the controls it decided and no others.
+    jury = figure.jury
+    assert jury is not None and jury.judge == "jury"
+    assert jury.accuracy == reader.accuracy and jury.position_bias == reader.position_bias
+    assert jury.coverage == reader.coverage and jury.coverage is not None
+    assert 0 < (jury.coverage.share or 0) < 1  # a side's speeches as long as the other's: a draw
+    assert data["calibration"]["jury"]["coverage"]["n"] == sum(len(c.shown) for c in controls(t))
+
+
+def controls(t: Tournament) -> list[Control]:
+    record = load(t)
+    assert record is not None
+    return record.controls
+
+
+def test_the_jury_on_the_controls_follows_the_judge_measured_right_on_the_others() -> None:
+    """Two judges that name opposite sides on every control with a known winner: the one
+    right on the other such controls outweighs the one wrong on them (a judge at or below
+    chance weighs nothing); two of equal weight split it even: undecided, kept as a draw
+    as a judge's undecided ballot is."""
+    made = build_controls(calibration_debates(), 3, seed=2)
+    flip = {"proposition": "opposition", "opposition": "proposition"}
+
+    def said(c: Control, right: bool) -> Winner:
+        if c.expected is None:  # swap, twice: both name the Proposition
+            return "proposition"
+        return c.expected if right else flip[c.expected]  # type: ignore[return-value]
+
+    right = [judge_control(c, lambda t, s, c=c: said(c, True)) for c in made]
+    wrong = [judge_control(c, lambda t, s, c=c: said(c, False)) for c in made]
+    pooled = jury_on(made, {"right": right, "wrong": wrong}, 0.1)
+    assert [r.verdicts for r in pooled] == [r.verdicts for r in right]
+    assert summarise("jury", pooled).accuracy["off_motion"].share == 1.0
+    # As sure of itself as the right one (its rows say so), and naming the other side.
+    sure = [r.model_copy(update={"correct": True}) for r in wrong]
+    split = jury_on(made, {"right": right, "sure": sure}, 0.1)
+    known = [r for r in split if r.kind in ("off_motion", "silent", "padded")]
+    assert known and all(r.verdicts == ["draw"] for r in known)
+    assert all(r.verdicts != ["draw"] for r in split if r.kind == "twice")
 
 
 def test_a_resume_asks_only_for_the_controls_not_yet_judged(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ anywhere but the server fails the test."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -205,10 +206,25 @@ def test_a_tournament_fills_its_table_then_shows_the_ratings(
     assert page.locator(".ratings table:not(.judges) tbody tr").count() == 2
     # Two motions: control debates measure each judge (here both models, judging each
     # other), and the figures are shown beside the ratings with their intervals.
-    judges = page.locator(".ratings table.judges tbody tr")
+    judges = page.locator(".ratings table.judges tbody tr[data-judge]")
     assert judges.count() == 2
     assert {judges.nth(i).get_attribute("data-judge") for i in range(2)} == set(models)
     assert "%" in judges.first.inner_text() and "–" in judges.first.inner_text()
+    # Two judges: their jury beneath them, its accuracy, coverage and position bias each
+    # with its interval, and how it was pooled.
+    heads = page.locator(".ratings table.judges thead th").all_inner_texts()
+    assert "Coverage" in heads and "Position bias" in heads
+    jury = page.locator(".ratings table.judges tbody tr[data-jury]")
+    assert jury.count() == 1
+    assert page.locator(".ratings table.judges tbody tr").last.get_attribute("data-jury") == "yes"
+    assert jury.locator("th").inner_text() == "Jury"
+    for cell in (
+        jury.locator("td").first,
+        jury.locator(".coverage"),
+        jury.locator(".position-bias"),
+    ):
+        assert re.fullmatch(r"\d+ % \(\d+–\d+\)", cell.inner_text()), cell.inner_text()
+    assert "weighted by its accuracy" in page.inner_text(".ratings .jury-note")
     validated = page.get_attribute(".ratings", "data-validated")
     heading = page.inner_text(".ratings h2")
     assert ("not validated" in heading) == (validated == "no")

@@ -5,6 +5,7 @@ no font the machine may lack, copying, the dark scheme."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -202,6 +203,38 @@ def test_a_finished_tournament_is_listed_and_reopened_naming_its_winners(
         said = result.locator(".result").inner_text()
         assert said.startswith(f"{seated} won, ") and "P(proposition) 0." in said, said
     assert set(page.locator(".ratings td.model").all_inner_texts()) == {"a", "b"}
+
+
+def test_a_chinese_tournament_of_two_judges_shows_their_jury_in_chinese(
+    tab: Any, served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import moot
+
+    template = "{% for m in messages %}{{ m.content }}{% endfor %}"
+    models = [str(write_gguf(tmp_path / f"{n}.gguf", name=n, chat_template=template)) for n in "ab"]
+    monkeypatch.setenv("MOOT_HOME", str(served.home))
+    # Two motions in one language make controls; the two models judge each other.
+    motions = ["城市应当禁止汽车", "茶比咖啡好"]
+    done = moot.tournament(models, motions, run={"dry_run": True}, max_rounds=3, seed=1)
+    figure = done.report.calibration
+    assert figure is not None and len(figure.judges) == 2 and figure.jury is not None
+    page = tab
+    page.goto(f"{served.base}/#/ranked/{done.folder.name}")
+    page.wait_for_selector(".ranked .ratings table.judges tbody tr")
+    heads = page.locator(".ratings table.judges thead th").all_inner_texts()
+    assert "覆盖率" in heads and "席位偏向" in heads
+    jury = page.locator(".ratings table.judges tbody tr[data-jury]")
+    assert jury.locator("th").inner_text() == "评审团"
+    shown = figure.jury.coverage
+    assert shown is not None
+
+    def pct(x: float) -> int:  # as the page's Math.round
+        return math.floor(100 * x + 0.5)
+
+    low, high = pct(shown.low), pct(shown.high)
+    assert jury.locator(".coverage").inner_text() == f"{pct(shown.share or 0)} % ({low}–{high})"
+    assert "加权" in page.inner_text(".ratings .jury-note")
+    assert english_left(page, ".ratings table.judges") == []
 
 
 _OVERFLOW = """() => {

@@ -8,7 +8,7 @@ import json
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ from moot.tournaments.labelled import (
     read_labelled,
 )
 from moot.tournaments.plan import read_motions, two_sided, word_motions
+from moot.tournaments.settings import BallotSettings, check_ballot
 
 MAX_JUDGES = 8
 DEBATES_PER_MOTION = 2  # one to make changed controls from, one to show whole
@@ -50,10 +51,12 @@ SCHEMA = 1
 
 @dataclass(frozen=True)
 class CalibrationResult:
-    """Each judge's figures, and the folder that holds the debates and calibration.json."""
+    """Each judge's figures, the folder that holds the debates and calibration.json, and
+    how the judges' ballots were read."""
 
     judges: list[JudgeCalibration]
     folder: Path
+    ballot: BallotSettings = field(default_factory=BallotSettings)
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,7 @@ class CalibrationPlan:
     folder: Path
     run: RunSettings
     params: Mapping[str, Any]
+    ballot: BallotSettings = field(default_factory=BallotSettings)
 
 
 def plan_calibration(
@@ -110,11 +114,15 @@ def plan_calibration(
     seed: int | None = None,
     out: str | Path | None = None,
     run: RunSettings | Mapping[str, Any] | None = None,
+    ballot: str = "pairwise",
+    orders: int = 2,
+    margin: float = 0.1,
     **params: Any,
 ) -> CalibrationPlan:
     """Everything `calibrate` takes, checked before a model loads; a MootError names the
     first bad one."""
     check_calibration(judges, controls, format)
+    read = ballot_of(ballot, orders, margin)
     folder = history.out_folder(out, name="out") if out is not None else _fresh_folder()
     chosen = debate_settings("-", format=format, lang=lang, run=run, **params)
     fmt = get_format(format)
@@ -143,7 +151,14 @@ def plan_calibration(
         folder=folder,
         run=chosen.run,
         params=params,
+        ballot=read,
     )
+
+
+def ballot_of(method: str, orders: int, margin: float) -> BallotSettings:
+    """How the judges' ballots are read, checked as `moot.tournament` checks them (a
+    calibration asks no reasons: they change no verdict)."""
+    return check_ballot(api=True, method=method, orders=orders, margin=margin)
 
 
 def calibrate(
@@ -158,6 +173,9 @@ def calibrate(
     seed: int | None = None,
     out: str | Path | None = None,
     run: RunSettings | Mapping[str, Any] | None = None,
+    ballot: str = "pairwise",
+    orders: int = 2,
+    margin: float = 0.1,
     pool: ModelSource | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     **params: Any,
@@ -174,11 +192,26 @@ def calibrate(
     the judging page), no debate is generated: each judge decides every labelled debate,
     and its accuracy, coverage and position bias, and the jury's, are saved as
     labelled.json and returned as a `LabelledResult`.
+
+    `ballot`, `orders` and `margin` read each judge's ballot as `moot.tournament` reads
+    it (`"pairwise"` in both orders, `"pointwise"` or `"blend"`; undecided within `margin`
+    of even, the jury too), so a judge is measured as a tournament with the same settings
+    uses it; the result's `ballot` (and the saved file) says how.
     """
+
     if labelled is not None:
         if motions is not None:
             raise UsageError(key="api.calibration.motions_and_labelled", field="labelled")
-        plan_l = plan_labelled(judges, labelled, seed=seed, out=out, run=run)
+        plan_l = plan_labelled(
+            judges,
+            labelled,
+            seed=seed,
+            out=out,
+            run=run,
+            ballot=ballot,
+            orders=orders,
+            margin=margin,
+        )
         return run_labelled(plan_l, pool=pool, on_progress=on_progress)
     if motions is None:
         raise UsageError(key="api.calibration.no_motions_no_labelled", field="motions")
@@ -192,6 +225,9 @@ def calibrate(
         seed=seed,
         out=out,
         run=run,
+        ballot=ballot,
+        orders=orders,
+        margin=margin,
         **params,
     )
     return run_calibration(plan, pool=pool, on_progress=on_progress)
@@ -253,14 +289,18 @@ def run_calibration(
 
             figures.append(
                 calibrate_judge(
-                    ref, made, ballot_judge(ref, model_for), clock=time.monotonic, on_judged=judged
+                    ref,
+                    made,
+                    ballot_judge(ref, model_for, plan.ballot),
+                    clock=time.monotonic,
+                    on_judged=judged,
                 )
             )
     finally:
         if own is not None:
             own.close()
     _save(plan, figures, debates)
-    return CalibrationResult(figures, plan.folder)
+    return CalibrationResult(figures, plan.folder, plan.ballot)
 
 
 def _judges(pool: ModelSource | None) -> Callable[[str], ChatModel]:
@@ -279,6 +319,7 @@ class LabelledResult:
     report: LabelledReport
     folder: Path
     language: str  # the set's, where it has one; else "en"
+    ballot: BallotSettings = field(default_factory=BallotSettings)
 
 
 @dataclass(frozen=True)
@@ -291,6 +332,7 @@ class LabelledPlan:
     seed: int
     folder: Path
     run: RunSettings
+    ballot: BallotSettings = field(default_factory=BallotSettings)
 
 
 def plan_labelled(
@@ -300,9 +342,14 @@ def plan_labelled(
     seed: int | None = None,
     out: str | Path | None = None,
     run: RunSettings | Mapping[str, Any] | None = None,
+    ballot: str = "pairwise",
+    orders: int = 2,
+    margin: float = 0.1,
 ) -> LabelledPlan:
-    """The judges and the labelled file, checked before a model loads."""
+    """The judges, the labelled file and how ballots are read, checked before a model
+    loads."""
     check_calibration(judges, 1, "oxford")
+    read = ballot_of(ballot, orders, margin)
     path = Path(labelled).expanduser()
     debates = read_labelled(path)
     chosen = debate_settings("-", run=run)
@@ -314,6 +361,7 @@ def plan_labelled(
         seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
         folder=folder,
         run=chosen.run,
+        ballot=read,
     )
 
 
@@ -336,8 +384,9 @@ def run_labelled(
         model_for = _judges(pool)
         report = measure(
             plan.debates,
-            {ref: ballot_judgement(ref, model_for) for ref in plan.judges},
+            {ref: ballot_judgement(ref, model_for, plan.ballot) for ref in plan.judges},
             seed=plan.seed,
+            margin=plan.ballot.margin,
             on_judged=lambda ref, done: tell(Progress("labelled", done, total, judge=ref)),
         )
     finally:
@@ -349,12 +398,20 @@ def run_labelled(
         "moot_version": __version__,
         "labelled": str(plan.source),
         "seed": plan.seed,
+        "ballot": shown_ballot(plan.ballot),
         **report.model_dump(mode="json"),
     }
     text = json.dumps(record, ensure_ascii=False, indent=2) + "\n"
     files.write_atomic(plan.folder / LABELLED_FILE, text)
     language = languages.pop() if len(languages) == 1 else "en"
-    return LabelledResult(report, plan.folder, language)
+    return LabelledResult(report, plan.folder, language, plan.ballot)
+
+
+def shown_ballot(ballot: BallotSettings) -> dict[str, object]:
+    """How the ballots were read, as calibration.json, labelled.json and `--json` say it:
+    the method, the orders (1 for pointwise, which reads each side alone) and the margin."""
+    orders = 1 if ballot.method == "pointwise" else ballot.orders
+    return {"method": ballot.method, "orders": orders, "margin": ballot.margin}
 
 
 def _fresh_folder() -> Path:
@@ -370,6 +427,7 @@ def _save(
         "format": plan.format,
         "seed": plan.seed,
         "controls": plan.controls,
+        "ballot": shown_ballot(plan.ballot),
         "debates": {k: {"motion": t.motion, "language": t.language} for k, t in debates.items()},
         "judges": [f.model_dump(mode="json") for f in figures],
     }

@@ -21,9 +21,11 @@ from moot.api.calibration import (
     plan_labelled,
     run_calibration,
     run_labelled,
+    shown_ballot,
 )
 from moot.api.calibration import Progress as Step
 from moot.cli import fit
+from moot.cli.ballot import DEFAULT, Ballot, Margin, Orders
 from moot.cli.options import (
     DryRun,
     GpuLayers,
@@ -47,6 +49,7 @@ from moot.tournaments.calibration import (
 )
 from moot.tournaments.judge import SIDES
 from moot.tournaments.labelled import Figure
+from moot.tournaments.settings import BallotSettings, check_ballot
 from moot.words import Words, words
 
 
@@ -83,6 +86,9 @@ def calibrate_judges(
         int,
         typer.Option(help=f"Controls of each kind, 1-{MAX_CONTROLS}."),
     ] = DEFAULT_CONTROLS,
+    ballot: Ballot = DEFAULT.method,
+    orders: Orders = DEFAULT.orders,
+    margin: Margin = DEFAULT.margin,
     lang: Lang = "auto",
     seed: Seed = None,
     out: Annotated[
@@ -100,7 +106,9 @@ def calibrate_judges(
     """Measure judges on control debates: one side's speeches from another motion, a silent
     side, the sides swapped, a padded loser, the same debate twice. Each judge's accuracy
     comes with its 95 % interval; one that includes 50 % is no better than chance. With
-    --labelled FILE, measure them (and their jury) on debates whose winner you know."""
+    --labelled FILE, measure them (and their jury) on debates whose winner you know.
+    --ballot, --orders and --margin read each judge's ballot as moot tournament does."""
+    read = check_ballot(orders=orders, method=ballot, margin=margin)
     if labelled is not None:
         if model:
             raise UsageError(key="cli.calibrate.labelled_and_model")
@@ -116,6 +124,7 @@ def calibrate_judges(
             ),
             as_json=as_json,
             quiet=quiet,
+            ballot=read,
         )
         return
     if motions is None:
@@ -132,6 +141,9 @@ def calibrate_judges(
         seed=seed,
         out=folder,
         run=run,
+        ballot=read.method,
+        orders=read.orders,
+        margin=read.margin,
         **params,
     )
     console = Console(stderr=as_json)
@@ -151,7 +163,8 @@ def calibrate_judges(
 
         result = run_calibration(plan, on_progress=show)
     if as_json:
-        print(json.dumps([j.model_dump(mode="json", exclude={"judged"}) for j in result.judges]))
+        judges = [j.model_dump(mode="json", exclude={"judged"}) for j in result.judges]
+        print(json.dumps({"ballot": shown_ballot(result.ballot), "judges": judges}))
         return
     show_figures(console, result)
 
@@ -167,6 +180,7 @@ def _labelled(
     run: Any,
     as_json: bool,
     quiet: bool,
+    ballot: BallotSettings,
 ) -> None:
     """Each judge, and the jury, on a labelled set: progress, then the figures."""
     if motions is not None:
@@ -176,7 +190,16 @@ def _labelled(
     if lang != "auto":
         speak(lang)
     folder = history.out_folder(out) if out is not None else None
-    plan = plan_labelled(judges, path, seed=seed, out=folder, run=run)
+    plan = plan_labelled(
+        judges,
+        path,
+        seed=seed,
+        out=folder,
+        run=run,
+        ballot=ballot.method,
+        orders=ballot.orders,
+        margin=ballot.margin,
+    )
     console = Console(stderr=as_json)
     with Progress(
         TextColumn("{task.description}"),
@@ -193,7 +216,7 @@ def _labelled(
 
         result = run_labelled(plan, on_progress=show)
     if as_json:
-        shown = result.report.model_dump(mode="json")
+        shown = {"ballot": shown_ballot(result.ballot), **result.report.model_dump(mode="json")}
         for row in [*shown["judges"], *([shown["jury"]] if shown["jury"] else [])]:
             del row["verdicts"]  # each debate's verdict is in labelled.json
         print(json.dumps(shown, ensure_ascii=False))
@@ -230,6 +253,7 @@ def show_labelled(console: Console, result: LabelledResult, said: Words) -> None
         tables = _labelled_tables(result, said, names)
     for table in tables:
         console.print(table)
+    console.print(ballot_line(result.ballot, said), highlight=False)
     console.print(say("cal_legend"), highlight=False)
     saved = safe(result.folder / LABELLED_FILE)
     console.print(f"[dim]{say('saved')}[/] {saved}", highlight=False, soft_wrap=True)
@@ -273,6 +297,13 @@ def _labelled_tables(result: LabelledResult, said: Words, names: fit.Names) -> l
     return tables
 
 
+def ballot_line(ballot: BallotSettings, said: Words) -> str:
+    """How the judges' ballots were read, as the tournament's report says it."""
+    shown = shown_ballot(ballot)
+    method = said.say(f"tour_method_{ballot.method}")
+    return said.say("tour_ballot", method=method, orders=shown["orders"], margin=ballot.margin)
+
+
 def _interval(i: Interval) -> str:
     if i.share is None:
         return "—"
@@ -280,8 +311,10 @@ def _interval(i: Interval) -> str:
 
 
 def show_figures(console: Console, result: CalibrationResult) -> None:
-    """One table a judge, under its label: accuracy on each kind with its interval, the
-    biases, the time (calibration.json names each judge in full)."""
+    """How the ballots were read, then one table a judge, under its label: accuracy on
+    each kind with its interval, the biases, the time (calibration.json names each judge
+    in full)."""
+    console.print(ballot_line(result.ballot, words("en")), highlight=False)
     shown = fit.labels(j.judge for j in result.judges)
     for j in result.judges:
         # The judge by its label, on a line of its own: a table's title wraps anywhere.
@@ -298,7 +331,9 @@ def show_figures(console: Console, result: CalibrationResult) -> None:
         console.print(
             f"position bias {_interval(j.position_bias)} (verdicts that follow the seat) · "
             f"verbosity bias {_interval(j.verbosity_bias)} (padded side won) · "
-            f"consistency {_interval(j.consistency)} · {j.seconds:.0f} s",
+            f"consistency {_interval(j.consistency)} · "
+            f"coverage {_interval(j.coverage) if j.coverage else '—'} (verdicts that named a "
+            f"side) · {j.seconds:.0f} s",
             highlight=False,
         )
         chance = [KIND_NAMES[k] for k in ("off_motion", "silent") if j.accuracy[k].chance]

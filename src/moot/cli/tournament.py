@@ -25,6 +25,7 @@ from rich.text import Text
 
 from moot import history
 from moot.cli import fit
+from moot.cli.ballot import DEFAULT, Ballot, Margin, Orders, Reasons
 from moot.cli.options import (
     Batch,
     CallTimeout,
@@ -50,7 +51,6 @@ from moot.tournaments.calibration import MAX_CONTROLS, Interval
 from moot.tournaments.controls import ControlEvent, ControlFailed, ControlJudged
 from moot.tournaments.executors import judge_controls, make_executor
 from moot.tournaments.judge import SIDES
-from moot.tournaments.jury import MARGIN
 from moot.tournaments.parallel import check_batch, check_parallel
 from moot.tournaments.plan import (
     MAX_BOOTSTRAP,
@@ -73,7 +73,7 @@ from moot.tournaments.run import (
     TournamentEvent,
     new_tournament,
 )
-from moot.tournaments.settings import MAX_SWAPS, check_ballot, help_of
+from moot.tournaments.settings import MAX_SWAPS, check_ballot
 from moot.words import Words, words
 
 if TYPE_CHECKING:
@@ -172,10 +172,10 @@ def tournament(
             metavar="N",
         ),
     ] = None,
-    orders: Annotated[int, typer.Option(help=help_of("orders"), metavar="1|2")] = 2,
-    ballot: Annotated[str, typer.Option(help=help_of("method"), metavar="METHOD")] = "pairwise",
-    margin: Annotated[float, typer.Option(help=help_of("margin"), metavar="M")] = MARGIN,
-    reasons: Annotated[bool, typer.Option(help=help_of("reasons"))] = False,
+    orders: Orders = DEFAULT.orders,
+    ballot: Ballot = DEFAULT.method,
+    margin: Margin = DEFAULT.margin,
+    reasons: Reasons = DEFAULT.reasons,
     seed: Seed = None,
     out: Annotated[
         Path | None,

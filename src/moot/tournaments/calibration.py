@@ -94,6 +94,9 @@ class JudgeFigures(BaseModel):
     consistency: Interval  # share of twice-judged debates given the same verdict
     seconds: float
     beats_chance: bool  # on the off-the-motion and silent-side controls together
+    # Share of its verdicts that named a side (a draw, or an undecided ballot, names none);
+    # None in a report made before it was.
+    coverage: Interval | None = None
 
 
 class JudgeCalibration(JudgeFigures):
@@ -248,7 +251,12 @@ def build_controls(debates: dict[str, Transcript], n: int, *, seed: int) -> list
 
 def judge_control(control: Control, judge: JudgeFn) -> Judged:
     """The judge's verdicts on one control, scored against what it must answer."""
-    verdicts = [judge(t, s) for t, s in zip(control.shown, control.seeds, strict=True)]
+    return score(control, [judge(t, s) for t, s in zip(control.shown, control.seeds, strict=True)])
+
+
+def score(control: Control, verdicts: list[Winner]) -> Judged:
+    """VERDICTS on one control (one for each transcript shown), scored against what a
+    judge that reads the speeches must answer."""
     follows_seat = for_padded = False
     if control.kind == "swap":
         first, second = verdicts
@@ -288,6 +296,10 @@ def summarise(judge: str, judged: Sequence[Judged]) -> JudgeCalibration:
         consistency=accuracy["twice"],
         seconds=round(sum(j.seconds for j in judged), 3),
         beats_chance=overall.n > 0 and overall.low > CHANCE,
+        coverage=wilson(
+            sum(v != "draw" for j in judged for v in j.verdicts),
+            sum(len(j.verdicts) for j in judged),
+        ),
         judged=list(judged),
     )
 

@@ -20,7 +20,7 @@ from moot.records.transcript import ModelInfo, Transcript
 from moot.tournaments.ballots import judgement_of, read_judge
 from moot.tournaments.calibration import _turns, wilson
 from moot.tournaments.judge import SIDES
-from moot.tournaments.jury import Judgement, pool, weight
+from moot.tournaments.jury import MARGIN, Judgement, pool, weight
 from moot.tournaments.settings import BallotSettings
 
 FILE_LIMIT = 50 * files.MIB  # a labelled set: refused before it is read whole
@@ -255,10 +255,14 @@ def _read(j: Judgement) -> Judgement:
     return Judgement(outcome=j.outcome, p_proposition=p, flipped=j.flipped)
 
 
-def jury(debates: Sequence[LabelledDebate], said: Sequence[Sequence[Judgement]]) -> list[Judgement]:
+def jury(
+    debates: Sequence[LabelledDebate],
+    said: Sequence[Sequence[Judgement]],
+    margin: float = MARGIN,
+) -> list[Judgement]:
     """The jury's judgement on each debate: `jury.pool` of the judges' (SAID: one list a
     judge), each weighted by its accuracy on the other debates of the set (leave-one-out,
-    so no debate weighs the votes on itself)."""
+    so no debate weighs the votes on itself); undecided within MARGIN of even."""
     right = [[j.outcome == d.winner for d, j in zip(debates, js, strict=True)] for js in said]
     decided = [[j.outcome != "undecided" for j in js] for js in said]
     out = []
@@ -268,7 +272,7 @@ def jury(debates: Sequence[LabelledDebate], said: Sequence[Sequence[Judgement]])
             n = sum(dec) - dec[i]
             k = sum(a and b for a, b in zip(r, dec, strict=True)) - (r[i] and dec[i])
             votes.append((_read(js[i]), weight(k / n if n else None)))
-        out.append(pool(votes))
+        out.append(pool(votes, margin))
     return out
 
 
@@ -300,9 +304,11 @@ def measure(
     judges: dict[str, JudgementFn],
     *,
     seed: int,
+    margin: float = MARGIN,
     on_judged: Callable[[str, int], None] | None = None,
 ) -> LabelledReport:
-    """Every judge on every labelled debate (debate i at seed SEED + i), then the figures."""
+    """Every judge on every labelled debate (debate i at seed SEED + i), then the figures;
+    the jury undecided within MARGIN of even."""
     said: list[list[Judgement]] = []
     for name, judge in judges.items():
         mine = []
@@ -312,7 +318,7 @@ def measure(
                 on_judged(name, i + 1)
         said.append(mine)
     rows = [figures(n, debates, s) for n, s in zip(judges, said, strict=True)]
-    pooled = figures("jury", debates, jury(debates, said)) if len(said) > 1 else None
+    pooled = figures("jury", debates, jury(debates, said, margin)) if len(said) > 1 else None
     sizes = {"all": len(debates)}
     for key in rows[0].accuracy if rows else ():
         if key != "all":

@@ -125,30 +125,35 @@ export class TournamentView {
     );
   }
 
-  // Each judge's figures on the control debates: a share, and its 95 % interval beneath.
+  // Each judge's figures on the control debates: a share, and its 95 % interval beneath;
+  // where there were several judges, their jury's beneath them.
   judges(calibration) {
     if (!calibration) return [];
     if (!calibration.judges || !calibration.judges.length) {
       return [el("p", { class: "controls-note", text: this.t("controls_off", { note: calibration.note }) })];
     }
     const share = (f) => (f && f.n ? `${Math.round(f.share * 100)} % (${Math.round(f.low * 100)}–${Math.round(f.high * 100)})` : "–");
-    const columns = ["judge", "kind_off_motion", "kind_silent", "position_bias", "verbosity_bias", "consistency", "beats_chance"];
-    const rows = calibration.judges.map((j) =>
+    const columns = ["judge", "kind_off_motion", "kind_silent", "judge_coverage", "position_bias", "verbosity_bias", "consistency", "beats_chance"];
+    const row = (j, attributes, name) =>
       el(
         "tr",
-        { "data-judge": j.judge },
-        el("td", { class: "model", title: j.judge, text: this.named(j.judge) }),
+        attributes,
+        name,
         el("td", { text: share(j.accuracy.off_motion) }),
         el("td", { text: share(j.accuracy.silent) }),
-        el("td", { text: share(j.position_bias) }),
+        el("td", { class: "coverage", text: share(j.coverage) }),
+        el("td", { class: "position-bias", text: share(j.position_bias) }),
         el("td", { text: share(j.verbosity_bias) }),
         el("td", { text: share(j.consistency) }),
         el("td", { text: this.t(j.beats_chance ? "yes" : "no") }),
-      ),
-    );
+      );
+    const rows = calibration.judges.map((j) => row(j, { "data-judge": j.judge }, el("td", { class: "model", title: j.judge, text: this.named(j.judge) })));
+    const jury = calibration.jury;
+    if (jury) rows.push(row(jury, { class: "jury", "data-jury": "yes" }, el("th", { scope: "row", title: this.t("jury_how"), text: this.t("jury") })));
     return [
       el("h3", { text: this.t("judges_on_controls", { n: calibration.made }) }),
       el("table", { class: "table judges" }, el("thead", {}, el("tr", {}, ...columns.map((k) => el("th", { text: this.t(k) })))), el("tbody", {}, ...rows)),
+      ...(jury ? [el("p", { class: "jury-note", text: this.t("jury_how") })] : []),
     ];
   }
 }

@@ -1,0 +1,19 @@
+"""The options that choose how judges' ballots are read, shared by `moot tournament` and
+`moot calibrate`: each made from its declaration in tournaments/settings.py, so the two
+commands offer the same option with the same help, range and default."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from moot.tournaments.settings import BallotSettings, help_of, option_of
+
+# The defaults a command line gives: the declarations' own.
+DEFAULT = BallotSettings()
+
+Orders = Annotated[int, typer.Option(option_of("orders"), help=help_of("orders"), metavar="1|2")]
+Ballot = Annotated[str, typer.Option(option_of("method"), help=help_of("method"), metavar="METHOD")]
+Margin = Annotated[float, typer.Option(option_of("margin"), help=help_of("margin"), metavar="M")]
+Reasons = Annotated[bool, typer.Option(help=help_of("reasons"))]
