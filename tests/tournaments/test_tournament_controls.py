@@ -96,9 +96,13 @@ def tournament(tmp_path: Path, judges: list[str], **kw: Any) -> Tournament:
 
 
 def shown(report: Report) -> str:
+    return " ".join(" ".join(shown_lines(report)).split())
+
+
+def shown_lines(report: Report) -> list[str]:
     out = io.StringIO()
     show_report(Console(file=out, width=200), report)
-    return " ".join(out.getvalue().split())
+    return out.getvalue().splitlines()
 
 
 def test_a_judge_that_follows_the_seat_leaves_the_ratings_not_validated(tmp_path: Path) -> None:
@@ -122,6 +126,7 @@ def test_a_judge_that_follows_the_seat_leaves_the_ratings_not_validated(tmp_path
     assert [(r.wins, r.losses, r.draws) for r in report.models] == [(0, 0, 0), (0, 0, 0)]
     text = shown(report)
     assert "not validated" in text and "rather than how well the models argued" in text
+    assert " jury " not in text  # one judge: no jury row
     # A control never shows a judge, beside it, the debate it was made from.
     saved = json.loads((t.folder / "controls.json").read_text(encoding="utf-8"))
     changed = {s for c in saved["controls"] if c["kind"] in ("off_motion", "silent", "padded")
@@ -152,6 +157,11 @@ def test_a_judge_that_reads_the_motion_validates_the_ratings(tmp_path: Path) -> 
     assert jury.coverage == reader.coverage and jury.coverage is not None
     assert 0 < (jury.coverage.share or 0) < 1  # a side's speeches as long as the other's: a draw
     assert data["calibration"]["jury"]["coverage"]["n"] == sum(len(c.shown) for c in controls(t))
+    # The terminal's table has the jury's row under its judges', scored the same way.
+    rows = [line.split() for line in shown_lines(report)]
+    jury_row = next(r for r in rows if r and r[0] == "jury")
+    reader_row = next(r for r in rows if r and r[0] == "reader")
+    assert jury_row[1:] == reader_row[1:]
 
 
 def controls(t: Tournament) -> list[Control]:

@@ -571,6 +571,17 @@ def _judges_table(report: Report, said: Words, names: fit.Names) -> Table | None
             _short(j.consistency),
             say("tour_yes") if j.beats_chance else f"[yellow]{say('tour_no')}[/]",
         )
+    if figure.jury is not None:  # several judges: their pooled verdicts, scored the same way
+        j = figure.jury
+        table.add_row(
+            say("tour_jury"),
+            _short(j.accuracy["off_motion"]),
+            _short(j.accuracy["silent"]),
+            _short(j.position_bias),
+            _short(j.verbosity_bias),
+            _short(j.consistency),
+            say("tour_yes") if j.beats_chance else f"[yellow]{say('tour_no')}[/]",
+        )
     return fit.keep_words(table)
 
 
