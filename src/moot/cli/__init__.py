@@ -15,6 +15,7 @@ from moot.errors import MootError
 def _register() -> None:
     from moot.cli import calibrate, check, history, judge, models, run, schema, serve, tournament  # noqa: F401  (commands register themselves on import)
     from moot.cli import config as _config  # noqa: F401  (moot config: the defaults file)
+    from moot.cli import mcp as _mcp  # noqa: F401  (moot mcp: the MCP server)
 
 
 def main() -> None:

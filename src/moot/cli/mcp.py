@@ -1,0 +1,49 @@
+"""`moot mcp`: the debates as tools of an MCP client (an agent, a chat app), over stdio."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from moot.cli.root import app, err
+from moot.config import MAX_PARALLEL
+
+
+@app.command("mcp")
+def mcp_command(
+    parallel: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=MAX_PARALLEL,
+            help=f"Debates run at once (1-{MAX_PARALLEL}); never two on the same model. "
+            "The others wait their turn.",
+            metavar="N",
+        ),
+    ] = 1,
+    allow_remote: Annotated[
+        bool,
+        typer.Option(
+            "--allow-remote",
+            help="Let a debate use a model on a server (an http(s):// URL). Without it only "
+            "models on this machine debate, so a client cannot send a motion elsewhere.",
+        ),
+    ] = False,
+    pace: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Seconds between a dry run's scripted words (0: as fast as they come).",
+        ),
+    ] = 0.0,
+) -> None:
+    """Serve moot's debates to an MCP client over standard input and output: start, wait
+    for, read, stop and resume debates, list models, judge again. Debates are saved as
+    `moot run` saves them and go on when the client leaves. See docs/mcp.md."""
+    from moot.mcp.desk import Desk
+    from moot.mcp.server import serve
+
+    err.print("[dim]moot mcp: serving on stdio[/]", highlight=False)
+    serve(Desk(parallel=parallel, pace=pace), allow_remote=allow_remote)

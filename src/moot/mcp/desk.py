@@ -1,0 +1,234 @@
+"""The debates an MCP server runs: each in a worker thread of the server's process, saved
+where `moot run` saves one, at most PARALLEL at once and never two on the same model."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from moot import history
+from moot.api import Debate
+from moot.api.debates import DebateStopped, ModelSource
+from moot.debates.runner import DebateRun as Runner
+from moot.debates.settings import DebateSetup
+from moot.errors import MootError
+from moot.events import Event, TurnFinished, TurnStarted
+from moot.web.runs import PacedEchoes
+from moot.words import words
+
+OVER = ("finished", "stopped", "failed")
+SPEECH_LIMIT = 4000  # characters of the last speech a state carries; the rest is in get_debate
+
+
+@dataclass
+class Run:
+    """One debate of this server: where it stands, what it said last, how it ended."""
+
+    id: str  # its saved folder's name: the id `moot history` lists
+    setup: DebateSetup
+    debate: Debate
+    holds: frozenset[str]  # the models it loads: no other debate loads them meanwhile
+    claim: history.Claim | None  # the folder claimed for it (None: resumed in its own)
+    state: str = "queued"  # queued → running → finished | stopped | failed
+    turns: int = 0  # finished turns, replayed ones included
+    speaking: dict[str, Any] | None = None  # the turn under way: its role and step
+    last: dict[str, Any] | None = None  # the last finished turn: role, step, text
+    error: dict[str, str] | None = None  # a failed debate's message and hint
+    stop_reason: str | None = None
+    started: float = field(default_factory=time.time)
+    changes: int = 0  # how often it changed: a waiter wakes when this moves
+
+    @property
+    def over(self) -> bool:
+        return self.state in OVER
+
+    def view(self) -> dict[str, Any]:
+        """Where the debate stands, as a tool reports it."""
+        return {
+            "id": self.id,
+            "state": self.state,
+            "format": self.setup.format.name,
+            "motion": self.setup.motion,
+            "language": self.setup.language,
+            "dry_run": self.setup.run.dry_run,
+            "turns": self.turns,
+            "speaking": self.speaking,
+            "last_speech": self.last,
+            "stop_reason": self.stop_reason,
+            "error": self.error,
+            "folder": str(self.setup.out_dir) if self.setup.out_dir else None,
+        }
+
+
+def holds_of(setup: DebateSetup) -> frozenset[str]:
+    """The models a debate loads (none in a dry run: its scripted models are its own)."""
+    if setup.run.dry_run:
+        return frozenset()
+    return frozenset(Runner(setup).refs().values())
+
+
+class Desk:
+    """Every debate this server was asked to run; a queued one starts when fewer than
+    PARALLEL run and none of its models is loaded by a running one."""
+
+    def __init__(self, *, parallel: int = 1, pace: float = 0.0) -> None:
+        self.parallel, self.pace = parallel, pace
+        self._lock = threading.Condition()
+        self._runs: dict[str, Run] = {}
+        self._queue: list[Run] = []
+        self._running: list[Run] = []
+
+    # -- asking ---------------------------------------------------------------------------
+
+    def start(self, setup: DebateSetup) -> Run:
+        """Claim SETUP's folder (its id) and queue it; it runs when its turn comes."""
+        claim = history.claim(None, motion=setup.asked)  # named as `moot run` names it
+        setup.out_dir = claim.path
+        debate = Debate.from_setup(setup, save=True, pool=self._models(setup))
+        return self._queued(Run(claim.path.name, setup, debate, holds_of(setup), claim))
+
+    def resume(self, saved: history.SavedDebate, *, check: Callable[[DebateSetup], None]) -> Run:
+        """The interrupted debate SAVED, going on from its journal (`moot resume`), once
+        CHECK has let its setup through."""
+        debate = Debate.resume(saved.path)
+        check(debate.setup)
+        debate.pool = self._models(debate.setup)
+        return self._queued(Run(saved.id, debate.setup, debate, holds_of(debate.setup), None))
+
+    def get(self, run_id: str) -> Run | None:
+        with self._lock:
+            return self._runs.get(run_id)
+
+    def live(self, run_id: str) -> Run | None:
+        """The debate RUN_ID if it is queued or running here."""
+        run = self.get(run_id)
+        return run if run is not None and not run.over else None
+
+    def runs(self) -> list[Run]:
+        with self._lock:
+            return list(self._runs.values())
+
+    def stop(self, run: Run) -> None:
+        """Take a queued debate off the queue (its folder given back), or stop a running one
+        at its next event (its finished turns stay in its journal)."""
+        with self._lock:
+            queued = run in self._queue
+            if queued:
+                self._queue.remove(run)
+                run.state = "stopped"
+                self._changed(run)
+        if queued:
+            if run.claim is not None:
+                run.claim.release()
+            self._dispatch()
+        else:
+            run.debate.stop()
+
+    def wait(self, run: Run, seconds: float, *, seen: int) -> int:
+        """Block until RUN has changed since SEEN (its `changes` then), it is over, or
+        SECONDS pass; its `changes` now."""
+        deadline = time.monotonic() + seconds
+        with self._lock:
+            while run.changes == seen and not run.over:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._lock.wait(left)
+            return run.changes
+
+    def close(self, *, timeout: float | None = None) -> None:
+        """Wait for every debate asked of this server to end (None: however long)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._lock:
+            while any(not r.over for r in self._runs.values()):
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    break
+                self._lock.wait(left)
+
+    # -- running --------------------------------------------------------------------------
+
+    def _models(self, setup: DebateSetup) -> ModelSource | None:
+        """Scripted models paced as `--pace` says, for a dry run; None: the debate loads its
+        own."""
+        return PacedEchoes(self.pace) if setup.run.dry_run and self.pace > 0 else None
+
+    def _queued(self, run: Run) -> Run:
+        with self._lock:
+            self._runs[run.id] = run
+            self._queue.append(run)
+        self._dispatch()
+        return run
+
+    def _changed(self, run: Run) -> None:
+        """RUN changed (the lock held): wake whoever waits on it."""
+        run.changes += 1
+        self._lock.notify_all()
+
+    def _dispatch(self) -> None:
+        starting = []
+        with self._lock:
+            busy = {m for r in self._running for m in r.holds}
+            for run in list(self._queue):
+                if len(self._running) >= self.parallel:
+                    break
+                if run.holds & busy:
+                    continue
+                self._queue.remove(run)
+                self._running.append(run)
+                busy |= run.holds
+                run.state = "running"
+                starting.append(run)
+                self._changed(run)
+        for run in starting:
+            name = f"moot-mcp-{run.id[:24]}"
+            threading.Thread(target=self._run, args=(run,), name=name, daemon=True).start()
+
+    def _run(self, run: Run) -> None:
+        state, error = "finished", None  # type: tuple[str, MootError | None]
+        try:
+            result = run.debate.run(on_event=self._listener(run))
+            run.stop_reason = result.stop_reason
+        except DebateStopped:
+            state = "stopped"
+        except MootError as exc:
+            state, error = "failed", exc
+        except Exception as exc:
+            state = "failed"
+            error = MootError(key="mcp.desk.unexpected", kind=type(exc).__name__, why=str(exc))
+        finally:
+            if state != "finished" and run.claim is not None:
+                run.claim.release()  # a debate that wrote nothing leaves nothing behind
+            with self._lock:
+                run.state, run.speaking = state, None
+                if error is not None:
+                    run.error = words(run.setup.language).error(error)
+                self._running.remove(run)
+                self._changed(run)
+            self._dispatch()
+
+    def _listener(self, run: Run) -> Callable[[Event], None]:
+        def heard(event: Event) -> None:
+            if isinstance(event, TurnStarted):
+                with self._lock:
+                    run.speaking = {"role": event.role, "step": event.step, "label": event.label}
+                    self._changed(run)
+            elif isinstance(event, TurnFinished):
+                turn = event.turn
+                with self._lock:
+                    run.turns += 1
+                    run.speaking = None
+                    run.last = {
+                        "index": turn.index,
+                        "role": turn.role,
+                        "step": turn.step,
+                        "label": event.label,
+                        "model": turn.model,
+                        "text": turn.text[:SPEECH_LIMIT],
+                    }
+                    self._changed(run)
+
+        return heard

@@ -1,0 +1,229 @@
+"""The MCP server over stdio: the tools, their schemas and words, each call's work done in a
+worker thread, a mistake handed back as the tool's error (the words `moot run` prints),
+never a crashed server."""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from moot._version import __version__
+from moot.errors import MootError
+from moot.mcp import schemas
+from moot.mcp.desk import Desk, Run
+from moot.mcp.tools import Args, Tools, language_of
+from moot.words import words
+
+INSTRUCTIONS = (
+    "moot runs structured debates between local language models on this machine. "
+    "start_debate returns an id at once; call wait_debate with that id in a loop until its "
+    "state is finished, stopped or failed; get_debate then gives the outcome, the document "
+    "(brief, decision, verdict) and every speech. Debates are saved as `moot run` saves "
+    "them: list_debates finds them later, resume_debate goes on with an interrupted one."
+)
+PROGRESS_STEP = 1.0  # seconds between looks at a debate while wait_debate waits
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    schema: Callable[[], dict[str, Any]]
+
+
+TOOLS = (
+    Tool(
+        "start_debate",
+        "Start a debate on a motion (or a decision on a topic) with local models; returns its "
+        "id at once while it runs here. Formats: oxford (proposition against opposition, "
+        "judged for completeness), decision (positions argued, a decision document), "
+        "challenge (a proposer's plan, a challenger's objections, a verdict), adversarial "
+        "(participants review each other). dry_run: scripted models, nothing loads.",
+        schemas.start_debate,
+    ),
+    Tool(
+        "wait_debate",
+        "Wait up to `seconds` for a debate to end; returns its state (queued, running, "
+        "finished, stopped, failed), its turns so far, the last speech and the turn under "
+        "way. Call it again while the state is queued or running.",
+        schemas.wait_debate,
+    ),
+    Tool(
+        "get_debate",
+        "A saved debate: its outcome, its document (the brief, decision or verdict) and "
+        "every speech, as Markdown.",
+        schemas.get_debate,
+    ),
+    Tool(
+        "list_debates",
+        "The saved debates, the most recent first: id, format, motion, turns, state.",
+        schemas.list_debates,
+    ),
+    Tool(
+        "stop_debate",
+        "Stop a debate this server runs, at its next word; its finished turns stay saved, "
+        "and resume_debate goes on from them.",
+        schemas.by_id,
+    ),
+    Tool(
+        "resume_debate",
+        "Go on with an interrupted debate from its saved turns (reused as they were); "
+        "returns at once, as start_debate does.",
+        schemas.by_id,
+    ),
+    Tool(
+        "list_models",
+        "The models that can debate here: moot's own and those other tools keep (Ollama, "
+        "LM Studio, llama.cpp).",
+        schemas.list_models,
+    ),
+    Tool(
+        "judge_debate",
+        "Judge a finished debate again with other judge models; no speech is generated. "
+        "Returns each judge's agreement with the original judge.",
+        schemas.judge_debate,
+    ),
+)
+
+
+def tool_list() -> list[dict[str, Any]]:
+    """Each tool's name, description and input schema."""
+    return [
+        {"name": t.name, "description": t.description, "inputSchema": t.schema()} for t in TOOLS
+    ]
+
+
+def refusal(error: MootError, language: str) -> dict[str, str]:
+    """ERROR's message and hint as the command line shows them, in LANGUAGE."""
+    return words(language).error(error)
+
+
+def refusal_text(shown: dict[str, str], language: str) -> str:
+    said = words(language)
+    lines = [f"{said.say('error')} {shown['message']}"]
+    if shown.get("hint"):
+        lines.append(f"{said.say('hint')} {shown['hint']}")
+    return "\n".join(lines)
+
+
+def serve(desk: Desk, *, allow_remote: bool) -> None:
+    """Serve the tools on standard input and output until the client closes them; then
+    wait for the debates started here to end (they outlive the client)."""
+    import anyio
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+
+    tools = Tools(desk, allow_remote=allow_remote)
+    listed = [
+        types.Tool(name=t["name"], description=t["description"], input_schema=t["inputSchema"])
+        for t in tool_list()
+    ]
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=listed)
+
+    async def call_tool(ctx: Any, params: Any) -> types.CallToolResult:
+        args: Args = params.arguments or {}
+        language = language_of(args) if params.name == "start_debate" else "en"
+        try:
+            if params.name == "wait_debate":
+                text, data = await _wait(tools, args, ctx.session.report_progress)
+            else:
+                text, data = await anyio.to_thread.run_sync(_call, tools, params.name, args)
+        except MootError as exc:
+            shown = refusal(exc, language)
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=refusal_text(shown, language))],
+                structured_content={"error": shown},
+                is_error=True,
+            )
+        except Exception as exc:  # moot's own bug: said, and the server goes on
+            shown = refusal(
+                MootError(key="mcp.server.unexpected", kind=type(exc).__name__, why=str(exc)),
+                language,
+            )
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=refusal_text(shown, language))],
+                structured_content={"error": shown},
+                is_error=True,
+            )
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], structured_content=data
+        )
+
+    server: Server[Any] = Server(
+        "moot",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+    async def main() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(main)
+    desk.close()
+
+
+def _call(tools: Tools, name: str, args: Args) -> tuple[str, dict[str, Any]]:
+    """The tool NAME's work on ARGS: the text it answers, and the same as data."""
+    from moot.errors import UsageError
+
+    if name == "get_debate":
+        return tools.get_debate(args)
+    work = {
+        "start_debate": tools.start_debate,
+        "stop_debate": tools.stop_debate,
+        "resume_debate": tools.resume_debate,
+        "list_debates": tools.list_debates,
+        "list_models": tools.list_models,
+        "judge_debate": tools.judge_debate,
+    }.get(name)
+    if work is None:
+        known = ", ".join(t.name for t in TOOLS)
+        raise UsageError(key="mcp.server.unknown_tool", name=name, known=known)
+    data = work(args)
+    return json.dumps(data, ensure_ascii=False, indent=1), data
+
+
+async def _wait(
+    tools: Tools, args: Args, progress: Callable[..., Any]
+) -> tuple[str, dict[str, Any]]:
+    """wait_debate: look at the debate every PROGRESS_STEP seconds until it is over or the
+    time is up, telling the client each turn as it starts and ends."""
+    import anyio
+
+    run: Run = await anyio.to_thread.run_sync(tools.run_of, args)
+    seconds = tools.wait_seconds(args)
+    deadline = time.monotonic() + seconds
+    seen, sent = run.changes, -1.0
+    while not run.over:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        look = functools.partial(tools.desk.wait, run, min(left, PROGRESS_STEP), seen=seen)
+        now = await anyio.to_thread.run_sync(look)
+        if now != seen:
+            seen = now
+            done = run.turns + (0.5 if run.speaking else 0.0)
+            if done > sent:
+                sent = done
+                await progress(done, None, _said(run))
+    data = run.view()
+    return json.dumps(data, ensure_ascii=False, indent=1), data
+
+
+def _said(run: Run) -> str:
+    """One line on where RUN stands, for a progress notification."""
+    if run.speaking:
+        return f"turn {run.turns + 1}: {run.speaking['label'] or run.speaking['role']}"
+    if run.last:
+        return f"{run.turns} turns: {run.last['label'] or run.last['role']} spoke"
+    return run.state

@@ -1,0 +1,259 @@
+"""What each tool does, apart from the protocol: its arguments checked as `moot run` checks
+its options, a debate started, stopped or resumed on the server's desk, a saved one read
+back as `moot history` reads it. A mistake raises a MootError, whose words the server
+hands back as the tool's error."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from moot import history
+from moot.config import RunSettings, validate_params
+from moot.debates.runner import DebateRun as Runner
+from moot.debates.settings import (
+    DebateSetup,
+    check_motion,
+    keyed,
+    prepare,
+    read_defaults,
+    settings,
+    with_defaults,
+)
+from moot.errors import UsageError
+from moot.formats import get_format
+from moot.inference.human import is_human_ref
+from moot.inference.remote import is_remote_ref
+from moot.mcp.desk import Desk, Run
+from moot.mcp.schemas import MAX_WAIT, RUN_FIELDS
+from moot.prompts import LANGUAGES, resolve_language
+from moot.records.journal import read_transcript
+
+Args = Mapping[str, Any]
+WAIT = 20.0  # seconds wait_debate waits when not told
+LISTED = 50  # saved debates list_debates lists when not told
+# start_debate's own arguments; the rest are the formats' parameters.
+SETTINGS = ("motion", "format", "model", "roles", "temperatures", "lang", "seed", *RUN_FIELDS)
+
+
+@dataclass(frozen=True)
+class Tools:
+    """The tools' work, over one server's desk of debates."""
+
+    desk: Desk
+    allow_remote: bool = False
+
+    # -- starting -------------------------------------------------------------------------
+
+    def start_debate(self, args: Args) -> dict[str, Any]:
+        setup = self.setup(args)
+        run = self.desk.start(setup)
+        return run.view()
+
+    def setup(self, args: Args) -> DebateSetup:
+        """The debate ARGS ask for, checked as `moot run` checks its options, in its order:
+        the format, the motion, the settings, the models."""
+        fmt = get_format(text(args, "format", "oxford"))
+        motion = text(args, "motion", "")
+        check_motion(motion)
+        given = {name: args[name] for name in RUN_FIELDS if args.get(name) is not None}
+        params = {
+            name: tuple(value) if isinstance(value, list) else value
+            for name, value in args.items()
+            if name not in SETTINGS
+        }
+        model = args.get("model")
+        chosen = settings(
+            hint="see moot run --help",
+            options=True,
+            motion=motion,
+            format=fmt.name,
+            models=(model,) if isinstance(model, str) else tuple(model or ()),
+            roles=keyed(args.get("roles"), field="roles", option="--role"),
+            temperatures=keyed(args.get("temperatures"), field="temperatures"),
+            lang=args.get("lang", "auto"),
+            seed=args.get("seed"),
+            params=params,
+            run=validate_params(RunSettings, **given),
+        )
+        chosen = with_defaults(chosen, read_defaults(), lang_given="lang" in args)
+        setup = prepare(chosen)
+        self.check_seats(setup)
+        return setup
+
+    def check_seats(self, setup: DebateSetup) -> None:
+        """Every seat is a model this server may call: never a person (no one here answers
+        for one), a server URL only where the user allowed it (`--allow-remote`)."""
+        for role, ref in Runner(setup).refs().items():
+            if is_human_ref(ref):
+                raise UsageError(key="mcp.tools.no_person_here", field=f"roles.{role}", role=role)
+            if is_remote_ref(ref) and not self.allow_remote and not setup.run.dry_run:
+                raise UsageError(key="mcp.tools.remote_not_allowed", field="models", ref=ref)
+
+    # -- following ------------------------------------------------------------------------
+
+    def run_of(self, args: Args) -> Run:
+        """The debate of this server ARGS name by its id (or a prefix, or `last`)."""
+        ref = text(args, "id", "")
+        found = self.desk.get(ref)
+        if found is not None:
+            return found
+        saved = history.find(ref, readable=False)
+        found = self.desk.get(saved.id)
+        if found is None:
+            raise UsageError(key="mcp.tools.not_started_here", id=saved.id)
+        return found
+
+    def stop_debate(self, args: Args) -> dict[str, Any]:
+        run = self.run_of(args)
+        if run.over:
+            raise UsageError(key="mcp.tools.not_running", id=run.id, state=run.state)
+        self.desk.stop(run)
+        return run.view()
+
+    def resume_debate(self, args: Args) -> dict[str, Any]:
+        saved = history.find(text(args, "id", ""))
+        if self.desk.live(saved.id) is not None:
+            raise UsageError(key="mcp.tools.running_already", id=saved.id)
+        run = self.desk.resume(saved, check=self.check_seats)
+        return run.view()
+
+    # -- reading --------------------------------------------------------------------------
+
+    def get_debate(self, args: Args) -> tuple[str, dict[str, Any]]:
+        """The debate's state, outcome and document, and its speeches as Markdown: the
+        Markdown to read, and the whole as data."""
+        ref = text(args, "id", "")
+        run = self.desk.get(ref)
+        saved = history.find(run.id if run is not None else ref)
+        run = run or self.desk.get(saved.id)
+        document = history.document(saved)
+        speeches = history.full_markdown(saved) if flag(args, "speeches", True) else None
+        got: dict[str, Any] = {
+            "id": saved.id,
+            "state": run.state if run is not None else saved.status,
+            "format": saved.format,
+            "motion": saved.motion,
+            "language": saved.language,
+            "turns": saved.turns,
+            "folder": str(saved.path),
+            "outcome": _outcome(saved),
+            "document": document,
+            "markdown": speeches,
+            "error": run.error if run is not None else None,
+        }
+        shown = speeches if speeches is not None else document or ""
+        return shown or f"({saved.status}: {saved.turns} turns, no document yet)", got
+
+    def list_debates(self, args: Args) -> dict[str, Any]:
+        limit = number(args, "limit", LISTED, low=1, high=1000)
+        saved = history.list_debates(elsewhere=True)[-limit:]
+        listed = []
+        for d in reversed(saved):  # the most recent first
+            run = self.desk.get(d.id)
+            state = run.state if run is not None else d.status
+            listed.append(
+                {
+                    "id": d.id,
+                    "format": d.format,
+                    "motion": d.motion,
+                    "turns": d.turns,
+                    "state": state,
+                }  # fmt: skip
+            )
+        queued = [r.view() for r in self.desk.runs() if r.state == "queued"]
+        return {"debates": listed, "queued": queued}
+
+    def list_models(self, args: Args) -> dict[str, Any]:
+        from moot.models import listing
+
+        every = flag(args, "all", False)
+        return {
+            "models": [
+                {
+                    "id": m.id,
+                    "name": m.name,
+                    "kind": m.kind,
+                    "ready": m.ready,
+                    "installed": m.installed,
+                    "default": m.is_default,
+                    "size": m.size,
+                    "architecture": m.architecture,
+                    "context_length": m.context_length,
+                    "why_not": m.reason or None,
+                }
+                for m in listing.list_models(installed=not every)
+            ]
+        }
+
+    def judge_debate(self, args: Args) -> dict[str, Any]:
+        from moot.debates.rejudge import rejudge
+
+        transcript = history.transcript(text(args, "id", ""))
+        judges = args.get("judges")
+        if not isinstance(judges, list) or not all(isinstance(j, str) for j in judges):
+            raise UsageError(key="mcp.tools.wrong_kind", name="judges", kind="a list of strings")
+        dry_run = flag(args, "dry_run", False)
+        for ref in judges:
+            if is_remote_ref(ref.strip()) and not self.allow_remote and not dry_run:
+                raise UsageError(key="mcp.tools.remote_not_allowed", field="judges", ref=ref)
+        results = rejudge(transcript, judges, dry_run=dry_run)
+        return {"judged": [r.model_dump(mode="json", exclude={"turns"}) for r in results]}
+
+    def wait_seconds(self, args: Args) -> float:
+        return float(number(args, "seconds", WAIT, low=0, high=MAX_WAIT, kind=(int, float)))
+
+
+def _outcome(saved: history.SavedDebate) -> dict[str, Any] | None:
+    """A finished debate's result as its transcript records it: why its rounds ended and the
+    format's structured result (the verdict, the decision, the answer)."""
+    if not saved.finished or saved.problem is not None:
+        return None
+    transcript, _ = read_transcript(
+        saved.path / history.TRANSCRIPT, follow_symlinks=False, versioned=False
+    )
+    return {"stop_reason": transcript.stop_reason, "result": transcript.result}
+
+
+def language_of(args: Args) -> str:
+    """The language a tool's error is said in: the debate's it asks for (its language, else
+    its motion's), else English."""
+    lang, motion = args.get("lang"), args.get("motion")
+    if not isinstance(motion, str) or not motion.strip():
+        return "en"
+    return resolve_language(lang if lang in LANGUAGES else "auto", motion)
+
+
+# -- the arguments' kinds ------------------------------------------------------------------
+
+
+def text(args: Args, name: str, default: str) -> str:
+    value = args.get(name, default)
+    if not isinstance(value, str):
+        raise UsageError(key="mcp.tools.wrong_kind", name=name, kind="a string")
+    return value
+
+
+def flag(args: Args, name: str, default: bool) -> bool:
+    value = args.get(name, default)
+    if not isinstance(value, bool):
+        raise UsageError(key="mcp.tools.wrong_kind", name=name, kind="true or false")
+    return value
+
+
+def number(
+    args: Args,
+    name: str,
+    default: float,
+    *,
+    low: float,
+    high: float,
+    kind: type | tuple[type, ...] = int,
+) -> Any:
+    value: Any = args.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise UsageError(key="mcp.tools.wrong_kind", name=name, kind="a number")
+    if not low <= float(value) <= high:  # type: ignore[arg-type]
+        raise UsageError(key="mcp.tools.out_of_range", name=name, value=value, low=low, high=high)
+    return value
