@@ -174,6 +174,7 @@ def judge_debate() -> dict[str, Any]:
                 "maxItems": MAX_PARALLEL,
                 "description": "the models that judge the saved debate again",
             },
+            "dry_run": {"type": "boolean", "description": "scripted judges, nothing loads"},
         },
         required=["id", "judges"],
     )

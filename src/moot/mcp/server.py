@@ -200,8 +200,8 @@ async def _wait(
     time is up, telling the client each turn as it starts and ends."""
     import anyio
 
-    run: Run = await anyio.to_thread.run_sync(tools.run_of, args)
     seconds = tools.wait_seconds(args)
+    run: Run = await anyio.to_thread.run_sync(tools.run_of, args)
     deadline = time.monotonic() + seconds
     seen, sent = run.changes, -1.0
     while not run.over:
