@@ -251,8 +251,10 @@ def test_two_debates_started_at_once_keep_their_own_journals(
                 assert second["state"] == "queued"
             else:
                 assert second["state"] == "running"
-            listed = await client.ok("list_debates")
-            assert any(q["id"] == second["id"] for q in listed["queued"]) == (parallel == 1)
+            listed = (await client.ok("list_debates"))["debates"]
+            assert [d["id"] for d in listed] == [second["id"], first["id"]]
+            assert listed[0]["state"] == ("queued" if parallel == 1 else "running")
+            assert listed[0]["format"] == "challenge"  # as asked, though nothing is saved yet
             for started in (first, second):
                 assert (await client.until_over(started["id"]))["state"] == "finished"
         return [first["id"], second["id"]]
@@ -325,3 +327,32 @@ def test_the_docs_name_every_tool_and_option() -> None:
         assert f"`{option}" in page
     for snippet in re.findall(r"```json\n(.*?)```", page, re.DOTALL):
         json.loads(snippet)  # every snippet a client is given is JSON as written
+
+
+def test_a_finished_debate_s_files_are_resources(moot_home: Path) -> None:
+    async def main() -> None:
+        async with served(moot_home) as client:
+            started = await client.ok("start_debate", motion=MOTION, dry_run=True)
+            await client.until_over(started["id"])
+            listed = (await client.session.list_resources()).resources
+            uris = {str(r.uri): r.mime_type for r in listed}
+            folder = moot_home / "debates" / started["id"]
+            for name, mime in (
+                ("transcript.json", "application/json"),
+                ("debate.md", "text/markdown"),
+            ):
+                uri = f"moot://debates/{started['id']}/{name}"
+                assert uris[uri] == mime
+                read = await client.session.read_resource(uri)
+                assert read.contents[0].text == (folder / name).read_text(encoding="utf-8")
+            for uri in (
+                f"moot://debates/{started['id']}/journal.jsonl",  # not offered
+                f"moot://debates/{started['id']}/../../config.toml",
+                "moot://debates/../transcript.json",
+                "file:///etc/passwd",
+            ):
+                with pytest.raises(Exception, match="no such resource|no saved debate"):
+                    await client.session.read_resource(uri)
+
+    anyio.run(main)
+    no_traceback(moot_home)

@@ -44,11 +44,11 @@ def test_a_challenge_debate_on_a_real_model_over_mcp(moot_home: Path) -> None:
 
     debate_id, state, got = anyio.run(main)
     assert state["state"] == "finished", state
-    assert state["last_speech"]["model"] == real.name  # the model itself, not a stand-in
+    assert state["last_speech"]["model"] == MODEL  # the model itself, not a stand-in
     result = got["outcome"]["result"]
     # The judge's verdict, or the failure the rulebook records in its place.
     assert result["verdict"] is not None or [f["role"] for f in result["failures"]] == ["judge"]
     assert "Rust" in got["markdown"] and got["document"]
     saved = json.loads((moot_home / "debates" / debate_id / "transcript.json").read_text())
-    assert {t["model"] for t in saved["turns"]} == {real.name}
+    assert {t["model"] for t in saved["turns"]} == {MODEL}
     assert len(saved["turns"]) >= 2 and all(t["text"].strip() for t in saved["turns"])

@@ -149,6 +149,18 @@ class Desk:
                     break
                 self._lock.wait(left)
 
+    def abandon(self) -> None:
+        """The server is ending: the queued debates are stopped and their folders given back
+        (the running ones keep their journals, to be resumed)."""
+        with self._lock:
+            queued, self._queue = list(self._queue), []
+            for run in queued:
+                run.state = "stopped"
+                self._changed(run)
+        for run in queued:
+            if run.claim is not None:
+                run.claim.release()
+
     # -- running --------------------------------------------------------------------------
 
     def _models(self, setup: DebateSetup) -> ModelSource | None:

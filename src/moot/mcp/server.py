@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from moot._version import __version__
 from moot.errors import MootError
 from moot.mcp import schemas
 from moot.mcp.desk import Desk, Run
-from moot.mcp.tools import Args, Tools, language_of
+from moot.mcp.tools import URI, Args, Tools, language_of
 from moot.words import words
 
 INSTRUCTIONS = (
@@ -156,20 +157,63 @@ def serve(desk: Desk, *, allow_remote: bool) -> None:
             content=[types.TextContent(type="text", text=text)], structured_content=data
         )
 
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        found = await anyio.to_thread.run_sync(tools.resources)
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=r["uri"], name=r["name"], description=r["description"], mime_type=r["mime"]
+                )
+                for r in found
+            ]
+        )
+
+    async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        template = types.ResourceTemplate(
+            uri_template=f"{URI}{{id}}/{{file}}",
+            name="saved debate",
+            description="a saved debate's transcript.json, or its document (debate.md, "
+            "decision.md, …)",
+        )
+        return types.ListResourceTemplatesResult(resource_templates=[template])
+
+    async def read_resource(ctx: Any, params: Any) -> types.ReadResourceResult:
+        from mcp.shared.exceptions import MCPError
+
+        uri = str(params.uri)
+        try:
+            text, mime = await anyio.to_thread.run_sync(tools.read_resource, uri)
+        except MootError as exc:
+            shown = refusal_text(refusal(exc, "en"), "en")
+            raise MCPError(code=types.INVALID_PARAMS, message=shown) from None
+        contents = types.TextResourceContents(uri=uri, mime_type=mime, text=text)
+        return types.ReadResourceResult(contents=[contents])
+
     server: Server[Any] = Server(
         "moot",
         version=__version__,
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
     )
 
     async def main() -> None:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
-    anyio.run(main)
-    desk.close()
+    signal.signal(signal.SIGTERM, _ended)  # a client ending the server: as Ctrl-C
+    try:
+        anyio.run(main)
+        desk.close()
+    finally:
+        desk.abandon()
+
+
+def _ended(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _call(tools: Tools, name: str, args: Args) -> tuple[str, dict[str, Any]]:

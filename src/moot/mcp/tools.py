@@ -28,11 +28,14 @@ from moot.inference.remote import is_remote_ref
 from moot.mcp.desk import Desk, Run
 from moot.mcp.schemas import MAX_WAIT, RUN_FIELDS
 from moot.prompts import LANGUAGES, resolve_language
+from moot.records import files
 from moot.records.journal import read_transcript
 
 Args = Mapping[str, Any]
 WAIT = 20.0  # seconds wait_debate waits when not told
 LISTED = 50  # saved debates list_debates lists when not told
+RESOURCES = 200  # the most recent saved debates whose files are listed as resources
+URI = "moot://debates/"  # a saved debate's file: moot://debates/ID/FILE
 # start_debate's own arguments; the rest are the formats' parameters.
 SETTINGS = ("motion", "format", "model", "roles", "temperatures", "lang", "seed", *RUN_FIELDS)
 
@@ -131,12 +134,8 @@ class Tools:
         document = history.document(saved)
         speeches = history.full_markdown(saved) if flag(args, "speeches", True) else None
         got: dict[str, Any] = {
-            "id": saved.id,
-            "state": run.state if run is not None else saved.status,
-            "format": saved.format,
-            "motion": saved.motion,
-            "language": saved.language,
-            "turns": saved.turns,
+            **_row(saved, run),
+            "language": run.setup.language if run is not None else saved.language,
             "folder": str(saved.path),
             "outcome": _outcome(saved),
             "document": document,
@@ -149,21 +148,8 @@ class Tools:
     def list_debates(self, args: Args) -> dict[str, Any]:
         limit = number(args, "limit", LISTED, low=1, high=1000)
         saved = history.list_debates(elsewhere=True)[-limit:]
-        listed = []
-        for d in reversed(saved):  # the most recent first
-            run = self.desk.get(d.id)
-            state = run.state if run is not None else d.status
-            listed.append(
-                {
-                    "id": d.id,
-                    "format": d.format,
-                    "motion": d.motion,
-                    "turns": d.turns,
-                    "state": state,
-                }  # fmt: skip
-            )
-        queued = [r.view() for r in self.desk.runs() if r.state == "queued"]
-        return {"debates": listed, "queued": queued}
+        # The most recent first; one queued here is listed as this server knows it.
+        return {"debates": [_row(d, self.desk.get(d.id)) for d in reversed(saved)]}
 
     def list_models(self, args: Args) -> dict[str, Any]:
         from moot.models import listing
@@ -201,8 +187,74 @@ class Tools:
         results = rejudge(transcript, judges, dry_run=dry_run)
         return {"judged": [r.model_dump(mode="json", exclude={"turns"}) for r in results]}
 
+    # -- resources ------------------------------------------------------------------------
+
+    def resources(self) -> list[dict[str, str]]:
+        """Each finished debate's transcript.json and document, the most recent first."""
+        listed = []
+        for d in reversed(history.list_debates(elsewhere=True)[-RESOURCES:]):
+            if not d.finished or d.problem is not None:
+                continue
+            for name, mime in _files_of(d):
+                listed.append(
+                    {
+                        "uri": _uri(d.id, name),
+                        "name": f"{d.id}/{name}",
+                        "mime": mime,
+                        "description": f"{d.format}: {d.motion}"[:300],
+                    }  # fmt: skip
+                )
+        return listed
+
+    def read_resource(self, uri: str) -> tuple[str, str]:
+        """The text of the file URI names (moot://debates/ID/FILE), and its media type."""
+        debate_id, _, name = uri.removeprefix(URI).partition("/")
+        if not uri.startswith(URI) or not debate_id or debate_id.startswith((".", "~")):
+            raise UsageError(key="mcp.tools.no_such_resource", uri=uri)
+        saved = history.find(debate_id)
+        mime = dict(_files_of(saved)).get(name)
+        path = saved.path / name
+        if mime is None or not path.is_file():
+            raise UsageError(key="mcp.tools.no_such_resource", uri=uri)
+        text = files.read_text(path, what=name, limit=files.RECORD_LIMIT, follow_symlinks=False)
+        return text, mime
+
     def wait_seconds(self, args: Args) -> float:
         return float(number(args, "seconds", WAIT, low=0, high=MAX_WAIT, kind=(int, float)))
+
+
+def _files_of(saved: history.SavedDebate) -> list[tuple[str, str]]:
+    """The files of a saved debate offered as resources, with their media types."""
+    from moot.formats import NAMES
+
+    offered = [(history.TRANSCRIPT, "application/json")]
+    if saved.format in NAMES:
+        offered.append((get_format(saved.format).document, "text/markdown"))
+    return offered
+
+
+def _uri(debate_id: str, name: str) -> str:
+    return f"{URI}{debate_id}/{name}"
+
+
+def _row(saved: history.SavedDebate, run: Run | None) -> dict[str, Any]:
+    """A saved debate as the tools list it; one this server runs, as it stands here (a
+    queued one's folder holds nothing yet)."""
+    if run is None:
+        return {
+            "id": saved.id,
+            "format": saved.format,
+            "motion": saved.motion,
+            "turns": saved.turns,
+            "state": saved.status,
+        }
+    return {
+        "id": saved.id,
+        "format": run.setup.format.name,
+        "motion": run.setup.motion,
+        "turns": max(run.turns, saved.turns),
+        "state": run.state,
+    }
 
 
 def _outcome(saved: history.SavedDebate) -> dict[str, Any] | None:
