@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -159,6 +160,9 @@ BAD = [
     ({"motion": MOTION, "max_tokens": 0}, (MOTION, "--max-tokens", "0", "--dry-run")),
     ({"motion": MOTION, "temperatures": {"nobody": 0.5}}, (MOTION, "--temperature", "nobody=0.5")),
     ({"motion": MOTION, "rounds": 2}, (MOTION, "--rounds", "2", "--dry-run")),
+    # A Chinese motion's mistakes are said in Chinese, as at the command line.
+    ({"motion": "城市应该禁止汽车", "format": "nope"}, ("城市应该禁止汽车", "--format", "nope")),
+    ({"motion": "城市应该禁止汽车", "max_rounds": 1}, ("城市应该禁止汽车", "--max-rounds", "1")),
 ]
 
 
@@ -180,7 +184,9 @@ def test_bad_input_is_a_tool_error_in_the_command_line_s_words(moot_home: Path, 
         said = cli("run", *argv, "-y", home=moot_home)
         assert said.returncode == 2, argv
         message, hint = text.splitlines()
-        assert message.startswith("error: ") and hint.startswith("hint: ")
+        english = args["motion"].isascii()
+        assert message.startswith("error: " if english else "错误： ")
+        assert hint.startswith("hint: " if english else "提示： ")
         if args["motion"]:  # the command line's own hint for an empty motion shows a command
             assert said.stderr.strip() == text, argv
         else:
@@ -356,3 +362,14 @@ def test_a_finished_debate_s_files_are_resources(moot_home: Path) -> None:
 
     anyio.run(main)
     no_traceback(moot_home)
+
+
+def test_the_command_line_loads_no_mcp_library_until_the_server_runs() -> None:
+    probe = (
+        "import sys, moot, moot.cli; moot.cli._register(); "
+        "print(sorted(m for m in ('mcp', 'mcp_types', 'moot.mcp') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.strip() == "[]"
