@@ -5,7 +5,6 @@ hands back as the tool's error."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,13 +24,13 @@ from moot.errors import UsageError
 from moot.formats import get_format
 from moot.inference.human import is_human_ref
 from moot.inference.remote import is_remote_ref
+from moot.mcp.arguments import Args, flag, number, text, texts
 from moot.mcp.desk import Desk, Run
 from moot.mcp.schemas import MAX_WAIT, RUN_FIELDS
 from moot.prompts import LANGUAGES, resolve_language
 from moot.records import files
 from moot.records.journal import read_transcript
 
-Args = Mapping[str, Any]
 WAIT = 20.0  # seconds wait_debate waits when not told
 LISTED = 50  # saved debates list_debates lists when not told
 RESOURCES = 200  # the most recent saved debates whose files are listed as resources
@@ -67,6 +66,8 @@ class Tools:
             if name not in SETTINGS
         }
         model = args.get("model")
+        if not (model is None or isinstance(model, str) or texts(model)):
+            raise UsageError(key="mcp.tools.wrong_kind", name="model", kind="a string or a list")
         chosen = settings(
             hint="see moot run --help",
             options=True,
@@ -178,7 +179,7 @@ class Tools:
 
         transcript = history.transcript(text(args, "id", ""))
         judges = args.get("judges")
-        if not isinstance(judges, list) or not all(isinstance(j, str) for j in judges):
+        if not texts(judges):
             raise UsageError(key="mcp.tools.wrong_kind", name="judges", kind="a list of strings")
         dry_run = flag(args, "dry_run", False)
         for ref in judges:
@@ -275,37 +276,3 @@ def language_of(args: Args) -> str:
     if not isinstance(motion, str) or not motion.strip():
         return "en"
     return resolve_language(lang if lang in LANGUAGES else "auto", motion)
-
-
-# -- the arguments' kinds ------------------------------------------------------------------
-
-
-def text(args: Args, name: str, default: str) -> str:
-    value = args.get(name, default)
-    if not isinstance(value, str):
-        raise UsageError(key="mcp.tools.wrong_kind", name=name, kind="a string")
-    return value
-
-
-def flag(args: Args, name: str, default: bool) -> bool:
-    value = args.get(name, default)
-    if not isinstance(value, bool):
-        raise UsageError(key="mcp.tools.wrong_kind", name=name, kind="true or false")
-    return value
-
-
-def number(
-    args: Args,
-    name: str,
-    default: float,
-    *,
-    low: float,
-    high: float,
-    kind: type | tuple[type, ...] = int,
-) -> Any:
-    value: Any = args.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, kind):
-        raise UsageError(key="mcp.tools.wrong_kind", name=name, kind="a number")
-    if not low <= float(value) <= high:  # type: ignore[arg-type]
-        raise UsageError(key="mcp.tools.out_of_range", name=name, value=value, low=low, high=high)
-    return value
