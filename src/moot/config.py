@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from moot.errors import UsageError
+from moot.errors import UsageError, invalid
 
 
 def data_dir() -> Path:
@@ -175,19 +175,23 @@ def validate_params(cls: type[P], **values: Any) -> P:
         name = str(first["loc"][0]) if first["loc"] else "?"
         option = option_of(cls, name)
         field = cls.model_fields.get(name)
-        bounds = _bounds(field.metadata) if field else ""
-        raise UsageError(
-            f"{option} {values.get(name)!r} is not allowed: {first['msg'].lower()}",
-            hint=f"use a value {bounds}".strip() if bounds else "see moot run --help",
-            field=f"params.{name}",
-        ) from None
+        low, high = _bounds(field.metadata) if field else (None, None)
+        said: dict[str, Any] = {
+            "option": option,
+            "value": repr(values.get(name)),
+            "why": invalid(first, first["msg"].lower()),
+        }
+        where = f"params.{name}"
+        if low is not None and high is not None:
+            raise UsageError(
+                key="config.param_not_allowed", field=where, low=low, high=high, **said
+            ) from None
+        raise UsageError(key="config.param_not_allowed_see_help", field=where, **said) from None
 
 
-def _bounds(metadata: list[Any]) -> str:
+def _bounds(metadata: list[Any]) -> tuple[Any, Any]:
     lo = hi = None
     for m in metadata:
         lo = getattr(m, "ge", lo)
         hi = getattr(m, "le", hi)
-    if lo is not None and hi is not None:
-        return f"from {lo} to {hi}"
-    return ""
+    return lo, hi

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,64 @@ class Phrase:
 
     def __str__(self) -> str:
         return english(self.key, self.values)[0]
+
+
+def _figure(value: Any) -> Any:
+    """A bound as pydantic's own message writes it: 2, not 2.0."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _literal(ctx: Mapping[str, Any]) -> Phrase:
+    choices, _, last = str(ctx["expected"]).rpartition(" or ")
+    if not choices:
+        return Phrase("validation.literal_one", expected=last)
+    return Phrase("validation.literal_error", choices=choices, last=last)
+
+
+def _too_short(ctx: Mapping[str, Any]) -> Phrase:
+    if ctx["min_length"] == 1:
+        return Phrase("validation.string_empty")
+    return Phrase("validation.string_too_short", min_length=ctx["min_length"])
+
+
+# Pydantic's errors by their type, each in words of its own (its English is pydantic's
+# message, its first letter lowered).
+_INVALID: dict[str, Callable[[Mapping[str, Any]], Phrase]] = {
+    "greater_than": lambda c: Phrase("validation.greater_than", gt=c["gt"]),
+    "greater_than_equal": lambda c: Phrase("validation.greater_than_equal", ge=c["ge"]),
+    "less_than": lambda c: Phrase("validation.less_than", lt=c["lt"]),
+    "less_than_equal": lambda c: Phrase("validation.less_than_equal", le=c["le"]),
+    "literal_error": _literal,
+    "enum": _literal,
+    "int_parsing": lambda c: Phrase("validation.int_parsing"),
+    "int_type": lambda c: Phrase("validation.int_type"),
+    "int_from_float": lambda c: Phrase("validation.int_from_float"),
+    "float_parsing": lambda c: Phrase("validation.float_parsing"),
+    "float_type": lambda c: Phrase("validation.float_type"),
+    "bool_parsing": lambda c: Phrase("validation.bool_parsing"),
+    "bool_type": lambda c: Phrase("validation.bool_type"),
+    "string_type": lambda c: Phrase("validation.string_type"),
+    "string_too_short": _too_short,
+    "string_too_long": lambda c: Phrase("validation.string_too_long", max_length=c["max_length"]),
+    "missing": lambda c: Phrase("validation.missing"),
+    "extra_forbidden": lambda c: Phrase("validation.extra_forbidden"),
+}
+
+
+def invalid(error: Mapping[str, Any], said: str) -> Phrase:
+    """What a pydantic validation ERROR (one of `exc.errors()`) says, by its type, so a front
+    end shows it in its language. SAID is its message as the caller shows it in English
+    (pydantic's, lowercased): a type moot has no words for, or whose words would say other
+    than SAID, is SAID itself."""
+    ctx = {k: _figure(v) for k, v in (error.get("ctx") or {}).items()}
+    make = _INVALID.get(str(error.get("type", "")))
+    try:
+        phrase = make(ctx) if make else None
+    except KeyError:
+        phrase = None
+    if phrase is None or str(phrase) != said:
+        return Phrase("validation.other", why=said)
+    return phrase
 
 
 class MootError(Exception):

@@ -20,7 +20,7 @@ import os
 import re
 import shutil
 import stat
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,6 @@ ELSEWHERE = "saved-elsewhere"  # the index of debates saved outside the data dir
 _ENTRY_LIMIT = 16 * files.KIB  # an index entry: one folder's path
 _CANDIDATES = 5  # an ambiguous prefix's candidates, named in its error
 
-_IS_IT_MOOTS = "is it a folder moot wrote? `moot history rm ID` deletes a saved one"
 NONE_SAVED = 'no saved debates yet: `moot run "a motion"` runs one and saves it'
 
 
@@ -57,6 +56,7 @@ class SavedDebate:
     problem: str | None = None  # why its files cannot be read; None when they can
     language: str = "en"  # the debate's, as its files record it
     entry: Path | None = None  # its entry in the index: saved outside the data directory
+    error: MootError | None = field(default=None, compare=False, repr=False)  # the problem's
 
     @property
     def status(self) -> str:
@@ -82,7 +82,9 @@ def _saved_transcript(path: Path) -> tuple[Transcript, dict[str, Any]]:
     try:
         saved, data = read_transcript(path, follow_symlinks=False, versioned=False)
     except RecordError as exc:
-        raise RecordError(exc.message, path=exc.path, where=exc.where, hint=_IS_IT_MOOTS) from None
+        raise RecordError(
+            key="history.not_moot_s_record", path=exc.path, where=exc.where, error=exc
+        ) from None
     _check_record(path, "saved transcript", data)
     return saved, data
 
@@ -121,7 +123,7 @@ def _summary(folder: Path) -> SavedDebate | None:
         else:
             return None
     except UsageError as exc:
-        return SavedDebate(folder.name, folder, "?", "?", 0, False, problem=exc.message)
+        return SavedDebate(folder.name, folder, "?", "?", 0, False, problem=exc.message, error=exc)
     return SavedDebate(
         folder.name,
         folder,
@@ -250,9 +252,10 @@ def _in_data_dir(debate: SavedDebate) -> bool:
 def _checked(debate: SavedDebate, readable: bool) -> SavedDebate:
     if readable and debate.problem is not None:
         # One saved elsewhere is not deleted once unreadable (deletable): its owner removes it.
-        mine = _in_data_dir(debate)
-        hint = f"`moot history rm {debate.id}` deletes it" if mine else "is it a folder moot wrote?"
-        raise UsageError(debate.problem, hint=hint)
+        why = debate.error or debate.problem
+        if _in_data_dir(debate):
+            raise UsageError(key="history.unreadable", error=why, id=debate.id)
+        raise UsageError(key="history.unreadable_elsewhere", error=why)
     return debate
 
 

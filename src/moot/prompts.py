@@ -365,7 +365,7 @@ def _read_template(path: Path) -> str:
             path, what="prompt template", limit=files.TEXT_LIMIT, follow_symlinks=False
         )
     except UsageError as exc:
-        raise PromptPackError(exc.message, hint=exc.hint) from None
+        raise PromptPackError(key=exc.key, **exc.values) from None
 
 
 def _template_bytes(path: Path) -> bytes:
@@ -374,7 +374,7 @@ def _template_bytes(path: Path) -> bytes:
             path, what="prompt template", limit=files.TEXT_LIMIT, follow_symlinks=False
         )
     except UsageError as exc:
-        raise PromptPackError(exc.message, hint=exc.hint) from None
+        raise PromptPackError(key=exc.key, **exc.values) from None
 
 
 class _PackLoader(BaseLoader):

@@ -237,12 +237,10 @@ class Debate:
         try:
             done = runner.run()
         except _StopRequested:
+            if self.folder is None:
+                raise DebateStopped(key="api.debates.stopped_unsaved") from None
             raise DebateStopped(
-                "the debate was stopped",
-                hint=f"its finished turns are in {self.folder}; go on with "
-                f"moot.Debate.resume({str(self.folder)!r})"
-                if self.folder
-                else "it was not saved, so it cannot be resumed",
+                key="api.debates.stopped", folder=str(self.folder), again=repr(str(self.folder))
             ) from None
         except BaseException:
             if claim is not None:

@@ -107,13 +107,10 @@ def check_arguments(argv: list[str]) -> None:
         param = single.get(name)
         if param is None:
             continue
+        if param in seen and seen[param] == name:
+            raise UsageError(key="cli.option_given_twice", option=name)
         if param in seen:
-            given = (
-                f"{name} is given twice"
-                if seen[param] == name
-                else f"{seen[param]} and {name} are both given"
-            )
-            raise UsageError(given, hint="give each option once")
+            raise UsageError(key="cli.options_both_given", first=seen[param], second=name)
         seen[param] = name
 
 

@@ -373,10 +373,9 @@ class Rejudging:
     ) -> None:
         if path.is_dir():
             inside = path / "transcript.json"
-            raise UsageError(
-                f"{path} is a folder, not a transcript",
-                hint=f"pass {inside}" if inside.is_file() else HINT,
-            )
+            if inside.is_file():
+                raise UsageError(key="debates.rejudge.folder_pass_inside", path=path, inside=inside)
+            raise UsageError(key="debates.rejudge.folder_not_transcript", path=path)
         self.path = path
         self.saved, data = load(path)
         setup = setup_from_record(data, out_dir=None, source=str(path), hint=HINT)

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from moot.config import Defaults, RunSettings, Seed, config_path, option_of
-from moot.errors import UsageError
+from moot.errors import Phrase, UsageError, invalid
 from moot.formats import get_format, option_name, parameters
 from moot.formats.base import MAX_MOTION, Format, RunOptions
 from moot.inference.human import HUMAN, HumanConsole, is_human_ref
@@ -76,11 +76,16 @@ def keyed(given: object, *, field: str, option: str | None = None) -> dict[str, 
             key, sep, value = item.partition("=")
             key, value = key.strip().lower(), value.strip()
             if not sep or not key or not value:
-                where = option or f"{field}.{i}"
+                if option:
+                    raise UsageError(
+                        key="debates.settings.not_key_value", field=field, option=option,
+                        item=repr(item),
+                    )  # fmt: skip
                 raise UsageError(
-                    f"{where} {item!r} is not KEY=VALUE",
-                    hint=f"e.g. {option or field} judge=…" if option else "e.g. 'judge=…'",
-                    field=field if option else f"{field}.{i}",
+                    key="debates.settings.not_key_value_item",
+                    field=f"{field}.{i}",
+                    where_value=f"{field}.{i}",
+                    item=repr(item),
                 )
         elif isinstance(item, tuple | list) and len(item) == 2 and isinstance(item[0], str):
             key, value = item
@@ -112,7 +117,17 @@ def given_twice(field: str, key: str, option: str | None = None) -> UsageError:
     )
 
 
-_BOUNDS = {"ge": "at least", "gt": "above", "le": "at most", "lt": "below"}
+def _use(ctx: dict[str, Any]) -> Phrase | None:
+    """The value a bound of pydantic's error context allows, in words of its own."""
+    if "ge" in ctx:
+        return Phrase("debates.settings.use_at_least", n=ctx["ge"])
+    if "gt" in ctx:
+        return Phrase("debates.settings.use_above", n=ctx["gt"])
+    if "le" in ctx:
+        return Phrase("debates.settings.use_at_most", n=ctx["le"])
+    if "lt" in ctx:
+        return Phrase("debates.settings.use_below", n=ctx["lt"])
+    return None
 
 
 def settings_error(exc: ValidationError, *, hint: str, options: bool = False) -> UsageError:
@@ -125,12 +140,13 @@ def settings_error(exc: ValidationError, *, hint: str, options: bool = False) ->
         return UsageError(
             key="debates.settings.unknown_setting", field=field, where_value=where, fix=hint
         )
-    bounds = [f"{_BOUNDS[k]} {v}" for k, v in first.get("ctx", {}).items() if k in _BOUNDS]
     return UsageError(
-        f"{where}{'' if where.endswith('=') else ' '}{_shown(first.get('input'))} is not allowed: "
-        f"{first['msg'].lower()}",
-        hint=f"use a value {' and '.join(bounds)}" if bounds else hint,
+        key="debates.settings.not_allowed",
         field=field,
+        where_value=where if where.endswith("=") else f"{where} ",
+        value=_shown(first.get("input")),
+        why=invalid(first, first["msg"].lower()),
+        use=_use(first.get("ctx", {})) or hint,
     )
 
 
@@ -219,10 +235,19 @@ def format_params(fmt: Format, given: FormatParams, models: tuple[str, ...] = ()
     for name in given:
         if name not in fmt.reads:
             reads = ", ".join(sorted(p.option for p in fmt.parameters))
+            if not reads:
+                raise UsageError(
+                    key="debates.settings.option_not_for_format_drop",
+                    field=f"params.{name}",
+                    option=option_name(name),
+                    format=fmt.name,
+                )
             raise UsageError(
-                f"{option_name(name)} does not apply to the {fmt.name} format",
-                hint=f"its options are: {reads}" if reads else "drop it",
+                key="debates.settings.option_not_for_format",
                 field=f"params.{name}",
+                option=option_name(name),
+                format=fmt.name,
+                options=reads,
             )
     # The store is listed only if the format asks (challenge's --effort picks a model).
     return fmt.params(RunOptions(models=models, installed=installed_models, **given))
@@ -308,8 +333,6 @@ def prepare(
 
 # -- the config file's defaults ----------------------------------------------------------
 
-_CONFIG_HINT = "fix it, or delete it to use moot's own defaults (see `moot config show`)"
-
 
 def read_defaults() -> Defaults:
     """The defaults in config.toml (none when there is no such file); a file that is not TOML,
@@ -339,8 +362,11 @@ def read_defaults() -> Defaults:
                 key="debates.settings.config_unknown_key", path=str(path), name=key, known=known
             ) from None
         raise UsageError(
-            f"{path}: {key} = {_shown(first.get('input'))} is not allowed: {first['msg'].lower()}",
-            hint=_CONFIG_HINT,
+            key="debates.settings.config_not_allowed",
+            path=str(path),
+            name=key,
+            value=_shown(first.get("input")),
+            why=invalid(first, first["msg"].lower()),
         ) from None
 
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from moot.config import data_dir, resource_path
-from moot.errors import ModelNotFoundError, MootError, UsageError
+from moot.errors import ModelNotFoundError, MootError, Phrase, UsageError, invalid
 from moot.records import files
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
@@ -195,9 +195,6 @@ def _mtime(path: Path) -> int:
         return -1
 
 
-_FORMAT_HINT = "fix the entry; the format is described at the top of models/catalog.toml"
-
-
 def _build(paths: list[Path]) -> Catalog:
     default: str | None = None
     cards: dict[str, ModelCard] = {}
@@ -208,24 +205,26 @@ def _build(paths: list[Path]) -> Catalog:
         data = _read_toml(path, error)
         default = data.get("default", default)
         if not isinstance(default, str):
-            raise error(f"{path}: default must be a model id, not {default!r}", hint=_FORMAT_HINT)
+            raise error(key="models.catalog.default_not_id", path=path, value=repr(default))
         entries = data.get("models", [])
         if not isinstance(entries, list):
-            raise error(f"{path}: models must be a list of [[models]] tables", hint=_FORMAT_HINT)
+            raise error(key="models.catalog.models_not_list", path=path)
         for entry in entries:
             try:
                 card = ModelCard.model_validate(entry)
             except ValidationError as exc:
                 label = entry.get("id", "?") if isinstance(entry, dict) else "?"
                 raise error(
-                    f"{path}: model {label!r} is invalid: {_first_error(exc)}", hint=_FORMAT_HINT
+                    key="models.catalog.model_invalid",
+                    path=path,
+                    model=repr(label),
+                    why=_first_error(exc),
                 ) from None
             cards[card.id] = card  # a user entry overrides a shipped one of the same id
     if default is None or default not in cards:
         error = MootError if len(paths) == 1 else UsageError
         raise error(
-            f"catalog default model {default!r} is not in the catalog ({paths[-1]})",
-            hint="set default to the id of a [[models]] entry",
+            key="models.catalog.default_not_in_catalog", model=repr(default), path=paths[-1]
         )
     return Catalog(default=default, cards=cards)
 
@@ -236,14 +235,17 @@ def _read_toml(path: Path, error: type[MootError]) -> dict[str, Any]:
     try:
         text = files.read_text(path, what="the model catalog", limit=files.TEXT_LIMIT)
     except UsageError as exc:
-        raise error(exc.message, hint=exc.hint) from None
+        raise error(key=exc.key, **exc.values) from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise error(f"{path} is not valid TOML: {exc}", hint="fix the file") from None
+        raise error(key="models.catalog.not_toml", path=path, why=str(exc)) from None
 
 
-def _first_error(exc: ValidationError) -> str:
+def _first_error(exc: ValidationError) -> Phrase:
     err = exc.errors()[0]
     where = ".".join(str(part) for part in err["loc"])
-    return f"{where}: {err['msg']}" if where else err["msg"]
+    why = invalid(err, err["msg"][:1].lower() + err["msg"][1:])
+    if not where:
+        return Phrase("models.catalog.problem", why=why)
+    return Phrase("models.catalog.problem_at", where_value=where, why=why)

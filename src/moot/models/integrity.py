@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from moot.config import models_dir
-from moot.errors import ModelIntegrityError, UsageError
+from moot.errors import ModelIntegrityError, Phrase, UsageError
 from moot.records import files
 from moot.records.files import write_atomic
 
@@ -76,7 +76,7 @@ def drop_stamp(path: Path) -> None:
 
 
 def verify_file(
-    path: Path, expected: str | None, *, trust_stamp: bool = True, hint: str = ""
+    path: Path, expected: str | None, *, trust_stamp: bool = True, hint: str | Phrase = ""
 ) -> str:
     """Hash PATH (or trust its stamp) and compare with EXPECTED; return the sha256.
 
@@ -87,9 +87,16 @@ def verify_file(
     digest = stamped or sha256_file(path)
     if expected is not None and digest != expected:
         drop_stamp(path)
+        if not hint:
+            raise ModelIntegrityError(
+                key="models.integrity.fails_checksum", path=path, digest=digest, expected=expected
+            )
         raise ModelIntegrityError(
-            f"{path} fails its checksum: sha256 {digest}, expected {expected}",
-            hint=hint or "the file is damaged or not the one expected; remove it and pull again",
+            key="models.integrity.fails_checksum_fix",
+            path=path,
+            digest=digest,
+            expected=expected,
+            fix=hint,
         )
     if stamped is None:
         write_stamp(path, digest)

@@ -26,8 +26,9 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
-from moot.errors import NotEnoughMemoryError, UsageError
+from moot.errors import NotEnoughMemoryError, Phrase, UsageError
 from moot.inference.attention import flash_attention
 from moot.models import gguf_check, hub_cache
 from moot.models.free import Free, free_memory
@@ -434,43 +435,61 @@ def check_fits(plan: MemoryPlan, free: Free | None = None) -> Free:
 def _short(plan: MemoryPlan, free: int, *, gpu: bool) -> NotEnoughMemoryError:
     needed = plan.gpu if gpu else plan.host
     count = len(plan.models)
-    who = "the debate's model" if count == 1 else f"the debate's {count} models"
-    if plan.one_at_a_time and count > 1:
-        who += ", one at a time,"
-    verb = "needs" if count == 1 else "need"
-    where = f" of GPU memory with --gpu-layers {plan.gpu_layers}" if gpu else ""
-    held = f" (with {plan.snapshots} KV snapshots)" if plan.snapshots and not gpu else ""
     need_text, free_text = _pair(needed, free)
-    message = (
-        f"{who} {verb} {need_text}{where} at n_ctx {plan.n_ctx}{held}; "
-        f"{free_text}{' of GPU memory' if gpu else ''} is free"
-    )
-    return NotEnoughMemoryError(
-        message, hint=_ways_out(plan, free, gpu=gpu), needed=needed, free=free, gpu=gpu
-    )
+    said: dict[str, Any] = {
+        "need": Phrase(
+            "models.memory.gpu_memory_with_layers", size=need_text, layers=plan.gpu_layers
+        )
+        if gpu
+        else need_text,
+        "n_ctx": Phrase("models.memory.with_snapshots", n_ctx=plan.n_ctx, n=plan.snapshots)
+        if plan.snapshots and not gpu
+        else plan.n_ctx,
+        "available": Phrase("models.memory.gpu_memory", size=free_text) if gpu else free_text,
+        "ways": _ways_out(plan, free, gpu=gpu),
+        "needed": needed,
+        "free": free,
+        "gpu": gpu,
+    }
+    if count == 1:
+        return NotEnoughMemoryError(key="models.memory.model_needs", **said)
+    if plan.one_at_a_time:
+        return NotEnoughMemoryError(key="models.memory.models_one_at_a_time_need", n=count, **said)
+    return NotEnoughMemoryError(key="models.memory.models_need", n=count, **said)
 
 
-def _ways_out(plan: MemoryPlan, free: int, *, gpu: bool) -> str:
+def _ways_out(plan: MemoryPlan, free: int, *, gpu: bool) -> Phrase:
+    """What would fit: fewer models, a smaller context, one model at a time, fewer layers on
+    the GPU, or else a smaller model, each with what it would need."""
+
     def need(p: MemoryPlan) -> int:
         return p.gpu if gpu else p.host
 
     several = len(plan.models) > 1 and not plan.one_at_a_time
-    ways = ["fewer models"] if several else []
     ctx = plan.n_ctx // 2
     while ctx >= MIN_CTX and need(plan.at(ctx)) > free:
         ctx //= 2
-    if ctx >= MIN_CTX:
-        ways.append(f"a smaller --n-ctx (at {ctx}: {size_text(need(plan.at(ctx)))})")
+    at = size_text(need(plan.at(ctx))) if ctx >= MIN_CTX else ""
+    alone = size_text(need(plan.at(one_at_a_time=True))) if several else ""
+    if several and at:
+        if gpu:
+            return Phrase(
+                "models.memory.use_fewer_smaller_ctx_alone_layers", ctx=ctx, at=at, alone=alone
+            )
+        return Phrase("models.memory.use_fewer_smaller_ctx_alone", ctx=ctx, at=at, alone=alone)
     if several:
-        alone = plan.at(one_at_a_time=True)
-        ways.append(f"--one-model-at-a-time ({size_text(need(alone))})")
+        if gpu:
+            return Phrase("models.memory.use_fewer_alone_layers", alone=alone)
+        return Phrase("models.memory.use_fewer_alone", alone=alone)
+    if at:
+        if gpu:
+            return Phrase("models.memory.use_smaller_ctx_layers", ctx=ctx, at=at)
+        return Phrase("models.memory.use_smaller_ctx", ctx=ctx, at=at)
+    largest = max(plan.models, key=lambda m: m.weights)
+    weights = size_text(largest.weights)
     if gpu:
-        ways.append("fewer --gpu-layers")
-    if ctx < MIN_CTX and not several:
-        largest = max(plan.models, key=lambda m: m.weights)
-        weights = size_text(largest.weights)
-        ways.append(f"a smaller model or quantisation ({largest.name}'s weights: {weights})")
-    return "use " + (", ".join(ways[:-1]) + " or " + ways[-1] if len(ways) > 1 else ways[0])
+        return Phrase("models.memory.use_layers_smaller_model", model=largest.name, weights=weights)
+    return Phrase("models.memory.use_smaller_model", model=largest.name, weights=weights)
 
 
 def size_text(n: int) -> str:

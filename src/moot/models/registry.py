@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from moot.config import data_dir, models_dir
-from moot.errors import UsageError
+from moot.errors import Phrase, UsageError
 from moot.inference.human import is_human_ref
 from moot.models import integrity
 from moot.models.catalog import CHAT_FORMATS, ID_PATTERN
@@ -48,10 +48,11 @@ def load() -> dict[str, dict[str, Any]]:
         problem = _entry_problem(name, entry)
         if problem:
             raise UsageError(
-                f"{path}: the entry {name!r} is malformed: {problem}",
-                hint=f"fix or delete that entry; `moot models rm {name}` forgets it"
-                if isinstance(name, str)
-                else "fix or delete that entry",
+                key="models.registry.entry_malformed",
+                path=path,
+                name=repr(name),
+                again=name,
+                problem=problem,
             )
         entries[name] = entry
     return entries
@@ -71,18 +72,19 @@ def _read(path: Path) -> dict[str, Any]:
     return data
 
 
-def _entry_problem(name: str, entry: object) -> str | None:
+def _entry_problem(name: str, entry: object) -> Phrase | None:
     if not isinstance(entry, dict):
-        return "it is not a JSON object"
+        return Phrase("models.registry.entry_not_object")
     where = entry.get("path")
     if not isinstance(where, str) or not where or "\0" in where:
-        return "its path is not a file name"
+        return Phrase("models.registry.entry_path_not_file_name")
     sha = entry.get("sha256")
     if sha is not None and not (isinstance(sha, str) and integrity.is_sha256(sha)):
-        return "its sha256 is not a sha256 hex digest"
+        return Phrase("models.registry.entry_sha256_not_hex")
     fmt = entry.get("chat_format")
     if fmt is not None and not (isinstance(fmt, str) and fmt in CHAT_FORMATS):
-        return f"its chat_format is not one moot knows ({', '.join(sorted(CHAT_FORMATS))})"
+        formats = ", ".join(sorted(CHAT_FORMATS))
+        return Phrase("models.registry.entry_chat_format_unknown", formats=formats)
     return None
 
 

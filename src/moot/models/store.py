@@ -16,6 +16,7 @@ from moot.errors import (
     ModelIntegrityError,
     ModelNotFoundError,
     MootError,
+    Phrase,
     UsageError,
 )
 from moot.inference.protocol import ResolvedModel
@@ -104,7 +105,7 @@ def _users_file(target: locate.Target) -> Iterator[None]:
     except ModelIntegrityError as exc:
         if not target.users_own or isinstance(exc, locate.ModelFileError):
             raise
-        raise locate.ModelFileError(exc.message, hint=exc.hint) from None
+        raise locate.ModelFileError(key=exc.key, **exc.values) from None
 
 
 def check(ref: str) -> ResolvedModel | None:
@@ -129,8 +130,11 @@ def check(ref: str) -> ResolvedModel | None:
         if got is not None and want is not None and got != want:
             error = locate.ModelFileError if target.store else ModelIntegrityError
             raise error(
-                f"{path} fails its checksum: sha256 {got}, expected {want}",
-                hint=_mismatch_hint(target),
+                key="models.integrity.fails_checksum_fix",
+                path=path,
+                digest=got,
+                expected=want,
+                fix=_mismatch_hint(target),
             )
     with _users_file(target):
         return _resolved(target, files, headers[0], digests[0])
@@ -156,15 +160,12 @@ def _verify(target: locate.Target, path: Path, expected: str | None) -> str | No
     return integrity.verify_file(path, expected, hint=_mismatch_hint(target))
 
 
-def _mismatch_hint(target: locate.Target) -> str:
+def _mismatch_hint(target: locate.Target) -> str | Phrase:
     if target.store is not None:
         return stores.mismatch_hint(target.store)
     if target.path is not None:
-        return (
-            "the file changed since it was registered: record it as it is now with "
-            f"`moot models add {target.id} {target.path} --force`"
-        )
-    return f"`moot models pull {target.id}` replaces it with a fresh copy"
+        return Phrase("models.store.changed_since_registered", name=target.id, path=target.path)
+    return Phrase("models.store.pull_replaces", model=target.id)
 
 
 def _resolved(
@@ -243,9 +244,11 @@ def _pull_card(card: ModelCard, *, endpoint: str | None, progress: bool) -> None
             failures.append(exc)
     if len(failures) == 1:
         raise failures[0]
-    messages = "; ".join(f.message for f in failures)
+    said: MootError | Phrase = failures[0]
+    for then in failures[1:]:
+        said = Phrase("models.store.one_then_another", first=said, then=then)
     raise type(failures[-1])(
-        f"could not pull {card.id} from any of its sources: {messages}", hint=failures[-1].hint
+        key="models.store.no_source_worked", id=card.id, errors=said, fix=failures[-1].hint
     )
 
 
@@ -322,7 +325,7 @@ def _pull_hub_file(f: HubFile, expected: str | None, endpoint: str | None) -> Pa
         raise download_error(exc, f, endpoint) from exc
     path = Path(local)
     try:
-        hint = f"the hub served a different file for {f.label}; nothing was kept"
+        hint = Phrase("models.store.hub_served_different_file", label=f.label)
         integrity.verify_file(path, expected or etag, trust_stamp=False, hint=hint)
         gguf_check.check(path)
     except ModelIntegrityError:

@@ -222,7 +222,13 @@ def _journal_record(line: bytes, *, path: Path, number: int) -> Record:
             )
         return validate(JOURNAL, record, name=where, hint=hint)
     except RecordError as exc:  # the line, wherever in it the fault is
-        raise RecordError(exc.message, path=str(path), where=f"line {number}", hint=hint) from None
+        raise RecordError(
+            key="records.journal.on_line",
+            path=str(path),
+            where=f"line {number}",
+            error=exc,
+            fix=hint,
+        ) from None
 
 
 def _check_turn_order(records: list[tuple[int, Record]], *, path: Path) -> None:

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from moot.errors import UsageError
+from moot.errors import Phrase, UsageError, invalid
 from moot.inference.protocol import ChatModel
 from moot.prompts import detect_language, load_pack
 from moot.records import files
@@ -82,30 +82,41 @@ class LabelledDebate(BaseModel):
 
 
 _FIX = {
-    "winner": 'give "winner": "proposition", "opposition" or "draw"',
-    "proposition": 'give "proposition": a list of one speech or more, none empty',
-    "opposition": 'give "opposition": a list of one speech or more, none empty',
-    "format": 'give "format": "oxford" or "challenge", or leave it out',
-    "language": 'give "language": "en" or "zh", or leave it out',
-    "id": 'give "id": a short unique name',
-    "motion": 'give "motion": the debate\'s motion',
-    "kind": 'give "kind": a short tag, or leave it out',
+    "winner": Phrase("tournaments.labelled.give_winner"),
+    "proposition": Phrase("tournaments.labelled.give_proposition"),
+    "opposition": Phrase("tournaments.labelled.give_opposition"),
+    "format": Phrase("tournaments.labelled.give_format"),
+    "language": Phrase("tournaments.labelled.give_language"),
+    "id": Phrase("tournaments.labelled.give_id"),
+    "motion": Phrase("tournaments.labelled.give_motion"),
+    "kind": Phrase("tournaments.labelled.give_kind"),
 }
+_NO_SUCH_FIELD = Phrase("tournaments.labelled.remove_field")
 
 
 def _refused(path: Path, line: int, err: ValidationError) -> UsageError:
     first = err.errors()[0]
-    field = ".".join(str(p) for p in first["loc"]) or "line"
+    where = ".".join(str(p) for p in first["loc"]) or "line"
     name = str(first["loc"][0]) if first["loc"] else ""
-    missing = first["type"] == "missing"
-    why = "is missing" if missing else first["msg"][:1].lower() + first["msg"][1:]
-    hint = _FIX.get(
-        name,
-        "remove the field: a line holds id, motion, language, format, "
-        "proposition, opposition, winner, kind",
-    )
+    fix = _FIX.get(name, _NO_SUCH_FIELD)
+    if first["type"] == "missing":
+        return UsageError(
+            key="tournaments.labelled.field_missing",
+            field="labelled",
+            path=path,
+            line=line,
+            name=where,
+            fix=fix,
+        )
+    why = first["msg"][:1].lower() + first["msg"][1:]
     return UsageError(
-        f"labelled file {path}, line {line}: {field} {why}", hint=hint, field="labelled"
+        key="tournaments.labelled.field_invalid",
+        field="labelled",
+        path=path,
+        line=line,
+        name=where,
+        why=invalid(first, why),
+        fix=fix,
     )
 
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from moot._version import __version__
 from moot.config import Seed, validate_params
 from moot.engine.turns import derive_seed
-from moot.errors import UsageError, concerning
+from moot.errors import Phrase, UsageError, concerning, invalid
 from moot.formats.base import Format
 from moot.prompts import Language, load_pack, resolve_language
 from moot.records import files
@@ -409,7 +409,9 @@ def check_plan(plan: TournamentPlan) -> None:
         try:
             schema.model_validate(data)
         except ValidationError as exc:
-            raise UsageError(problem(exc, prefix=name)) from None
+            raise UsageError(
+                key="tournaments.plan.invalid", problem=problem(exc, prefix=name)
+            ) from None
     models, refs = set(plan.models), {*plan.models, *plan.judges}
     seen: set[str] = set()
     for i, p in enumerate(plan.debates):
@@ -436,9 +438,12 @@ def check_plan(plan: TournamentPlan) -> None:
         raise UsageError(key="tournaments.plan.budget_fewer_debates_than_plan")
 
 
-def problem(exc: ValidationError, *, prefix: str = "") -> str:
+def problem(exc: ValidationError, *, prefix: str = "") -> Phrase:
     """`debates.3.seed: input should be …`: a validation error's first problem, in a line."""
     first = exc.errors()[0]
     where = ".".join(str(part)[:40] for part in (*([prefix] if prefix else []), *first["loc"]))
     message = " ".join(first["msg"].split())[:200]
-    return f"{where or 'the file'}: {message[:1].lower()}{message[1:]}"
+    why = invalid(first, f"{message[:1].lower()}{message[1:]}")
+    if not where:
+        return Phrase("tournaments.plan.problem_in_file", why=why)
+    return Phrase("tournaments.plan.problem", where_value=where, why=why)

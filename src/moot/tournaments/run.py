@@ -260,8 +260,9 @@ class Tournament:
         try:
             check_plan(plan)
         except UsageError as exc:
-            message = f"tournament plan {path} does not hold together: {exc.message}"
-            raise UsageError(message, hint=hint) from None
+            raise UsageError(
+                key="tournaments.run.plan_does_not_hold_together", path=path, error=exc
+            ) from None
         if (folder / "debates").is_symlink():
             raise UsageError(
                 key="tournaments.run.symlink_moot_does_not_write_2", value=folder / "debates"

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from moot.config import MAX_PARALLEL, Seed
-from moot.errors import UsageError
+from moot.errors import Phrase, UsageError, invalid
 from moot.tournaments.jury import MARGIN
 
 __all__ = ["MARGIN", "BallotSettings", "TournamentSettings", "check_ballot"]
@@ -134,8 +134,20 @@ def check_ballot(*, api: bool = False, **given: Any) -> BallotSettings:
         value = given.get(name)
         field = TournamentSettings.model_fields.get(name)
         hint = (field.description or "").split(":")[0] if field else ""
+        about = _ABOUT.get(name)  # the description's words, in each language
         raise UsageError(
-            f"{spelled} {value!r} is not allowed: {first['msg'].lower()}",
-            hint=hint,
+            key="tournaments.settings.ballot_not_allowed",
             field=keyword_of(name),
+            option=spelled,
+            value=repr(value),
+            why=invalid(first, first["msg"].lower()),
+            fix=about if about is not None and str(about) == hint else hint,
         ) from None
+
+
+_ABOUT = {
+    "orders": Phrase("tournaments.settings.about_orders"),
+    "method": Phrase("tournaments.settings.about_method"),
+    "margin": Phrase("tournaments.settings.about_margin"),
+    "reasons": Phrase("tournaments.settings.about_reasons"),
+}

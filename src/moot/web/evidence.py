@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from moot.errors import MootError, UsageError
-from moot.formats.adversarial import text
 from moot.formats.adversarial.evidence import EvidenceAsked, EvidenceGiven, check_given
 from moot.formats.adversarial.schemas import EVIDENCE_BYTES
 from moot.web.waiting import PageWait, Wire
@@ -77,9 +76,14 @@ class WebEvidence(PageWait[tuple[int, EvidenceAsked]]):
             except UsageError as exc:
                 if asked.language == "en":
                     raise
-                # Said in the review's language: what evidence must be.
-                why = text.evidence_refused(asked.language, asked.room, exc.message)
-                raise UsageError(why, field=exc.field) from None
+                # Said in the review's language, with what evidence must be.
+                raise UsageError(
+                    key="web.evidence.refused",
+                    field=exc.field,
+                    error=exc,
+                    n=asked.room,
+                    limit=EVIDENCE_BYTES,
+                ) from None
             self._give(number, reply)
 
 

@@ -327,12 +327,9 @@ def _abort(debate: _Debate) -> None:
     debate.engine.stop("failed")
     first = debate.failures[0]
     timed_out = all(f.timed_out for f in debate.failures) and len(debate.failures) == debate.calls
-    message = text.ALL_TIMED_OUT if timed_out else text.NO_EXCHANGES
-    raise MootError(
-        message,
-        hint=f"the proposer failed in round 1 ({first.error}): "
-        "there is no debate without an opening position",
-    )
+    if timed_out:  # the words of text.ALL_TIMED_OUT and text.NO_EXCHANGES
+        raise MootError(key="formats.challenge.flow.all_timed_out", error=first.error)
+    raise MootError(key="formats.challenge.flow.no_exchanges", error=first.error)
 
 
 def _state_verdict(verdict: dict[str, Any] | None, state: DebateState) -> StateVerdict | None:

@@ -37,7 +37,6 @@ from moot.formats.decision.framing import (
     count_problem,
     frame,
     plan_rounds,
-    refuse,
     seats,
 )
 from moot.formats.decision.schemas import (
@@ -367,7 +366,7 @@ def make_params(given: DecisionOptions, options: RunOptions) -> DecisionParams:
     problem = count_problem(positions) if positions else None
     if problem:
         with concerning("params.positions"):
-            raise refuse(f"--positions: {problem}")
+            raise UsageError(key="formats.decision.flow.positions_refused", problem=problem)
     if any(len(s) > SCOPE_CHARS for s in scope):
         raise UsageError(
             key="formats.decision.flow.out_scope_item_longer_than",

@@ -10,12 +10,11 @@ import re
 from dataclasses import asdict, dataclass, replace
 
 from moot.engine.turns import Engine
-from moot.errors import UsageError
+from moot.errors import Phrase, UsageError
 from moot.formats.decision.document import PROPOSAL, SEAT_MARKS, label
 from moot.formats.decision.schemas import (
     MAX_POSITIONS,
     MAX_ROUNDS,
-    MIN_POSITIONS,
     POSITION_CHARS,
     PRESET_ROUNDS,
     PRESETS,
@@ -70,31 +69,29 @@ def seats(plan: Plan, language: str) -> list[Seat]:
 # -- checks -----------------------------------------------------------------------------
 
 
-def count_problem(positions: tuple[str, ...]) -> str | None:
+def count_problem(positions: tuple[str, ...]) -> Phrase | None:
     """Why these positions cannot be debated (wrong count, empty, duplicates), or None."""
     n = len(positions)
-    if not MIN_POSITIONS <= n <= MAX_POSITIONS:
-        named = f" ({', '.join(positions)})" if positions else ""
-        return f"{n} position{'s' if n != 1 else ''}{named}: the decision format takes 2 to 4"
+    named = ", ".join(positions)
+    if n == 0:
+        return Phrase("formats.decision.framing.no_positions")
+    if n == 1:
+        return Phrase("formats.decision.framing.one_position", positions=named)
+    if n > MAX_POSITIONS:
+        return Phrase("formats.decision.framing.too_many_positions", n=n, positions=named)
     if any(not p for p in positions):
-        return "a position is empty"
+        return Phrase("formats.decision.framing.position_empty")
     if len({p.casefold() for p in positions}) < n:
-        return f"positions repeat: {', '.join(positions)}"
+        return Phrase("formats.decision.framing.positions_repeat", positions=named)
     if any(p.casefold() == TIE for p in positions):
-        return f"{TIE!r} cannot be a position: it marks a tie"
+        return Phrase("formats.decision.framing.position_is_tie", tie=repr(TIE))
     if any(len(p) > POSITION_CHARS for p in positions):
-        return f"a position is longer than {POSITION_CHARS} characters"
+        return Phrase("formats.decision.framing.position_too_long", n=POSITION_CHARS)
     return None
 
 
-REFUSAL_HINT = (
-    "a decision needs 2 to 4 named positions: split the question into smaller choices, "
-    "or use another format (e.g. --format oxford for a single motion)"
-)
-
-
-def refuse(problem: str, hint: str = REFUSAL_HINT) -> UsageError:
-    return UsageError(problem, hint=hint)
+def refuse(problem: Phrase) -> UsageError:
+    return UsageError(key="formats.decision.framing.refused", problem=problem)
 
 
 def clean(items: tuple[str, ...] | list[str]) -> tuple[str, ...]:
@@ -355,11 +352,7 @@ def frame(engine: Engine, topic: str, params: DecisionParams) -> Plan:
         positions = clean(framing.positions)
         scope = scope + tuple(s for s in clean(framing.out_of_scope) if s not in scope)
         if not framing.contested:
-            doubt = refuse(
-                f"the topic is not a contested choice between named positions: {topic}",
-                hint="name 2 to 4 options with --positions A --positions B, or use another "
-                "format for an open question (e.g. --format adversarial)",
-            )
+            doubt = UsageError(key="formats.decision.framing.not_contested", topic=topic)
     plan = Plan(topic, positions, scope, params.preset, params.rounds)
     # The plan as the user confirmed or corrected it is journaled: a resumed debate goes on
     # with it, without asking again.
@@ -385,8 +378,8 @@ def confirm(engine: Engine, plan: Plan, doubt: UsageError | None = None) -> Plan
         problem = count_problem(plan.positions)
         refusal = doubt or (refuse(problem) if problem else None)
         if refusal:
-            problem = words(lang).error(refusal)["message"]
-            engine.notice(label(lang, "correct", problem=problem), "warn")
+            said = words(lang).error(refusal)["message"]
+            engine.notice(label(lang, "correct", problem=said), "warn")
         shown = proposal(
             plan, seats(plan, lang), models, saved=engine.journal is not None, language=lang
         )
@@ -398,8 +391,8 @@ def confirm(engine: Engine, plan: Plan, doubt: UsageError | None = None) -> Plan
         try:
             corrected = apply_corrections(plan, reply)
         except UsageError as exc:
-            said = words(lang).shown  # the correction's problem, in the debate's language
-            engine.notice(f"{said(exc.message)} ({said(exc.hint)})", "warn")
+            wrong = words(lang).error(exc)  # the correction's problem, in the debate's language
+            engine.notice(f"{wrong['message']} ({wrong['hint']})", "warn")
             continue
         if corrected.positions != plan.positions:
             doubt = None  # the user named the positions: the framing's doubt is settled

@@ -48,11 +48,13 @@ class Listed:
 
 
 class Unreadable(Exception):
-    """A folder or file of a store that cannot be read; its one line says why."""
+    """A folder or file of a store that cannot be read; its one line says why (`said`, in
+    words of its own; `reason`, its English)."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    def __init__(self, said: Phrase) -> None:
+        super().__init__(str(said))
+        self.said = said
+        self.reason = str(said)
 
 
 def kind_of(path: Path) -> str:
@@ -71,29 +73,30 @@ def kind_of(path: Path) -> str:
     return "file" if stat.S_ISREG(mode) else "other"
 
 
-def describe(path: Path, kind: str) -> str:
+def describe(path: Path, kind: str) -> Phrase:
     """One line saying why PATH, of KIND (from kind_of), is not a file or folder moot can read."""
     if kind == "loop":
-        return f"{path} is a symlink loop"
+        return Phrase("models.stores.base.symlink_loop", path=path)
     if kind == "dangling":
         try:
-            return f"{path} is a symlink to {os.readlink(path)}, which does not exist"
+            target = os.readlink(path)
         except OSError:
-            return f"{path} is a symlink to nothing"
+            return Phrase("models.stores.base.symlink_to_nothing", path=path)
+        return Phrase("models.stores.base.symlink_to_missing", path=path, target=target)
     if kind == "other":
-        return f"{path} is not a regular file (a FIFO, a device or a socket)"
+        return Phrase("models.stores.base.not_regular_file", path=path)
     if kind == "missing":
-        return f"{path} does not exist"
+        return Phrase("models.stores.base.does_not_exist", path=path)
     try:
         os.stat(path)
     except OSError as exc:
-        return f"{path} cannot be read: {exc.strerror or exc}"
-    return f"{path} cannot be read"
+        return Phrase("models.stores.base.cannot_read_why", path=path, why=exc.strerror or str(exc))
+    return Phrase("models.stores.base.cannot_read", path=path)
 
 
 def refuse(path: Path, kind: str, *, hint: str) -> UsageError:
     """The error for a PATH that kind_of found is no file moot can read."""
-    return UsageError(describe(path, kind), hint=hint)
+    return UsageError(key="models.stores.base.refused", reason=describe(path, kind), fix=hint)
 
 
 def entries(folder: Path) -> list[tuple[str, Path, str]]:
@@ -104,13 +107,18 @@ def entries(folder: Path) -> list[tuple[str, Path, str]]:
         with os.scandir(folder) as it:
             for entry in it:
                 if len(found) == MAX_ENTRIES:
-                    raise Unreadable(f"{folder} holds more than {MAX_ENTRIES:,} entries")
+                    raise Unreadable(
+                        Phrase("models.stores.base.too_many_entries", folder=folder, n=MAX_ENTRIES)
+                    )
                 path = Path(entry.path)
                 found.append((entry.name, path, kind_of(path)))
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise Unreadable(f"{folder} is a symlink loop") from None
-        raise Unreadable(f"cannot read {folder}: {exc.strerror or exc}") from None
+            raise Unreadable(Phrase("models.stores.base.symlink_loop", path=folder)) from None
+        why = exc.strerror or str(exc)
+        raise Unreadable(
+            Phrase("models.stores.base.cannot_read_folder", path=folder, why=why)
+        ) from None
     return sorted(found)
 
 

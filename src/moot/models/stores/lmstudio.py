@@ -98,7 +98,7 @@ def _only_model(folder: Path, ref: StoreRef) -> Path:
     try:
         models = offered(entries(folder))
     except Unreadable as exc:
-        raise UsageError(exc.reason, hint="check its permissions") from None
+        raise UsageError(key="models.stores.lmstudio.unreadable", reason=exc.said) from None
     if not models:
         raise ModelNotFoundError(
             key="models.stores.lmstudio.holds_no_gguf_model",

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from moot.errors import ModelNotFoundError, UsageError
+from moot.errors import ModelNotFoundError, Phrase, UsageError
 from moot.models.stores.base import (
     Found,
     Listed,
@@ -107,7 +107,7 @@ def find(ref: StoreRef) -> Found:
         try:
             return _blob(root, *_model_layer(manifest, ref), ref)
         except Unreadable as exc:
-            raise UsageError(exc.reason, hint=hint) from None
+            raise UsageError(key="models.stores.base.refused", reason=exc.said, fix=hint) from None
     where = either(looked)
     raise ModelNotFoundError(
         key="models.stores.ollama.not_ollama_s_store", ref=ref.ref, where_value=where, fix=hint
@@ -130,11 +130,13 @@ def _blob(root: Path, digest: str, size: int | None, ref: StoreRef) -> Found:
     try:
         actual = blob.stat().st_size
     except OSError as exc:
-        raise Unreadable(f"Ollama's blob {blob} cannot be read: {exc.strerror or exc}") from None
+        why = exc.strerror or str(exc)
+        raise Unreadable(
+            Phrase("models.stores.ollama.blob_unreadable", path=blob, why=why)
+        ) from None
     if size is not None and actual != size:
         raise Unreadable(
-            f"Ollama's blob {blob} has {actual:,} bytes where its manifest says {size:,}: "
-            "it is damaged or still downloading"
+            Phrase("models.stores.ollama.blob_wrong_size", path=blob, actual=actual, size=size)
         )
     return Found((blob,), (digest,))
 
@@ -152,26 +154,25 @@ def _model_layer(manifest: Path, ref: StoreRef) -> tuple[str, int | None]:
     try:
         data = files.read_json(manifest, what="Ollama's manifest", limit=MANIFEST_LIMIT)
     except UsageError as exc:
-        raise Unreadable(exc.message) from None
+        raise Unreadable(Phrase("models.stores.ollama.manifest_unreadable", error=exc)) from None
     layers = data.get("layers") if isinstance(data, dict) else None
     if not isinstance(layers, list) or not all(isinstance(layer, dict) for layer in layers):
-        raise Unreadable(f"Ollama's manifest {manifest} lists no layers moot can read")
+        raise Unreadable(Phrase("models.stores.ollama.manifest_no_layers", path=manifest))
     models = [layer for layer in layers if layer.get("mediaType") == MODEL_LAYER]
     if len(models) != 1:
         tensors = [layer for layer in layers if "tensor" in str(layer.get("mediaType", ""))]
         if tensors or models:
             count = len(tensors) or len(models)
             raise Unreadable(
-                f"Ollama stores {ref.name} as {count} per-tensor layers, not one GGUF file; "
-                "llama.cpp cannot load it"
+                Phrase("models.stores.ollama.per_tensor_layers", name=ref.name, count=count)
             )
-        raise Unreadable(f"Ollama's manifest for {ref.name} has no model layer ({MODEL_LAYER})")
+        raise Unreadable(
+            Phrase("models.stores.ollama.no_model_layer", name=ref.name, layer=MODEL_LAYER)
+        )
     layer = models[0]
     match = _DIGEST.fullmatch(str(layer.get("digest", "")))
     if match is None:
-        raise Unreadable(
-            f"Ollama's manifest {manifest}: the model layer's digest is not sha256:<hex>"
-        )
+        raise Unreadable(Phrase("models.stores.ollama.digest_not_sha256", path=manifest))
     size = layer.get("size")
     return match[1], size if isinstance(size, int) and not isinstance(size, bool) else None
 
