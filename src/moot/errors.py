@@ -85,6 +85,8 @@ _INVALID: dict[str, Callable[[Mapping[str, Any]], Phrase]] = {
     "bool_parsing": lambda c: Phrase("validation.bool_parsing"),
     "bool_type": lambda c: Phrase("validation.bool_type"),
     "string_type": lambda c: Phrase("validation.string_type"),
+    "dict_type": lambda c: Phrase("validation.dict_type"),
+    "list_type": lambda c: Phrase("validation.list_type"),
     "string_too_short": _too_short,
     "string_too_long": lambda c: Phrase("validation.string_too_long", max_length=c["max_length"]),
     "missing": lambda c: Phrase("validation.missing"),

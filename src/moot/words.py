@@ -13,8 +13,9 @@ its message and hint, `{fields}` filled from the error's values, and `error` sho
 this language. A value that is a `Phrase` or an error is shown by its own key; a text value
 is shown through `shown` unless the field is written `{name!s}` or `{name!r}` (an
 identifier, a path); numbers are shown as they are. The `[errors]` table's English-sentence
-keys are read as `[flags]` are, for the errors that were raised in English and recorded
-so (a failed seat's reason in an older transcript, a tournament's event).
+keys are read as `[flags]` are, for the English that is no key's: a text value of an error
+(a hint passed on, a system's or a parser's reason, click's messages) and an error recorded
+as its English (a failed seat's reason in a transcript, a tournament's event).
 """
 
 from __future__ import annotations

@@ -266,19 +266,20 @@ def test_a_debate_that_asks_nothing_refuses_an_answer(served: Served) -> None:
 
 
 @pytest.mark.parametrize(
-    ("language", "says"),
-    [("zh", "无法使用这份证据：它必须是不为空、不含二进制字节的 UTF-8 文本，"
-            "不超过65,536字节、120字"),
-     ("en", "evidence file pasted.txt holds no words")],
+    ("language", "says", "needs"),
+    [("zh", "无法使用这份证据：证据文件 pasted.txt 里没有文字",
+            "它必须是不为空、不含二进制字节的 UTF-8 文本，不超过65,536字节、120字"),
+     ("en", "evidence file pasted.txt holds no words", "")],
 )  # fmt: skip
 def test_evidence_refused_in_a_review_is_said_in_the_reviews_language(
-    language: str, says: str
+    language: str, says: str, needs: str
 ) -> None:
     import threading
 
     from moot.errors import UsageError
     from moot.formats.adversarial.evidence import EvidenceAsked
     from moot.web.evidence import WebEvidence
+    from moot.words import words
 
     page, shown = WebEvidence(), []
     page.attach(shown.append)
@@ -289,7 +290,8 @@ def test_evidence_refused_in_a_review_is_said_in_the_reviews_language(
     wait(lambda: shown)
     with pytest.raises(UsageError) as refused:
         page.answer({"ask": 1, "text": "   ", "name": ""})
-    assert refused.value.message.startswith(says), refused.value.message
+    said = words(language).error(refused.value)  # as the page shows it
+    assert said["message"] == says and needs in said["hint"], said
     page.answer({"ask": 1, "skip": True})  # the request stayed open: going on without closes it
     review.join(timeout=10)
     assert answers == [""]

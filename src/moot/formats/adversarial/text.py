@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from moot.formats.adversarial.schemas import EVIDENCE_BYTES, Ballot
+from moot.formats.adversarial.schemas import Ballot
 from moot.formats.failures import degraded, degraded_notes
 from moot.records.journal import held_round
 from moot.records.transcript import Transcript
@@ -66,7 +66,6 @@ LABELS: dict[str, dict[str, str]] = {
         "evidence_file": "evidence file",
         "evidence_full": "No more evidence can be supplied: this review's room for it is used",
         "evidence_unread": "{why} ({hint}); type another path, or press Enter to go on without",
-        "evidence_refused": "{why}",
     },
     "zh": {
         "participant": "参与者{n} · {name}",
@@ -122,8 +121,6 @@ LABELS: dict[str, dict[str, str]] = {
         "evidence_unread": "无法使用证据文件{path}："
         + "它必须是本机上存在的 UTF-8 文本或 Markdown 文件，不超过{n}字；"
         + "请输入另一个路径，或按回车继续",
-        "evidence_refused": "无法使用这份证据：它必须是不为空、不含二进制字节的 UTF-8 文本，"
-        + "不超过{bytes}字节、{n}字，名称不含目录",
     },
 }
 
@@ -219,12 +216,6 @@ def evidence_prompt(proposal: str) -> str | None:
 def evidence_unread(language: str, path: str, room: int, why: str, hint: str) -> str:
     """Why a file the user named cannot be used (in Chinese, what it must be)."""
     return label(language, "evidence_unread").format(path=path, n=room, why=why, hint=hint)
-
-
-def evidence_refused(language: str, room: int, why: str) -> str:
-    """Why the evidence the page gave cannot be used: WHY as raised in English, and in
-    Chinese what evidence must be (WHY's wording is English: it is not shown)."""
-    return label(language, "evidence_refused").format(why=why, n=room, bytes=f"{EVIDENCE_BYTES:,}")
 
 
 def evidence_given(language: str, rnd: int, name: str) -> str:
