@@ -114,12 +114,14 @@ def _raised_keys() -> dict[str, list[ast.Call]]:
                 if node.func.attr == "__init__" and isinstance(key, ast.Constant):
                     keys.setdefault(key.value, []).append(node)
             # and the errors whose class a variable holds: `raise error(key=…)`
-            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
-                key = _keyword(node.exc, "key")
-                func = node.exc.func
-                named = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-                if named not in family and isinstance(key, ast.Constant):
-                    keys.setdefault(key.value, []).append(node.exc)
+            if isinstance(node, ast.Raise) and node.exc is not None:
+                for call in ast.walk(node.exc):
+                    if not isinstance(call, ast.Call):
+                        continue
+                    key, func = _keyword(call, "key"), call.func
+                    named = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+                    if named not in family and isinstance(key, ast.Constant):
+                        keys.setdefault(key.value, []).append(call)
     return keys
 
 
@@ -234,3 +236,38 @@ def test_an_error_raised_in_english_is_still_shown_by_its_sentence():
 def test_a_key_with_no_words_is_refused():
     with pytest.raises(KeyError):
         UsageError(key="no.such.key")
+
+
+def test_an_error_given_another_hint_shows_it_in_the_language():
+    gone = UsageError(key="models.store.no_such_file", file="/tmp/x.gguf")
+    again = gone.hinted(Phrase("models.locate.register_again", name="mine"))
+    assert again.hint.startswith("register it again: `moot models add mine PATH`")
+    assert words("zh").error(again)["hint"].startswith("重新登记：`moot models add mine 文件路径`")
+    first = UsageError(key="models.store.no_such_file", file="/tmp/y.gguf")
+    failed = MootError(key="cli.history.saved_debate_s_could_not", n_failed=2).hinted(first)
+    assert failed.hint == "give the path to a .gguf file"
+    assert words("zh").error(failed) == {
+        "message": "2场保存的辩论无法删除",
+        "hint": "请给出一个 .gguf 文件的路径",
+    }
+
+
+def test_a_pydantic_problem_is_said_by_its_type_or_as_pydantic_said_it():
+    from pydantic import BaseModel, Field, ValidationError
+
+    from moot.errors import invalid
+
+    class Settings(BaseModel):
+        rounds: int = Field(1, le=8)
+
+    for given, zh in ((9, "应不大于8"), ("x", "应为整数，这段文字读不成整数")):
+        try:
+            Settings(rounds=given)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            said = invalid(first, first["msg"].lower())
+            assert str(said) == first["msg"].lower()
+            assert words("zh").error(said)["message"] == zh
+    odd = {"type": "less_than_equal", "ctx": {"le": 8}, "msg": "Input should be small"}
+    said = invalid(odd, "input should be small")  # words that would say otherwise: as said
+    assert str(said) == words("zh").error(said)["message"] == "input should be small"

@@ -145,6 +145,16 @@ class MootError(Exception):
         # The name the user most likely meant, where they mistyped one: every front end
         # leads the hint with it ("did you mean smollm2-135m?"), in its language.
         self.near: str | None = None
+        # Another hint than its key's, said in words of its own: a Phrase, or another
+        # error whose hint this one gives (see `hinted`).
+        self.hint_of: Phrase | MootError | None = None
+
+    def hinted(self, by: Phrase | MootError) -> MootError:
+        """This error with BY's hint instead of its own: a Phrase's words, or the hint of
+        another error (the one a caller can fix first); returned, to be raised."""
+        self.hint_of = by
+        self.hint = str(by) if isinstance(by, Phrase) else by.hint
+        return self
 
 
 class UsageError(MootError, ValueError):

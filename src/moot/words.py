@@ -109,6 +109,9 @@ class Words:
             said = {
                 part: self._fill(found.get(part, ""), error.values) for part in ("message", "hint")
             }
+        by = error.hint_of if isinstance(error, MootError) else None
+        if by is not None:  # another hint, in words of its own
+            said["hint"] = self.error(by)["message" if isinstance(by, Phrase) else "hint"]
         if near:
             said["hint"] = self.say("did_you_mean", model=near, hint=said["hint"]).strip()
         return said

@@ -162,10 +162,8 @@ def rm(
             err.print(f"[red]failed:[/] {safe(why.message)}", highlight=False)
         if cleared.failed:
             raise MootError(
-                key="cli.history.saved_debate_s_could_not",
-                n_failed=len(cleared.failed),
-                fix=cleared.failed[0][1].hint,
-            )
+                key="cli.history.saved_debate_s_could_not", n_failed=len(cleared.failed)
+            ).hinted(cleared.failed[0][1])
         return
     if not ref:
         raise UsageError(key="cli.history.name_debate_delete")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
-from moot.errors import CallTimeoutError, RemoteError
+from moot.errors import CallTimeoutError, Phrase, RemoteError
 from moot.inference.choice import Choice, ChoiceRequest, normalised, schema_for
 from moot.inference.protocol import (
     ChatRequest,
@@ -153,8 +153,7 @@ class OpenAICompatModel:
                 _learned[self.base_url] = dialect
             return completion
         assert error is not None
-        error.hint = "the server took neither json_schema nor json_object response formats"
-        raise error
+        raise error.hinted(Phrase("inference.remote.no_response_format"))
 
     def choose(self, request: ChoiceRequest) -> Choice | None:
         """The probability of each option, read from the server's logprobs where it returns

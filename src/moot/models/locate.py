@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from moot.config import models_dir
-from moot.errors import ModelIntegrityError, ModelNotFoundError, MootError, UsageError
+from moot.errors import ModelIntegrityError, ModelNotFoundError, MootError, Phrase, UsageError
 from moot.inference.chat_template import chat_template_problem
 from moot.inference.remote import is_remote_ref
 from moot.models import gguf_check, hub_cache, registry, stores
@@ -153,8 +153,7 @@ def find(target: Target) -> Located:
             if target.registered is None:
                 raise
             # No file where one was registered: the fix is the name's, not the path's.
-            exc.hint = _register_again(target.id)
-            raise
+            raise exc.hinted(Phrase("models.locate.register_again", name=target.id)) from None
         sha = target.registered.get("sha256") if target.registered else None
         return (target.path,), (sha,)
     if target.card is not None:
@@ -232,19 +231,13 @@ def check_file(path: Path, missing: Callable[[], MootError]) -> None:
         raise UsageError(key="models.locate.not_regular_file_fifo_device", path=path)
 
 
-def _register_again(name: str) -> str:
-    return (
-        f"register it again: `moot models add {name} PATH`, or forget it: `moot models rm {name}`"
-    )
-
-
 def _missing_path(target: Target) -> ModelNotFoundError:
     if target.registered is not None:
         return ModelNotFoundError(
             key="models.locate.file_registered_as_gone",
             id=target.id,
             path=target.path,
-            fix=_register_again(target.id),
+            fix=Phrase("models.locate.register_again", name=target.id),
         )
     return ModelNotFoundError(key="models.locate.no_such_model_file", path=target.path)
 

