@@ -377,8 +377,10 @@ def test_a_tournament_form_is_planned_before_it_is_queued(moot_home: Path, tmp_p
 
 def test_a_dry_run_tournament_takes_a_model_that_is_not_installed(moot_home: Path) -> None:
     form = {"models": ["smollm2-135m", "gemma3-270m"], "motions": "cats beat dogs"}
-    choice = tournaments.choose(form, dry_run=True)  # nothing is loaded: any name will do
+    choice = tournaments.choose(form, dry_run=True)  # nothing is loaded: a catalog id will do
     assert {d["proposition"] for d in choice.debates} == {"smollm2-135m", "gemma3-270m"}
+    with pytest.raises(forms.FormErrors):  # a name that is no model anywhere is a mistake
+        tournaments.choose({**form, "models": ["smollm2-135m", "nosuchmodel"]}, dry_run=True)
     with pytest.raises(forms.FormErrors) as caught:  # a real run needs them here
         tournaments.choose(form, dry_run=False)
     assert "models" in caught.value.fields

@@ -321,16 +321,18 @@ def checked_identity(ref: str) -> str:
 
 def dry_identity(ref: str) -> str:
     """What a reference names on a dry run, which loads no model: as `checked_identity`,
-    but a name that is not installed here (a catalog id, another tool's) stands for itself.
-    A path to a file that is not there is still refused: it can only be a mistake."""
+    but a catalog model that is not installed here stands for itself (its id). Anything
+    else that names no model (a typo, a path to nothing, another tool's model it does not
+    have) is refused as on a run: it can only be a mistake."""
     from moot.errors import ModelNotFoundError
+    from moot.models.catalog import load_catalog
 
     try:
         return checked_identity(ref)
     except ModelNotFoundError:
-        if "/" in ref or "\\" in ref or ref.lower().endswith(".gguf"):
-            raise
-        return ref
+        if ref in load_catalog().cards:
+            return ref
+        raise
 
 
 def make_plan(
