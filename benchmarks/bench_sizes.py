@@ -35,6 +35,7 @@ MiB = 1 << 20
 MAX_TOKENS = 48  # a short speech: the debate's cost is its prompts and its turns' count
 CONTEXTS = (0, 1024, 2048)  # the raw rates' ladder: a short debate's prompts stay below 3k
 REPEATS = 2
+CALL_TIMEOUT_S = 3600.0
 TINY = "smollm2-135m"  # the installed model every other figure comes from, to compare with
 NAMES = (*shapes.SHAPES, TINY)
 
@@ -141,20 +142,34 @@ def one(ref: str, *, max_tokens: int) -> dict[str, Any]:
     from bench_peer import resolved_model, seeded_debate
     from bench_roofline import efficiency, ladder, measure, work
     from moot.config import SESSION_CACHE_MB
+    from moot.events import TurnFinished
 
     counts = Counts()
     count_sessions(counts)
+    finished: list[Any] = []  # the turns so far, should the debate fail before its end
+
+    def listen(event: Any) -> None:
+        if isinstance(event, TurnFinished):
+            finished.append(event.turn)
+
     began = time.perf_counter()
-    run = seeded_debate(ref, run={"max_tokens": max_tokens}, progress=True)
+    failed = None
+    try:
+        # A slow machine's structured turn (a judge's JSON of random words) may take
+        # minutes: the call timeout would end the debate, not measure it.
+        settings = {"max_tokens": max_tokens, "call_timeout_s": CALL_TIMEOUT_S}
+        turns = seeded_debate(ref, run=settings, progress=True, on_event=listen).turns
+    except Exception as exc:  # the figures of the turns that finished, and why it stopped
+        failed, turns = f"{type(exc).__name__}: {exc}", tuple(finished)
     wall = time.perf_counter() - began
     peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
-    turns = run.turns
     resolved = resolved_model(ref)
     n_ctx = rulebook_n_ctx(resolved.context_length)
     plan = planned(resolved.path, n_ctx=n_ctx, speakers=len({t.role for t in turns}))
     rates = measure(ref, contexts=CONTEXTS, repeats=REPEATS)
     done = work(turns)
     return {
+        "failed": failed,
         "wall_s": round(wall, 1),
         "turns": len(turns),
         **efficiency(turns, rates),
