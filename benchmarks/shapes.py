@@ -221,6 +221,7 @@ def cached(shape: Shape, *, folder: Path | None = None, tokenizer: Path | None =
         os.close(fd)
         try:
             write(shape, Path(partial), tokenizer=source)
+            os.chmod(partial, 0o644)  # mkstemp's file is the owner's alone
             os.replace(partial, path)  # a run cut short leaves no half file under the name
         finally:
             Path(partial).unlink(missing_ok=True)
