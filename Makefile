@@ -18,7 +18,7 @@ NO_AMX := -U__AMX_INT8__ -U__AMX_TILE__ -U__AMX_BF16__
 WITHOUT_AMX := CFLAGS="$$CFLAGS $(NO_AMX)" CXXFLAGS="$$CXXFLAGS $(NO_AMX)"
 LLAMA_VERSION := $(shell sed -n 's/.*"llama-cpp-python==\([0-9.]*\)".*/\1/p' pyproject.toml | head -1)
 
-.PHONY: install models browser test lint docs demo bench bench-gpu clean
+.PHONY: install models browser test lint docs demo bench bench-sizes bench-gpu clean
 
 # Everything goes into .venv and moot's data directory; only `make test` adds the browser.
 install: $(STAMP) $(MODELS)
@@ -80,6 +80,11 @@ demo: install
 
 bench: install
 	$(BIN)/python benchmarks/bench.py
+
+# Debates on models of 1.5B, 3B and 8B shapes (random weights, a real tokenizer): slow,
+# minutes a shape on two cores; the files (up to 4.2 GiB) are written once, to ~/.cache/moot.
+bench-sizes: install
+	$(BIN)/python benchmarks/bench_sizes.py
 
 bench-gpu: install
 	$(BIN)/python benchmarks/bench_gpu.py

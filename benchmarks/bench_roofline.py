@@ -166,27 +166,33 @@ class Loop:
         self.llm.close()
 
 
-def measure(model_id: str, *, flash_attn: bool | None = None) -> Rates:
-    """Batch-eval and decode rates at every context of the ladder, each its best of REPEATS
+def measure(
+    model_id: str,
+    *,
+    flash_attn: bool | None = None,
+    contexts: Sequence[int] = LADDER,
+    repeats: int = REPEATS,
+) -> Rates:
+    """Batch-eval and decode rates at every one of CONTEXTS, each its best of REPEATS
     (FLASH_ATTN: None, as moot loads MODEL_ID)."""
     print(f"speed: llama.cpp's raw rates on {model_id}", file=sys.stderr)
     loop = Loop(model_id, flash_attn=flash_attn)
     try:
-        need = max(LADDER) + BATCH + 1
+        need = max(contexts) + BATCH + 1
         filler: list[int] = []
         while len(filler) < need:
             filler += loop.llm.tokenize(FILLER.encode(), add_bos=not filler, special=False)
         evals, decodes = [], []
         loop.lc.llama_memory_clear(loop.mem, True)
         held = 0
-        for context in LADDER:
+        for context in contexts:
             loop.drop_from(held)
             loop.fill(filler[held:context], held)  # the context itself is not timed
             held = context
             chunk = filler[context : context + BATCH]
-            best_eval = max(loop.eval_rate(chunk, context) for _ in range(REPEATS))
+            best_eval = max(loop.eval_rate(chunk, context) for _ in range(repeats))
             best_decode = max(
-                loop.decode_rate(filler[context], context, DECODE) for _ in range(REPEATS)
+                loop.decode_rate(filler[context], context, DECODE) for _ in range(repeats)
             )
             evals.append((context + BATCH / 2, round(best_eval, 1)))
             decodes.append((context + DECODE / 2, round(best_decode, 1)))
@@ -195,11 +201,11 @@ def measure(model_id: str, *, flash_attn: bool | None = None) -> Rates:
     return Rates(eval=tuple(evals), decode=tuple(decodes))
 
 
-def ladder(rates: Rates) -> list[dict[str, float]]:
-    """RATES as printed: each context of the ladder with its two rates."""
+def ladder(rates: Rates, contexts: Sequence[int] = LADDER) -> list[dict[str, float]]:
+    """RATES as printed: each of the CONTEXTS they were measured at with its two rates."""
     return [
         {"context": c, "eval_tps": e, "decode_tps": d}
-        for c, (_, e), (_, d) in zip(LADDER, rates.eval, rates.decode, strict=True)
+        for c, (_, e), (_, d) in zip(contexts, rates.eval, rates.decode, strict=True)
     ]
 
 
