@@ -17,6 +17,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]  # the repository: its docs, benchmarks, fixtures
 
+# The document set the evidence tests read (`documents`): a module of its own, as a second
+# conftest.py would be the `conftest` that other test modules import their helpers from.
+pytest_plugins = ["evidence_documents"]
+
 # A run started in the background by a shell without job control (`make test &`) inherits
 # SIGINT ignored, and so would every moot it starts: the tests that press Ctrl-C on a moot
 # need it delivered as at a terminal, so the children start with the default again.

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PDF_PAGES, write_pdf
+from evidence_documents import PDF_PAGES, write_pdf
 from moot.errors import Phrase, UsageError
 from moot.evidence import Library, open_library
 from moot.words import words

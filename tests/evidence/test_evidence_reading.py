@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import ZH_TXT
+from evidence_documents import ZH_TXT
 from moot.evidence import approx_tokens, open_library
 from moot.evidence.passages import cut, number, tidy
 

@@ -1,6 +1,6 @@
-"""A small realistic document set, written by the tests: a board pack as a multi-page PDF
-(reportlab), a design review as DOCX (python-docx), a Markdown memo with headings, a
-Chinese report as text, and an HTML page."""
+"""A small realistic document set, written by the tests (the `documents` fixture): a board
+pack as a multi-page PDF (reportlab), a design review as DOCX (python-docx), a Markdown memo
+with headings, a Chinese report as text, and an HTML page."""
 
 from __future__ import annotations
 
