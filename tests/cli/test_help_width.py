@@ -109,3 +109,12 @@ def test_help_at_a_real_80_column_terminal_width(cli: Cli) -> None:
     assert max(len(line) for line in lines) <= 80
     role = next(i for i, line in enumerate(lines) if "--role SEAT=REF" in line)
     assert "Bind one seat to a model" in lines[role]
+
+
+@pytest.mark.parametrize("command", ["tournament", "calibrate"])
+def test_a_default_the_help_states_is_not_said_twice(cli: Cli, command: str) -> None:
+    """A help that gives its range and default, "(1 or 2; 2)", gets no "[default: 2]" too."""
+    shown = " ".join(help_of(cli, [command], 200).replace("│", " ").split())
+    for option, metavar in (("--orders", "1|2"), ("--ballot", "METHOD"), ("--margin", "M")):
+        said = shown.split(f" {option} {metavar} ", 1)[1].split(" --", 1)[0]
+        assert re.search(r"; [\w.]+\)", said) and "[default:" not in said, said

@@ -13,7 +13,18 @@ from moot.tournaments.settings import BallotSettings, help_of, option_of
 # The defaults a command line gives: the declarations' own.
 DEFAULT = BallotSettings()
 
-Orders = Annotated[int, typer.Option(option_of("orders"), help=help_of("orders"), metavar="1|2")]
-Ballot = Annotated[str, typer.Option(option_of("method"), help=help_of("method"), metavar="METHOD")]
-Margin = Annotated[float, typer.Option(option_of("margin"), help=help_of("margin"), metavar="M")]
+# Their help says the range and the default, "(1 or 2; 2)", as the format parameters' does:
+# typer's "[default: 2]" would say it twice.
+Orders = Annotated[
+    int,
+    typer.Option(option_of("orders"), help=help_of("orders"), metavar="1|2", show_default=False),
+]
+Ballot = Annotated[
+    str,
+    typer.Option(option_of("method"), help=help_of("method"), metavar="METHOD", show_default=False),
+]
+Margin = Annotated[
+    float,
+    typer.Option(option_of("margin"), help=help_of("margin"), metavar="M", show_default=False),
+]
 Reasons = Annotated[bool, typer.Option(help=help_of("reasons"))]

@@ -59,7 +59,7 @@ class BallotSettings(BaseModel):
     margin: float = setting(
         MARGIN,
         "A verdict within this of even (P(proposition) between ½−m and ½+m) is undecided "
-        "(0-0.45; 0.1).",
+        "(0–0.45; 0.1).",
         ge=0.0,
         le=0.45,
     )
