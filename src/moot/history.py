@@ -57,6 +57,7 @@ class SavedDebate:
     language: str = "en"  # the debate's, as its files record it
     entry: Path | None = None  # its entry in the index: saved outside the data directory
     error: MootError | None = field(default=None, compare=False, repr=False)  # the problem's
+    dry_run: bool = False  # scripted words (`--dry-run`), no model's: said beside its status
 
     @property
     def status(self) -> str:
@@ -132,6 +133,7 @@ def _summary(folder: Path) -> SavedDebate | None:
         turns,
         finished,
         language=str(data.get("language", "en")),
+        dry_run=bool((data.get("params") or {}).get("dry_run")),
     )
 
 

@@ -41,13 +41,16 @@ def test_history_list_keeps_ids_and_folders_whole(cli: Cli, tmp_path: Path) -> N
     assert whole_on_a_line(narrow.stdout, str(out))
     for debate in ids:
         assert whole_on_a_line(narrow.stdout, debate), narrow.stdout
-    assert whole_on_a_line(narrow.stdout, "20") and "tea beats coffee" in narrow.stdout
+    assert whole_on_a_line(narrow.stdout, "20")
+    assert "tea beats coffee" in " ".join(narrow.stdout.split())  # a motion wraps at words
     alone = tmp_path / "alone"  # no folder elsewhere: the table fits 200 columns
     assert cli("run", MOTION, *RUN, home=alone).returncode == 0
     (only,) = [p.name for p in (alone / "debates").iterdir()]
     wide = cli("history", "list", home=alone, env={"COLUMNS": "200"})
     row = next(line for line in wide.stdout.splitlines() if only in line)
     assert row.startswith("│") and "finished" in row  # one row of a table
+    # A dry run's words are scripted: the list says so, in the table and in its lines.
+    assert "finished, dry run" in row and "dry run ·" in " ".join(narrow.stdout.split())
 
 
 def test_models_info_keeps_the_files_path_whole(cli: Cli, tmp_path: Path) -> None:

@@ -54,7 +54,7 @@ def list_() -> None:
     if elsewhere:
         table.add_column("folder", no_wrap=True)
     for d in saved:
-        row = [safe(d.id), safe(d.format), str(d.turns), d.status, safe(d.motion)]
+        row = [safe(d.id), safe(d.format), str(d.turns), _status(d), safe(d.motion)]
         table.add_row(*row, *([safe(str(d.path)) if d.entry else ""] if elsewhere else []))
     wide = console.options.update_width(10**6)
     if console.measure(table, options=wide).minimum <= console.width:
@@ -68,12 +68,17 @@ def list_() -> None:
         err.print("[dim]hint:[/] `moot history rm ID` deletes a debate", highlight=False)
 
 
+def _status(d: history.SavedDebate) -> str:
+    """Its status, and that its words are scripted where it was a dry run."""
+    return f"{d.status}, dry run" if d.dry_run else d.status
+
+
 def _listed(console: Console, saved: list[history.SavedDebate]) -> None:
     """Each debate as a few lines: its id and its folder each on one line, never wrapped
     (they are typed back and copied), then what it is."""
     for d in saved:
         console.print(f"[bold]{safe(d.id)}[/]", highlight=False, soft_wrap=True)
-        what = f"{safe(d.format)} · {d.turns} turns · {d.status} · {safe(d.motion)}"
+        what = f"{safe(d.format)} · {d.turns} turns · {_status(d)} · {safe(d.motion)}"
         console.print(Padding(what, (0, 0, 0, 2)), highlight=False)
         if d.entry is not None:
             console.print(f"  [dim]{safe(str(d.path))}[/]", highlight=False, soft_wrap=True)
