@@ -604,6 +604,8 @@ def test_a_verdict_that_fails_to_parse_is_kept_only_as_metadata(
     saved = (tmp_path / "out" / "transcript.json").read_text() + json.dumps(state(moot_home))
     assert "not json" not in saved and "both" not in saved and "x" * 400 not in saved
     assert state(moot_home)["status"] == "incomplete"
+    # Every round was held: the rounds did not end early, the verdict is what failed.
+    assert result.transcript.stop_reason == "completed"
 
 
 def test_a_judge_that_times_out_is_a_failure_of_the_synthesis(

@@ -306,7 +306,9 @@ def run(engine: Engine, topic: str, params: ChallengeParams) -> dict[str, Any]:
     state.verdict = _state_verdict(verdict, state)
     state.moot.verdict = verdict
     debate.save()
-    engine.stop("completed" if state.status == "completed" else "incomplete")
+    # Why the rounds ended: every one held, whatever became of the verdict after them (a
+    # judge that failed is said on its own: "No verdict: the judge failed (…)").
+    engine.stop("completed" if completed == params.rounds else "incomplete")
     return _result(debate, verdict, completed)
 
 
