@@ -183,6 +183,9 @@ class DebateSetup:
     # "This House Believes That cities should ban cars"): what its folder is named after,
     # from every front end (history.claim). Empty: the motion.
     asked: str = ""
+    # The documents given with --evidence, as absolute paths: read into passages before any
+    # model loads (debates.evidence). Empty: none.
+    evidence: tuple[Path, ...] = ()
 
     def __post_init__(self) -> None:
         self.asked = self.asked or self.motion
@@ -215,6 +218,8 @@ def format_params(fmt: Format, given: FormatParams, models: tuple[str, ...] = ()
     the format does not read is refused, not ignored; None (or nothing, for one given several
     times) is a parameter not given."""
     given = {name: value for name, value in given.items() if value not in (None, (), [])}
+    if isinstance(given.get("evidence"), str | Path):  # one document named alone
+        given["evidence"] = (given["evidence"],)
     refuse_unknown(given, prefix="params.")
     for name in given:
         if name not in fmt.reads:
@@ -288,6 +293,7 @@ def prepare(
                 name=fmt.name,
                 roles=", ".join(cast.roles),
             )
+    documents = given_documents(chosen.params.get("evidence"))
     for ref in (*chosen.models, *chosen.roles.values()) if check_models else ():
         check_model_ref(ref)  # last: it reads model headers
     return DebateSetup(
@@ -303,7 +309,23 @@ def prepare(
         temperatures=dict(chosen.temperatures),
         prompts_root=chosen.prompts,
         run=chosen.run,
+        evidence=documents,
     )
+
+
+def given_documents(given: object) -> tuple[Path, ...]:
+    """The --evidence paths (validated by the format already), absolute, each checked to
+    exist and each folder walked for its count of files, before anything is read."""
+    if not given:
+        return ()
+    named = [given] if isinstance(given, str | Path) else list(given)  # type: ignore[call-overload]
+    paths = tuple(Path(p).expanduser().absolute() for p in named)
+    from moot.errors import concerning
+    from moot.evidence.sources import find
+
+    with concerning("params.evidence"):
+        find(list(paths))
+    return paths
 
 
 # -- the config file's defaults ----------------------------------------------------------

@@ -274,9 +274,11 @@ _LABEL = re.compile(r"^" + _LABEL_TEXT, re.IGNORECASE)
 _LINE_LABEL = re.compile(r"(?<=\n)[ \t]*(?:" + _LABEL_TEXT + r")", re.IGNORECASE)
 # A line that is only a stage direction: "*clears throat*", "(Applause)", "[pauses]".
 _STAGE = re.compile(r"(?m)^[ \t]*(?:\*[^*\n]{1,60}\*|\([^)\n]{1,60}\)|\[[^\]\n]{1,60}\])[ \t]*$")
-# Template placeholders: "[Your Name]", "[Insert point]", "[Opponent's name]".
+# Template placeholders: "[Your Name]", "[Insert point]", "[Opponent's name]"; never a
+# passage's id cited ("[topic-notes.md ¶2]": an id holds a ¶).
 _PLACEHOLDER = re.compile(
-    r"\[(?:your|my|insert|speaker|opponent|name|date|topic)[^\]\n]{0,40}\]", re.IGNORECASE
+    r"\[(?![^\]\n]*¶)(?:your|my|insert|speaker|opponent|name|date|topic)[^\]\n]{0,40}\]",
+    re.IGNORECASE,
 )
 # A speaker describing the debate instead of speaking in it.
 _ABOUT_DEBATE = re.compile(

@@ -17,7 +17,7 @@ from pydantic import (
 
 from moot.config import validate_params
 from moot.errors import UsageError
-from moot.formats.base import RunOptions, param
+from moot.formats.base import Documents, RunOptions, documents_param, param
 from moot.records.transcript import reading_saved
 
 Effort = Literal["low", "medium", "high", "max"]
@@ -35,6 +35,7 @@ class ChallengeOptions(BaseModel):
     effort: Effort | None = param(
         None, "low, medium, high or max", label={"en": "Effort", "zh": "力度"}
     )
+    evidence: Documents = documents_param()
 
 
 class ChallengeParams(BaseModel):
