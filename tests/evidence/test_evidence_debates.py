@@ -151,9 +151,12 @@ def test_a_judge_is_told_which_citations_held(tmp_path: Path, documents: Path) -
     assert "supported: the passage exists and says this" in told
     assert "unsupported: no such passage" in told
     assert "unsupported: the passage does not say this" in told
-    # A seat that speaks for a side is never shown the checks of the others' citations.
+    # The chair's verdict, a speech of no side, is told them too; a side's speech never is.
     speeches = [r for r in model.requests if r.reply_schema is None]
-    assert not any("was checked against" in r.messages[-1].content for r in speeches)
+    chair = [r for r in speeches if r.session == "chair"]
+    assert chair and told_checks in chair[-1].messages[-1].content
+    sides = [r for r in speeches if r.session in ("proposition", "opposition", "devil")]
+    assert sides and not any(told_checks in r.messages[-1].content for r in sides)
 
 
 def test_a_resumed_debate_reuses_the_cached_index_and_shows_the_same_passages(

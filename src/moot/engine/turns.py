@@ -380,7 +380,9 @@ class Engine:
         shown = self._shown(
             role, step, variables, max_tokens, follows, prior, one_question=one_question
         )
-        appendix = self._passages_text(shown)
+        # A side's speech is shown passages; a seat of no side (a chair, a summariser) what
+        # checking the citations so far found.
+        appendix = self._passages_text(shown) if role.side else self._checks_text(role)
         if prior is not None:
             # What it was asked, for a later step that goes on its conversation.
             reminder = self._reminder(prior.redraw, limit)
@@ -514,8 +516,8 @@ class Engine:
         return text or None
 
     def _checks_text(self, role: Role) -> str | None:
-        """What a seat that speaks for no side (a judge) is told of the citations made so
-        far; nothing where none was made."""
+        """What a seat that speaks for no side (a judge, a chair) is told of the citations
+        made so far; nothing where none was made."""
         if self.documents is None or role.side:
             return None
         found = documents.checked_variables(self.transcript.turns, self.labels)
