@@ -28,7 +28,7 @@ MOTIONS = {
 }
 SHORT = {  # the fewest rounds each format takes
     "oxford": {"max_rounds": 3},
-    "decision": {"rounds": 1, "positions": ["build", "wait"]},
+    "decision": {"rounds": 0, "positions": ["hedge", "wait"]},
     "challenge": {"rounds": 1},
     "adversarial": {"rounds": 1},
 }
@@ -71,6 +71,7 @@ def main() -> None:
     parser.add_argument("--lang", default="en", choices=sorted(MOTIONS))
     parser.add_argument("--seeds", type=int, default=3, help="debates, seeds 1..N")
     parser.add_argument("--max-tokens", type=int, default=None, help="cap on tokens a speech")
+    parser.add_argument("--call-timeout", type=float, default=240.0, help="seconds a call")
     args = parser.parse_args()
     models = args.model or ["smollm2-135m"]
     if args.format == "adversarial" and len(models) < 2:
@@ -87,7 +88,7 @@ def main() -> None:
                 lang=args.lang,
                 seed=seed,
                 out=Path(tmp) / f"debate-{seed}",
-                run={"max_tokens": args.max_tokens} if args.max_tokens else None,
+                run={"max_tokens": args.max_tokens, "call_timeout_s": args.call_timeout},
                 evidence=[str(folder)],
                 **SHORT[args.format],
             )

@@ -213,3 +213,21 @@ def test_without_documents_nothing_changes(tmp_path: Path) -> None:
     saved = json.loads((tmp_path / "out" / "transcript.json").read_text())
     assert "evidence" not in saved and all("evidence" not in t for t in saved["turns"])
     assert not model.planted and not (tmp_path / "out" / "evidence").exists()
+
+
+@pytest.mark.parametrize("given", ["missing", "empty", "notes.csv"])
+def test_documents_with_nothing_to_read_exit_2_in_one_line_and_leave_nothing(
+    cli: Any, tmp_path: Path, given: str
+) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "notes.csv").write_text("a,b\n1,2\n")
+    out = tmp_path / "out"
+    proc = cli(
+        "run", MOTIONS["en"], "--dry-run", "--yes", "--quiet", "--max-rounds", "3",
+        "--evidence", str(tmp_path / given), "--out", str(out), home=tmp_path / "home",
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 2 and lines[1].startswith("hint:"), lines
+    assert str(tmp_path / given) in lines[0]
+    assert not out.exists()  # no folder, no cache

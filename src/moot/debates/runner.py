@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date
@@ -280,7 +281,13 @@ class DebateRun:
         if s.out_dir is not None:
             make_private_dir(s.out_dir)
             cache = s.out_dir / "evidence"
-        library = open_library(paths, cache=cache)
+        fresh = cache is not None and not os.path.lexists(cache)
+        try:
+            library = open_library(paths, cache=cache)
+        except BaseException:
+            if fresh and cache is not None:  # nothing to read: no cache left behind
+                shutil.rmtree(cache, ignore_errors=True)
+            raise
         said = words(s.language)
         for skipped in library.skipped:
             shown = said.error(skipped.reason)

@@ -653,7 +653,7 @@ def test_evidence_on_the_command_line_reaches_the_transcript(
 @pytest.mark.parametrize(
     ("extra", "says"),
     [
-        (["--evidence", "missing.md"], "--evidence missing.md does not exist"),
+        (["--evidence", "missing.md"], "evidence missing.md does not exist"),
         (["--evidence", "missing/"], "missing does not exist"),
         (["--format", "oxford", "--evidence", "missing/"], "missing does not exist"),
     ],
@@ -689,9 +689,10 @@ def test_evidence_from_python_takes_one_path_or_several(tmp_path: Path) -> None:
         params = format_params(FORMAT, chosen.params, ("a", "b"))
         assert isinstance(params, AdversarialParams)
         assert [e.name for e in params.evidence] == read
-    # Every format takes documents; only this one also shows a text file whole.
+    # Every format takes documents, as absolute paths; only this one shows a text file whole.
     chosen = debate_settings(QUESTION, format="challenge", evidence=str(one))
-    assert "evidence" not in format_params(get_format("challenge"), chosen.params).model_dump()
+    params = format_params(get_format("challenge"), chosen.params)
+    assert params.evidence == (one.absolute(),)  # type: ignore[attr-defined]
 
 
 def test_a_folder_or_a_pdf_is_read_for_passages_never_shown_whole(tmp_path: Path) -> None:

@@ -73,6 +73,7 @@ class DecisionParams(BaseModel):
     rounds: Rounds = 1
     positions: tuple[str, ...] = ()  # given with --positions; empty: inferred in Phase 0
     out_of_scope: tuple[str, ...] = ()
+    evidence: Documents = ()  # the documents given: the engine reads them, not the format
 
 
 # A model's framing is kept shorter than what a user may type: a position is a few words.
