@@ -231,3 +231,37 @@ def test_documents_with_nothing_to_read_exit_2_in_one_line_and_leave_nothing(
     assert len(lines) == 2 and lines[1].startswith("hint:"), lines
     assert str(tmp_path / given) in lines[0]
     assert not out.exists()  # no folder, no cache
+
+
+class _Pool:
+    """Scripted models by reference: the speakers cite, each judge is a model of its own."""
+
+    def __init__(self) -> None:
+        self.models: dict[str, ScriptedModel] = {}
+
+    def get(self, ref: str) -> ScriptedModel:
+        if ref not in self.models:
+            self.models[ref] = Citing() if ref == "speaker" else ScriptedModel(model_id=ref)
+        return self.models[ref]
+
+
+@pytest.mark.usefixtures("moot_home", "any_model_name")
+def test_moot_judge_asks_a_new_judge_what_the_first_was_told_though_the_documents_be_gone(
+    tmp_path: Path, documents: Path
+) -> None:
+    import shutil
+
+    import moot
+
+    pool = _Pool()
+    moot.debate(
+        MOTIONS["en"], model="speaker", roles={"judge": "original-judge"}, seed=5,
+        out=tmp_path / "debate", pool=pool, max_rounds=3, evidence=[str(documents)],
+    )  # fmt: skip
+    shutil.rmtree(documents)
+    again = _Pool()
+    moot.judge(tmp_path / "debate" / "transcript.json", judges=["new-judge"], pool=again)
+    first = [r.messages for r in pool.models["original-judge"].requests]
+    new = again.models["new-judge"].requests
+    assert new and all(r.messages in first for r in new)
+    assert any("was checked against the documents" in r.messages[-1].content for r in new)

@@ -88,6 +88,26 @@ class Documents:
         return TurnEvidence(shown=[p.id for p in shown], citations=citations)
 
 
+class _Kept:
+    """The passages a saved debate used, as its transcript keeps them: enough to show a
+    replayed speech what it was shown, never to search or check anew."""
+
+    def __init__(self, passages: dict[str, str]) -> None:
+        from moot.evidence import Passage
+
+        self._by_id = {i: Passage(i, i.split(" ")[0], "", 0, text) for i, text in passages.items()}
+
+    def get(self, cited: str) -> Passage | None:
+        return self._by_id.get(cited)
+
+
+def kept(record: DebateEvidence) -> Documents:
+    """A saved debate's documents as its transcript keeps them (`moot judge`: its speeches
+    replayed, its judges asked again with the prompts they were given, though the
+    documents be gone)."""
+    return Documents(_Kept(dict(record.passages)), record.model_copy(deep=True))  # type: ignore[arg-type]
+
+
 def variables(passages: Sequence[Passage]) -> dict[str, Any]:
     """The evidence step's variables: the passages, each its id and text."""
     return {"passages": [{"id": p.id, "text": p.text} for p in passages]}
@@ -117,9 +137,10 @@ SAMPLE_CHECKED = {
             "speaker": "Proposition",
             "round": 1,
             "citations": [
-                {"cited": "report.pdf p.2 ¶1", "id": "report.pdf p.2 ¶1", "quote": None,
+                {"cited": "report.pdf p.2 ¶1", "id": "report.pdf p.2 ¶1", "quote": quote,
                  "check": check}
-                for check in ("ok", "unknown_id", "quote_not_found")
+                for check, quote in (("ok", None), ("ok", "Revenue rose"),
+                                     ("unknown_id", None), ("quote_not_found", "It fell"))
             ],
         }
     ]
