@@ -265,3 +265,26 @@ def test_moot_judge_asks_a_new_judge_what_the_first_was_told_though_the_document
     new = again.models["new-judge"].requests
     assert new and all(r.messages in first for r in new)
     assert any("was checked against the documents" in r.messages[-1].content for r in new)
+
+
+class _Small(Citing):
+    """A model whose context leaves no room for passages beside the prompt and the reply."""
+
+    n_ctx = 64
+
+
+def test_no_passage_is_shown_where_the_models_context_leaves_no_room(
+    tmp_path: Path, documents: Path
+) -> None:
+    chosen = settings(
+        motion=MOTIONS["en"], seed=5, run={"dry_run": True},
+        params={"max_rounds": 3, "evidence": [str(documents)]},
+    )  # fmt: skip
+    setup = prepare(chosen, out_dir=tmp_path / "out", check_models=False)
+    result = DebateRun(setup, model_factory=lambda ref: _Small()).run()
+    assert all(t.evidence is None or not t.evidence.shown for t in result.transcript.turns)
+    roomy = type("Roomy", (Citing,), {"n_ctx": 100_000})
+    setup = prepare(chosen, out_dir=tmp_path / "again", check_models=False)
+    result = DebateRun(setup, model_factory=lambda ref: roomy()).run()
+    shown = [t.evidence.shown for t in result.transcript.turns if t.evidence and t.evidence.shown]
+    assert shown  # a context with room: the debate's budget, 600 tokens, holds several
