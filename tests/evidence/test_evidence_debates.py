@@ -288,3 +288,18 @@ def test_no_passage_is_shown_where_the_models_context_leaves_no_room(
     result = DebateRun(setup, model_factory=lambda ref: roomy()).run()
     shown = [t.evidence.shown for t in result.transcript.turns if t.evidence and t.evidence.shown]
     assert shown  # a context with room: the debate's budget, 600 tokens, holds several
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_dry_run_cites_a_passage_in_every_speech_shown_one_and_each_holds(
+    tmp_path: Path, documents: Path, lang: str
+) -> None:
+    chosen = settings(
+        motion=MOTIONS[lang], lang=lang, seed=5, run={"dry_run": True},
+        params={"max_rounds": 3, "evidence": [str(documents)]},
+    )  # fmt: skip
+    result = DebateRun(prepare(chosen, out_dir=tmp_path / "out", check_models=False)).run()
+    shown = [t for t in result.transcript.turns if t.evidence and t.evidence.shown]
+    assert shown
+    for turn in shown:
+        assert [c.check for c in turn.evidence.citations] == ["ok"]  # type: ignore[union-attr]
