@@ -355,12 +355,15 @@ def copy_spans(texts: Sequence[str], language: str, motion: str = "") -> frozens
 
 
 _LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
+_CITED = re.compile(r"\[[^\[\]\n]*¶[^\[\]\n]*\]|【[^【】\n]*¶[^【】\n]*】")
 
 
 def foreign(sentence: str, language: str) -> str | None:
     """The language a SENTENCE of a debate in LANGUAGE is in instead, when it is mostly in
     another: Latin-script words in a Chinese debate, Chinese characters in an English one.
-    A term or two (a name, "AI", "GDP") is not a change of language."""
+    A term or two (a name, "AI", "GDP") is not a change of language, nor is a passage's id
+    cited (`[board-pack.pdf p.2 ¶2]`: a file's name, in whatever language it has)."""
+    sentence = _CITED.sub(" ", sentence)
     han = len(_HAN.findall(sentence))
     latin = len(re.findall(r"[A-Za-z]{2,}", sentence))
     if language == "zh" and latin >= 3 and latin > han:

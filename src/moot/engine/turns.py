@@ -406,8 +406,8 @@ class Engine:
             return self._record(self._cited(turn, shown, label), label)
         others = [t.text for t in self.transcript.turns if t.role != role_name and t.data is None]
         shared = shared_text(self.transcript.motion, variables.get("evidence"))
-        if shown:  # a passage quoted is the documents' words, nobody's
-            shared = "\n".join([shared, *(p.text for p in shown)])
+        if shown:  # a passage quoted, or its id cited, is the documents' words, nobody's
+            shared = "\n".join([shared, *(f"[{p.id}] {p.text}" for p in shown)])
         voice = voice_for(role.side, self.language, others, shared)
         # One draw again for a reply that opens wrongly or is degenerate; one with thinking
         # off for a reply that is all reasoning. The attempt numbers the seed.

@@ -111,10 +111,12 @@ def _echo(request: ChatRequest) -> str:
     # too few to read as copying another seat's speech (twenty characters in a row are).
     if _HAN.search(quoted):
         quoted = quoted[:12]
-    # Shown passages of the debate's documents: the first, cited as the prompt asks.
+    # Shown passages of the debate's documents: the first, cited as the prompt asks, in a
+    # sentence of its own (within the quoted words' sentence it would make ten words in
+    # a row that another seat's echo says too: copying).
     cited = _PASSAGE.search(request.messages[-1].content if request.messages else "")
-    source = f" [{cited.group(1)}]" if cited else ""
-    return f"[{request.session or 'speaker'}] responding to: {quoted}{source}."
+    source = (" 见" if _HAN.search(quoted) else " See") + f" [{cited.group(1)}]." if cited else ""
+    return f"[{request.session or 'speaker'}] responding to: {quoted}.{source}"
 
 
 def _first_echo(request: ChatRequest) -> str:
