@@ -25,9 +25,9 @@ def test_a_real_debate_given_documents_records_its_ledger(
     proc = cli.subprocess(
         "run", "Northwind Logistics should hedge its diesel purchases",
         "--format", "decision", "--positions", "hedge", "--positions", "wait",
-        "--rounds", "0", "--yes", "--max-tokens", "48", "--seed", "3",
+        "--rounds", "0", "--yes", "--max-tokens", "48", "--seed", "3", "--call-timeout", "1800",
         "--evidence", str(documents), "--out", str(out), "--quiet",
-        env={"MOOT_HOME": str(REAL_HOME)}, timeout=900,
+        env={"MOOT_HOME": str(REAL_HOME)}, timeout=1800,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     saved = json.loads((out / "transcript.json").read_text(encoding="utf-8"))
