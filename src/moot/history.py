@@ -37,6 +37,9 @@ from moot.records.transcript import DebateRecord, Record, Transcript, Turn, Turn
 JOURNAL = "journal.jsonl"
 TRANSCRIPT = "transcript.json"
 JUDGED = "judged"  # `moot judge` writes judged/<judge>.json beside the transcript
+# A debate given documents caches their paragraphs and index here (moot.evidence).
+EVIDENCE = "evidence"
+_EVIDENCE_PARTS = {"paragraphs", "index"}
 LAST = "last"  # names the most recent saved debate
 ELSEWHERE = "saved-elsewhere"  # the index of debates saved outside the data directory
 _ENTRY_LIMIT = 16 * files.KIB  # an index entry: one folder's path
@@ -423,6 +426,36 @@ def html_page(debate: SavedDebate) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Citations:
+    """What checking one seat's citations found over a debate (`Turn.evidence`)."""
+
+    role: str
+    held: int = 0
+    unknown: int = 0  # ids no passage has
+    misquoted: int = 0  # quotations the passage cited does not hold
+
+    @property
+    def total(self) -> int:
+        return self.held + self.unknown + self.misquoted
+
+
+def citations(debate: SavedDebate) -> list[Citations]:
+    """Each seat's citations and what checking them found, in the order the seats first
+    spoke; none for a debate given no documents."""
+    counts: dict[str, dict[str, int]] = {}
+    for turn in speeches_of(debate):
+        if turn.evidence is None:
+            continue
+        seat = counts.setdefault(turn.role, {"ok": 0, "unknown_id": 0, "quote_not_found": 0})
+        for c in turn.evidence.citations:
+            seat[c.check] += 1
+    return [
+        Citations(role, c["ok"], c["unknown_id"], c["quote_not_found"])
+        for role, c in counts.items()
+    ]
+
+
 def turns(debate: SavedDebate) -> list[dict[str, Any]]:
     """The debate's finished turns: from its transcript, or from its journal if it did
     not finish."""
@@ -457,7 +490,8 @@ def deletable(ref: str | SavedDebate) -> SavedDebate:
 def _only_moots(debate: SavedDebate) -> None:
     """Refuse to delete the folder of DEBATE, saved elsewhere, unless it still looks like a
     debate moot wrote: a folder (not a symlink), its files readable, and nothing in it but
-    the journal, the transcript, a format's document and `moot judge`'s judged/*.json."""
+    the journal, the transcript, a format's document, `moot judge`'s judged/*.json and the
+    cache of its documents (evidence/)."""
     from moot.formats import NAMES, get_format
 
     folder = debate.path
@@ -471,6 +505,10 @@ def _only_moots(debate: SavedDebate) -> None:
         for entry in os.scandir(folder):
             if entry.name in own and entry.is_file(follow_symlinks=False):
                 continue
+            if entry.name == EVIDENCE and entry.is_dir(follow_symlinks=False):
+                parts = {e.name for e in os.scandir(entry.path)}
+                if parts <= _EVIDENCE_PARTS:
+                    continue
             if entry.name == JUDGED and entry.is_dir(follow_symlinks=False):
                 stray = [
                     j.name

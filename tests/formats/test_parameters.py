@@ -180,9 +180,9 @@ def test_the_options_keep_their_names_and_the_formats_their_parameters() -> None
         "evidence": "--evidence",
     }
     assert {name: set(get_format(name).reads) for name in NAMES} == {
-        "oxford": {"min_score", "max_rounds", "judge_rubric"},
-        "decision": {"rounds", "preset", "positions", "out_of_scope"},
-        "challenge": {"rounds", "effort"},
+        "oxford": {"min_score", "max_rounds", "judge_rubric", "evidence"},
+        "decision": {"rounds", "preset", "positions", "out_of_scope", "evidence"},
+        "challenge": {"rounds", "effort", "evidence"},
         "adversarial": {"rounds", "continue_from", "evidence"},
     }
 

@@ -609,7 +609,12 @@ def test_the_formats_describe_their_seats_and_rules(client: httpx.Client) -> Non
     assert set(formats) == {"oxford", "decision", "challenge", "adversarial"}
     oxford = formats["oxford"]
     assert oxford["roles"] == ["proposition", "opposition", "devil", "chair", "judge"]
-    assert [p["name"] for p in oxford["params"]] == ["min_score", "max_rounds", "judge_rubric"]
+    assert [p["name"] for p in oxford["params"]] == [
+        "min_score", "max_rounds", "judge_rubric", "evidence"
+    ]  # fmt: skip
+    # Every format takes documents, one path a line.
+    assert all(("evidence", "array") in [(p["name"], p["kind"]) for p in f["params"]]
+               for f in formats.values())  # fmt: skip
     adversarial = formats["adversarial"]["params"]
     assert [(p["name"], p["kind"]) for p in adversarial] == [
         ("rounds", "integer"),

@@ -102,6 +102,7 @@ def show(
     document = history.document(d)
     if document is not None:
         show_document(console, document)
+        _show_citations(console, d)
         return
     turns = history.turns(d)
     said = words(d.language)  # an unfinished debate's turns, headed in its language
@@ -111,6 +112,29 @@ def show(
         role, step = (safe(said.name(str(turn.get(k, "?")), d.format)) for k in ("role", "step"))
         console.print(f"[bold]{role} · {step}[/]", highlight=False)
         console.print(printable(str(turn.get("text", ""))), highlight=False, markup=False)
+
+
+def _show_citations(console: Console, d: history.SavedDebate) -> None:
+    """Each seat's citations of the debate's documents and what checking them found."""
+    counted = history.citations(d)
+    if not counted:
+        return
+    said = words(d.language)
+    console.print(f"[bold]{said.say('citations_heading')}[/]", highlight=False)
+    for c in counted:
+        line = said.say(
+            "citations_of_seat",
+            seat=safe(_capital(said.name(c.role, d.format).replace("_", " "))),
+            total=c.total,
+            held=c.held,
+            unknown=c.unknown,
+            misquoted=c.misquoted,
+        )
+        console.print(f"  {line}", highlight=False)
+
+
+def _capital(name: str) -> str:
+    return name[:1].upper() + name[1:]
 
 
 @history_app.command()

@@ -22,6 +22,7 @@ from moot._version import __version__
 from moot.config import RunSettings
 from moot.debates.runner import DebateRun, setup_from_record
 from moot.debates.settings import check_model_ref
+from moot.engine import evidence
 from moot.engine.rules import hollow
 from moot.engine.turns import Decide, Engine, Role, choice_record, is_failed
 from moot.errors import MootError, StructuredReplyError, UsageError
@@ -250,10 +251,13 @@ class RejudgeEngine(Engine):
         shown = {**variables, "round": rnd}
         follows = shown.pop("follows", None)  # a step that goes on a saved turn's conversation
         index = len(self.transcript.turns)
-        read = self._read(role, step, shown, decide, index, follows) if decide else {}
+        told = self._checks_text(role)  # what the citations' checks found, as then
+        read = self._read(role, step, shown, decide, index, follows, told) if decide else {}
         decided = {field: decide[field].settle(c) for field, c in read.items()} if decide else {}
         shown["decided"] = decided or None
-        request = self._request(role, step, shown, max_tokens, 0, structured=True, follows=follows)
+        request = self._request(
+            role, step, shown, max_tokens, 0, structured=True, follows=follows, appendix=told
+        )
         judged = JudgedTurn(
             index=len(self.transcript.turns),
             round=rnd,
@@ -464,6 +468,10 @@ class Rejudging:
             transcript=blank,
             call_timeout_s=setup.run.call_timeout_s,
             replay=self.records,
+            # The passages each speech was shown and what its citations' checks found, as
+            # the original judge was told them.
+            documents=evidence.kept(saved.evidence) if saved.evidence else None,
+            labels=setup.format.seats(setup.params, setup.language),
         )
 
     def _result(

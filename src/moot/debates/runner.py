@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date
@@ -14,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from moot import speeches
 from moot.config import SESSION_CACHE_MB, THINK_BUDGET, Decoding, RunSettings, Seed
 from moot.debates.settings import DebateSetup, Temperature
+from moot.engine.evidence import EVIDENCE_TOKENS, Documents, check_pack
 from moot.engine.turns import Engine, Role
 from moot.errors import MootError, UsageError
 from moot.events import Listener, Notice
@@ -24,10 +26,23 @@ from moot.inference.protocol import ChatModel
 from moot.inference.scripted import ECHO_FORM, EchoModel
 from moot.models import store
 from moot.models.catalog import default_model_id
-from moot.prompts import Language, PromptPack, check_engine_pack, engine_pack, load_pack
+from moot.prompts import (
+    Language,
+    PromptPack,
+    check_engine_pack,
+    engine_pack,
+    load_pack,
+)
 from moot.records.files import make_private_dir, write_atomic
 from moot.records.journal import Journal, check_version, load, validate
-from moot.records.transcript import DebateRecord, ModelInfo, Record, Transcript, Turn
+from moot.records.transcript import (
+    DebateEvidence,
+    DebateRecord,
+    ModelInfo,
+    Record,
+    Transcript,
+    Turn,
+)
 
 
 @dataclass(frozen=True)
@@ -179,6 +194,8 @@ class DebateRun:
 
         s = self.setup
         need = context_need(s.format, s.params, s.language)
+        if s.evidence:  # room for the passages a speech is shown
+            need += EVIDENCE_TOKENS
         known = [t for t in trained if t and t > 0]
         return memory.default_n_ctx(need, min(known) if known else None)
 
@@ -243,13 +260,60 @@ class DebateRun:
             ) from exc
         return journal
 
+    def documents(self) -> Documents | None:
+        """The documents given (--evidence) read into passages and indexed, before any
+        model loads: cached in the debate's folder (`evidence/`), where a resumed debate
+        finds them, a changed file read again. A file left out is a notice."""
+        s = self.setup
+        if not s.evidence:
+            return None
+        from moot.evidence import open_library
+        from moot.words import words
+
+        paths = list(s.evidence)
+        # The adversarial format shows a file of another kind named on its own whole: only
+        # it, never read for passages.
+        if s.format.name == "adversarial":
+            paths = [p for p in paths if p.is_dir() or p.suffix.lower() in _read_kinds()]
+            if not paths:
+                return None
+        cache = None
+        if s.out_dir is not None:
+            make_private_dir(s.out_dir)
+            cache = s.out_dir / "evidence"
+        fresh = cache is not None and not os.path.lexists(cache)
+        try:
+            library = open_library(paths, cache=cache)
+        except BaseException:
+            if fresh and cache is not None:  # nothing to read: no cache left behind
+                shutil.rmtree(cache, ignore_errors=True)
+            raise
+        said = words(s.language)
+        for skipped in library.skipped:
+            shown = said.error(skipped.reason)
+            self._tell(Notice("warn", f"{shown['message']} ({shown['hint']})"))
+        record = DebateEvidence(
+            paths=[str(p) for p in s.evidence],
+            files=library.files,
+            skipped=[str(k) for k in library.skipped],
+        )
+        return Documents(library, record)
+
+    def _tell(self, event: Notice) -> None:
+        for listener in self.listeners:
+            listener(event)
+
     def run(self) -> DebateResult:
         s = self.setup
         pack = self.pack()
+        documents = self.documents()
+        if documents is not None:
+            check_pack(engine_pack(s.language, root=s.prompts_root))
         models, infos = self._models(self.refs())
         if self.advise:
             self._advise()
         transcript = self._transcript(pack, infos)
+        transcript.evidence = documents.record if documents else None
         c = self.cast
         roles = {
             r: Role(
@@ -274,6 +338,8 @@ class DebateRun:
             ask=self.ask,
             replay=self.replay,
             rehearsal=s.run.dry_run,
+            documents=documents,
+            labels=s.format.seats(s.params, s.language),
         )
         try:
             transcript.result = s.format.run(engine, s.motion, s.params)
@@ -298,6 +364,12 @@ class DebateRun:
             )
             write_atomic(s.out_dir / s.format.document, f"{markdown.rstrip()}\n\n{every}")
         return DebateResult(transcript, s.out_dir, markdown)
+
+
+def _read_kinds() -> frozenset[str]:
+    from moot.evidence import KINDS
+
+    return frozenset(KINDS)
 
 
 def _write_error(exc: OSError, out: Path | None, journal: Journal | None) -> MootError:
@@ -370,6 +442,7 @@ class _Header(BaseModel):
     sampling: dict[str, Temperature] = Field(default_factory=dict)
     params: dict[str, Any] = Field(default_factory=dict)
     began: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$")
+    evidence: DebateEvidence | None = None
 
 
 _RUN_FIELDS = tuple(_SavedRun.model_fields)
@@ -426,6 +499,7 @@ def setup_from_record(
         run=run,
         began=h.began,
         echo=ran.echo,
+        evidence=tuple(Path(p) for p in h.evidence.paths) if h.evidence else (),
     )
 
 

@@ -199,9 +199,14 @@ class DebateSetup:
     # "This House Believes That cities should ban cars"): what its folder is named after,
     # from every front end (history.claim). Empty: the motion.
     asked: str = ""
+    # The documents given with --evidence, as absolute paths: read into passages before any
+    # model loads (debates.evidence). Empty: none.
+    evidence: tuple[Path, ...] = ()
 
     def __post_init__(self) -> None:
         self.asked = self.asked or self.motion
+        # A setup made from a format's params alone (a tournament's debate): its documents.
+        self.evidence = self.evidence or documents_in(self.params)
 
 
 def installed_models() -> tuple[tuple[str, int], ...]:
@@ -249,6 +254,8 @@ def format_params(fmt: Format, given: FormatParams, models: tuple[str, ...] = ()
                 format=fmt.name,
                 options=reads,
             )
+    if "evidence" in given:  # absolute, so a resumed debate finds them from anywhere
+        given["evidence"] = given_documents(given["evidence"])
     # The store is listed only if the format asks (challenge's --effort picks a model).
     return fmt.params(RunOptions(models=models, installed=installed_models, **given))
 
@@ -328,7 +335,35 @@ def prepare(
         temperatures=dict(chosen.temperatures),
         prompts_root=chosen.prompts,
         run=chosen.run,
+        # The adversarial format's params hold the text it shows whole, not the paths.
+        evidence=documents_in(params) or given_documents(chosen.params.get("evidence") or ()),
     )
+
+
+def documents_in(params: BaseModel) -> tuple[Path, ...]:
+    """The documents a format's params name (`--evidence`, made absolute by
+    `format_params`); none where its params keep none (the adversarial format's hold the
+    text it shows whole: its setup is given them by `prepare`)."""
+    found = getattr(params, "evidence", ())
+    if isinstance(found, tuple) and all(isinstance(p, Path) for p in found):
+        return found
+    return ()
+
+
+def given_documents(given: object) -> tuple[Path, ...]:
+    """The --evidence paths: one named alone, or several; each made absolute, checked to
+    exist and each folder walked for its count of files, before anything is read. A value
+    of another kind is left to the format's own check, which names it."""
+    if isinstance(given, str | Path):
+        given = (given,)
+    if not isinstance(given, list | tuple) or not all(isinstance(p, str | Path) for p in given):
+        return given  # type: ignore[return-value]
+    from moot.errors import concerning
+    from moot.evidence.sources import find
+
+    with concerning("params.evidence"):
+        find([Path(p) for p in given])  # a path is named as it was given
+    return tuple(Path(p).expanduser().absolute() for p in given)
 
 
 # -- the config file's defaults ----------------------------------------------------------

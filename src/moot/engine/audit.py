@@ -128,6 +128,11 @@ def check_debate(transcript: Transcript, sides: Mapping[str, tuple[str, ...]]) -
             t.text for t in transcript.turns[: turn.index] if t.role != turn.role and t.data is None
         ]
         given = [*_listed(transcript.params.get("evidence")), *_listed(result.get("supplied"))]
+        # The passages of the debate's documents the turn was shown: nobody's words, as
+        # the engine held them.
+        kept = transcript.evidence.passages if transcript.evidence else {}
+        if turn.evidence is not None:
+            given += [{"text": f"[{i}] {kept[i]}"} for i in turn.evidence.shown if i in kept]
         voice = voice_for(
             sides.get(turn.role, ()),
             transcript.language,

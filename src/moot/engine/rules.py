@@ -274,9 +274,11 @@ _LABEL = re.compile(r"^" + _LABEL_TEXT, re.IGNORECASE)
 _LINE_LABEL = re.compile(r"(?<=\n)[ \t]*(?:" + _LABEL_TEXT + r")", re.IGNORECASE)
 # A line that is only a stage direction: "*clears throat*", "(Applause)", "[pauses]".
 _STAGE = re.compile(r"(?m)^[ \t]*(?:\*[^*\n]{1,60}\*|\([^)\n]{1,60}\)|\[[^\]\n]{1,60}\])[ \t]*$")
-# Template placeholders: "[Your Name]", "[Insert point]", "[Opponent's name]".
+# Template placeholders: "[Your Name]", "[Insert point]", "[Opponent's name]"; never a
+# passage's id cited ("[topic-notes.md ¶2]": an id holds a ¶).
 _PLACEHOLDER = re.compile(
-    r"\[(?:your|my|insert|speaker|opponent|name|date|topic)[^\]\n]{0,40}\]", re.IGNORECASE
+    r"\[(?![^\]\n]*¶)(?:your|my|insert|speaker|opponent|name|date|topic)[^\]\n]{0,40}\]",
+    re.IGNORECASE,
 )
 # A speaker describing the debate instead of speaking in it.
 _ABOUT_DEBATE = re.compile(
@@ -353,12 +355,15 @@ def copy_spans(texts: Sequence[str], language: str, motion: str = "") -> frozens
 
 
 _LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
+_CITED = re.compile(r"\[[^\[\]\n]*¶[^\[\]\n]*\]|【[^【】\n]*¶[^【】\n]*】")
 
 
 def foreign(sentence: str, language: str) -> str | None:
     """The language a SENTENCE of a debate in LANGUAGE is in instead, when it is mostly in
     another: Latin-script words in a Chinese debate, Chinese characters in an English one.
-    A term or two (a name, "AI", "GDP") is not a change of language."""
+    A term or two (a name, "AI", "GDP") is not a change of language, nor is a passage's id
+    cited (`[board-pack.pdf p.2 ¶2]`: a file's name, in whatever language it has)."""
+    sentence = _CITED.sub(" ", sentence)
     han = len(_HAN.findall(sentence))
     latin = len(re.findall(r"[A-Za-z]{2,}", sentence))
     if language == "zh" and latin >= 3 and latin > han:

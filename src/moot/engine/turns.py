@@ -11,11 +11,13 @@ import hashlib
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
 from moot.config import THINK_BUDGET
+from moot.engine import evidence as documents
+from moot.engine.evidence import Documents
 from moot.engine.rules import (
     QUESTION_MARKS,
     QUESTION_TOKENS_PER_UNIT,
@@ -60,6 +62,9 @@ from moot.records.transcript import (
     saved_reply,
 )
 from moot.words import words
+
+if TYPE_CHECKING:
+    from moot.evidence import Passage
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -149,8 +154,14 @@ class Engine:
         ask: Callable[[str], str] | None = None,
         replay: list[Record] | None = None,
         rehearsal: bool = False,
+        documents: Documents | None = None,
+        labels: Mapping[str, str] | None = None,
     ) -> None:
         self.pack = pack
+        # The debate's documents (--evidence): passages shown to each speech, its citations
+        # checked, a judge told what the checks found. None: no documents were given.
+        self.documents = documents
+        self.labels = dict(labels or {})  # each seat's name in the debate's language
         self.roles = roles
         # A dry run: no model spoke, so a format leaves what lives outside the debate's own
         # folder (the challenge state file other tools read) as the last real debate left it.
@@ -297,6 +308,7 @@ class Engine:
         closer: str | None = None,
         reminder: str | None = None,
         follows: Turn | None = None,
+        appendix: str | None = None,
     ) -> ChatRequest:
         index = len(self.transcript.turns)
         free = structured is False
@@ -308,6 +320,8 @@ class Engine:
             repeat_penalty=SPEECH_REPEAT_PENALTY if free else 1.0,
         )
         user = self.pack.render(step, **variables)
+        if appendix:  # the passages of the debate's documents, or what their checks found
+            user = f"{user}\n\n{appendix}"
         if reminder:  # a draw again: what the first draw did that this one must not
             user = f"{user}\n\n{reminder}"
         return ChatRequest(
@@ -363,24 +377,37 @@ class Engine:
         self.emit(TurnStarted(index, round, role_name, step, label, True))
         variables["round"] = round
         prior = self._replayed(index, role_name, step)
+        shown = self._shown(
+            role, step, variables, max_tokens, follows, prior, one_question=one_question
+        )
+        # A side's speech is shown passages; a seat of no side (a chair, a summariser) what
+        # checking the citations so far found.
+        appendix = self._passages_text(shown) if role.side else self._checks_text(role)
         if prior is not None:
             # What it was asked, for a later step that goes on its conversation.
             reminder = self._reminder(prior.redraw, limit)
             request = self._request(
-                role, step, variables, max_tokens, 0, reminder=reminder, follows=follows
-            )
+                role, step, variables, max_tokens, 0, reminder=reminder, follows=follows,
+                appendix=appendix,
+            )  # fmt: skip
             self._asked[index] = request.messages
+            if self.documents is not None and prior.evidence is not None:
+                self.documents.remember(prior.evidence)
             if prior.reasoning:
                 self.emit(Token(role_name, prior.reasoning, reasoning=True))
             self.emit(Token(role_name, prior.text))
             return self._reuse(prior, label)
         if isinstance(role.model, HumanSeat):
             request = self._request(
-                role, step, variables, max_tokens, 0, think_budget=0, follows=follows
-            )
-            return self._human_speech(index, round, role, step, request, label, limit, accepted)
+                role, step, variables, max_tokens, 0, think_budget=0, follows=follows,
+                appendix=appendix,
+            )  # fmt: skip
+            turn = self._human_speech(index, round, role, step, request, label, limit, accepted)
+            return self._record(self._cited(turn, shown, label), label)
         others = [t.text for t in self.transcript.turns if t.role != role_name and t.data is None]
         shared = shared_text(self.transcript.motion, variables.get("evidence"))
+        if shown:  # a passage quoted, or its id cited, is the documents' words, nobody's
+            shared = "\n".join([shared, *(f"[{p.id}] {p.text}" for p in shown)])
         voice = voice_for(role.side, self.language, others, shared)
         # One draw again for a reply that opens wrongly or is degenerate; one with thinking
         # off for a reply that is all reasoning. The attempt numbers the seed.
@@ -392,7 +419,7 @@ class Engine:
             request = self._request(
                 role, step, variables, max_tokens, attempt,
                 think_budget=think, grammar=grammar, closer=closer, reminder=reminder,
-                follows=follows,
+                follows=follows, appendix=appendix,
             )  # fmt: skip
             show = lambda text: self.emit(Token(role.name, text))  # noqa: E731
             stream = Stream(show, limit, one_question, vet=not redrawn, voice=voice)
@@ -432,16 +459,90 @@ class Engine:
             for flag in (*cleaned, *([fitted.flag] if fitted.flag else [])):
                 turn.flags.append(flag)
                 self.notice(self._say("flagged", label, flag=flag), "warn")
-        return self._record(turn, label)
+        return self._record(self._cited(turn, shown, label), label)
+
+    # -- the debate's documents -----------------------------------------------------------
+
+    def _engine_words(self) -> PromptPack:
+        if self._engine_pack is None:
+            self._engine_pack = engine_pack(self.pack.language, root=self.pack.root)
+        return self._engine_pack
+
+    def _shown(
+        self,
+        role: Role,
+        step: str,
+        variables: dict[str, Any],
+        max_tokens: int,
+        follows: Turn | None,
+        prior: Turn | None,
+        *,
+        one_question: bool = False,
+    ) -> list[Passage]:
+        """The passages a speech of ROLE is shown: none without documents or for a seat
+        that speaks for no side; a saved turn's, as it was shown them; else those that
+        best match the motion and what the other side just claimed, within the debate's
+        budget and what the model's context leaves beside the prompt and the reply."""
+        docs = self.documents
+        if docs is None or not role.side or one_question:  # a question cites nothing
+            return []
+        if prior is not None:
+            return docs.again(prior.evidence.shown if prior.evidence else [])
+        claimed = next(
+            (
+                t.text
+                for t in reversed(self.transcript.turns)
+                if t.data is None and t.role != role.name and self._side_of(t.role) != role.side
+                and self._side_of(t.role)
+            ),
+            None,
+        )  # fmt: skip
+        room = docs.budget
+        n_ctx = getattr(role.model, "n_ctx", None)
+        if isinstance(n_ctx, int) and n_ctx > 0:
+            request = self._request(role, step, variables, max_tokens, 0, follows=follows)
+            asked = sum(docs.tokens(m.content) for m in request.messages)
+            room = n_ctx - asked - max_tokens - documents.MARGIN_TOKENS
+        return docs.passages(docs.query(self.transcript.motion, claimed), room)
+
+    def _side_of(self, role_name: str) -> tuple[str, ...]:
+        role = self.roles.get(role_name)
+        return role.side if role is not None else ()
+
+    def _passages_text(self, shown: list[Passage]) -> str | None:
+        if not shown:
+            return None
+        text = self._engine_words().render(documents.EVIDENCE_STEP, **documents.variables(shown))
+        return text or None
+
+    def _checks_text(self, role: Role) -> str | None:
+        """What a seat that speaks for no side (a judge, a chair) is told of the citations
+        made so far; nothing where none was made."""
+        if self.documents is None or role.side:
+            return None
+        found = documents.checked_variables(self.transcript.turns, self.labels)
+        if not found["speeches"]:
+            return None
+        return self._engine_words().render(documents.CHECKED_STEP, **found) or None
+
+    def _cited(self, turn: Turn, shown: list[Passage], label: str) -> Turn:
+        """TURN with its ledger: the passages it was shown, each citation checked; a notice
+        for each that does not hold."""
+        if self.documents is None:
+            return turn
+        turn.evidence = self.documents.ledger(shown, turn.text)
+        for c in turn.evidence.citations if turn.evidence else ():
+            if c.check != "ok":
+                said = self._say(f"citation_{c.check}", label, cited=c.cited)
+                self.notice(said, "warn")
+        return turn
 
     def _reminder(self, kind: str | None, limit: int | None) -> str | None:
         """What a turn drawn again is told, for the KIND of problem its first draw had (the
         engine pack's `redraw` step); nothing for a degenerate draw, which a seed mends."""
         if kind is None:
             return None
-        if self._engine_pack is None:
-            self._engine_pack = engine_pack(self.pack.language, root=self.pack.root)
-        return self._engine_pack.render(REDRAW, kind=kind, limit=limit or 0) or None
+        return self._engine_words().render(REDRAW, kind=kind, limit=limit or 0) or None
 
     def _human_speech(
         self,
@@ -478,7 +579,7 @@ class Engine:
         for flag in flags:
             turn.flags.append(flag)
             self.notice(self._say("flagged", label, flag=flag), "warn")
-        return self._record(turn, label)
+        return turn
 
     def _call_free(
         self, role: Role, request: ChatRequest, on_text: Callable[[str], bool]
@@ -523,13 +624,14 @@ class Engine:
         prior = self._replayed(index, role_name, step)
         if prior is not None:
             return saved_reply(prior, schema), self._reuse(prior, label)
+        appendix = self._checks_text(role)
         read: dict[str, Choice] = {}
         if decide and not isinstance(role.model, HumanSeat):
-            read = self._read(role, step, variables, decide, index, follows)
+            read = self._read(role, step, variables, decide, index, follows, appendix)
         decided = {field: decide[field].settle(c) for field, c in read.items()} if decide else {}
         request = self._request(
             role, step, {**variables, "decided": decided or None}, max_tokens, 0,
-            structured=True, follows=follows,
+            structured=True, follows=follows, appendix=appendix,
         )  # fmt: skip
         if isinstance(role.model, HumanSeat):
             parsed, took = role.model.fill(
@@ -560,6 +662,7 @@ class Engine:
         decide: Mapping[str, Decide],
         index: int,
         follows: Turn | None,
+        appendix: str | None = None,
     ) -> dict[str, Choice]:
         """Each field of DECIDE read as the model's probability over its options; nothing
         where the backend reads no probabilities (its reply then decides)."""
@@ -569,6 +672,8 @@ class Engine:
         read: dict[str, Choice] = {}
         for field, d in decide.items():
             user = self.pack.render(step, **{**variables, "reading": field, "decided": None})
+            if appendix:
+                user = f"{user}\n\n{appendix}"
             request = ChoiceRequest(
                 messages=self._messages(role, user, variables, follows),
                 field=field,

@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from types import UnionType
 from typing import Any, Literal, Union, cast, get_args, get_origin
 
@@ -52,6 +53,23 @@ def param(
     if label:
         shown["label"] = dict(label)
     return Field(default, description=help, json_schema_extra=shown, **constraints)
+
+
+# The documents a debate is given (`--evidence`, every format's): files and folders whose
+# passages the speakers are shown and cite (moot.evidence). The engine reads them, not the
+# format; the adversarial format also shows its text files whole (its own rule).
+# (One path named alone is made a tuple of one by `debates.settings.format_params`.)
+Documents = tuple[Path, ...]
+DOCUMENTS_HELP = "a document or folder of documents to cite (md, txt, html, pdf, docx)"
+DOCUMENTS_LABEL = {
+    "en": "Evidence on this machine: files or folders, one path a line",
+    "zh": "证据（本机的文件或文件夹），每行一个路径",
+}
+
+
+def documents_param(help: str = DOCUMENTS_HELP) -> Any:
+    """The `evidence` parameter, as every format declares it."""
+    return param((), help, metavar="PATH", label=DOCUMENTS_LABEL)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,8 @@ Chooser = Callable[[ChoiceRequest], dict[str, float]]
 ECHO_FORM = 2
 
 _HAN = re.compile(r"[\u4e00-\u9fff]")
+# A passage as the engine shows one (engine/evidence.j2): its id in brackets at a line's start.
+_PASSAGE = re.compile(r"^\[([^\]\n]*¶[^\]\n]*)\] ", re.MULTILINE)
 
 # What the echo asks where the engine asks for a question: within any point's limit, opening
 # as a question does, and sharing no words with another seat's speech.
@@ -109,7 +111,12 @@ def _echo(request: ChatRequest) -> str:
     # too few to read as copying another seat's speech (twenty characters in a row are).
     if _HAN.search(quoted):
         quoted = quoted[:12]
-    return f"[{request.session or 'speaker'}] responding to: {quoted}."
+    # Shown passages of the debate's documents: the first, cited as the prompt asks, in a
+    # sentence of its own (within the quoted words' sentence it would make ten words in
+    # a row that another seat's echo says too: copying).
+    cited = _PASSAGE.search(request.messages[-1].content if request.messages else "")
+    source = (" 见" if _HAN.search(quoted) else " See") + f" [{cited.group(1)}]." if cited else ""
+    return f"[{request.session or 'speaker'}] responding to: {quoted}.{source}"
 
 
 def _first_echo(request: ChatRequest) -> str:

@@ -30,6 +30,8 @@ __all__ = [
     "JOURNAL",
     "SCHEMAS",
     "SCHEMA_VERSION",
+    "CitationRecord",
+    "DebateEvidence",
     "DebateRecord",
     "KeptRecord",
     "ModelInfo",
@@ -39,6 +41,7 @@ __all__ = [
     "StopRecord",
     "Transcript",
     "Turn",
+    "TurnEvidence",
     "TurnRecord",
     "json_schema",
     "reading_saved",
@@ -50,6 +53,41 @@ SCHEMA_VERSION = 1
 StopReason = Literal[
     "converged", "hard_cap", "resolved", "interrupted", "completed", "cap", "incomplete", "failed"
 ]
+
+
+Checked = Literal["ok", "unknown_id", "quote_not_found"]
+
+
+class CitationRecord(BaseModel):
+    """One id a speech cited and what checking it found (`moot.evidence.Check`): the id as
+    written, the passage it names (None: no passage has it), the quotation attributed to it."""
+
+    cited: str
+    id: str | None = None
+    quote: str | None = None
+    check: Checked
+
+
+class TurnEvidence(BaseModel):
+    """What a turn had of the debate's documents: the ids of the passages its prompt showed,
+    in order, and each citation its text made, checked."""
+
+    shown: list[str] = Field(default_factory=list)
+    citations: list[CitationRecord] = Field(default_factory=list)
+
+    def count(self, check: str) -> int:
+        return sum(c.check == check for c in self.citations)
+
+
+class DebateEvidence(BaseModel):
+    """The documents a debate was given (`--evidence`): the paths as given (absolute), the
+    files read (by the names their passages cite), those left out and why, and the text of
+    every passage a turn was shown or cited, by id: nothing else of a document is kept."""
+
+    paths: list[str]
+    files: list[str] = Field(default_factory=list)
+    skipped: list[str] = Field(default_factory=list)
+    passages: dict[str, str] = Field(default_factory=dict)
 
 
 class Turn(BaseModel):
@@ -94,13 +132,19 @@ class Turn(BaseModel):
     # "samples": replies counted}. None: the reply's own values decided (a debate saved
     # before moot read them, a person's seat, a step that decides nothing).
     choices: dict[str, dict[str, Any]] | None = None
+    # The turn's evidence ledger, in a debate given documents: the passages it was shown
+    # and the citations it made, each checked. None: no documents, or a turn shown none
+    # that cited none.
+    evidence: TurnEvidence | None = None
 
     @model_serializer(mode="wrap")
     def _unread_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # A turn whose values were not read saves as one did before `choices` existed.
+        # A turn whose values were not read, or that saw no documents, saves as one did
+        # before `choices` and `evidence` existed.
         data: dict[str, Any] = handler(self)
-        if data.get("choices", {}) is None:
-            del data["choices"]
+        for key in ("choices", "evidence"):
+            if key in data and data[key] is None:
+                del data[key]
         return data
 
 
@@ -149,6 +193,16 @@ class _Debate(BaseModel):
     # The day the debate began (ISO, the machine's local date): a resumed debate keeps it, so
     # its document is dated as it began. None: a record from before moot kept the day.
     began: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$")
+    # The documents given with --evidence. None: none were (a record then saves as one did
+    # before documents could be given).
+    evidence: DebateEvidence | None = None
+
+    @model_serializer(mode="wrap")
+    def _no_documents_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if "evidence" in data and data["evidence"] is None:
+            del data["evidence"]
+        return data
 
 
 class Transcript(_Debate):

@@ -609,7 +609,6 @@ def test_evidence_files_are_read_once_into_the_params(tmp_path: Path) -> None:
     ("content", "says"),
     [
         (None, "does not exist"),
-        ("folder", "is a folder"),
         (b"\x89PNG\r\n\x1a\n\x00\x00", "not UTF-8 text"),
         (b"text\x00with a NUL", "is not text"),
         (b"   \n\n", "holds no words"),
@@ -621,9 +620,7 @@ def test_a_bad_evidence_file_is_refused_in_one_line(
     tmp_path: Path, content: bytes | str | None, says: str
 ) -> None:
     path = tmp_path / "evidence.md"
-    if content == "folder":
-        path.mkdir()
-    elif isinstance(content, bytes):
+    if isinstance(content, bytes):
         path.write_bytes(content)
     with pytest.raises(UsageError, match=re.escape(says)) as caught:
         FORMAT.params(RunOptions(models=("a", "b"), evidence=(path,)))
@@ -656,12 +653,9 @@ def test_evidence_on_the_command_line_reaches_the_transcript(
 @pytest.mark.parametrize(
     ("extra", "says"),
     [
-        (["--evidence", "missing.md"], "--evidence missing.md does not exist"),
-        (["--evidence", "."], "--evidence . is a folder"),
-        (
-            ["--format", "oxford", "--evidence", "facts.md"],
-            "--evidence does not apply to the oxford",
-        ),
+        (["--evidence", "missing.md"], "evidence missing.md does not exist"),
+        (["--evidence", "missing/"], "missing does not exist"),
+        (["--format", "oxford", "--evidence", "missing/"], "missing does not exist"),
     ],
 )
 def test_a_bad_evidence_option_exits_2_in_one_line(
@@ -687,6 +681,7 @@ def test_a_bad_evidence_option_exits_2_in_one_line(
 def test_evidence_from_python_takes_one_path_or_several(tmp_path: Path) -> None:
     from moot.api.debates import debate_settings
     from moot.debates.settings import format_params
+    from moot.formats import get_format
 
     one = evidence_file(tmp_path)
     for given, read in ((str(one), [str(one)]), ([one, one], [str(one), str(one)])):
@@ -694,8 +689,19 @@ def test_evidence_from_python_takes_one_path_or_several(tmp_path: Path) -> None:
         params = format_params(FORMAT, chosen.params, ("a", "b"))
         assert isinstance(params, AdversarialParams)
         assert [e.name for e in params.evidence] == read
-    with pytest.raises(UsageError, match="no parameter 'evidence'"):
-        debate_settings(QUESTION, format="challenge", evidence=str(one))
+    # Every format takes documents, as absolute paths; only this one shows a text file whole.
+    chosen = debate_settings(QUESTION, format="challenge", evidence=str(one))
+    params = format_params(get_format("challenge"), chosen.params)
+    assert params.evidence == (one.absolute(),)  # type: ignore[attr-defined]
+
+
+def test_a_folder_or_a_pdf_is_read_for_passages_never_shown_whole(tmp_path: Path) -> None:
+    one = evidence_file(tmp_path)
+    (tmp_path / "docs").mkdir()
+    pdf = tmp_path / "report.pdf"
+    pdf.write_bytes(b"%PDF-1.4 not read here")
+    params = FORMAT.params(RunOptions(models=("a", "b"), evidence=(one, tmp_path / "docs", pdf)))
+    assert [e.name for e in params.evidence] == [str(one)]
 
 
 def test_a_dry_run_from_python_shows_the_evidence(

@@ -8,12 +8,12 @@ from functools import cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from moot.config import validate_params
 from moot.engine.rules import length_units
 from moot.errors import UsageError, concerning
-from moot.formats.base import MAX_MOTION, RunOptions, param
+from moot.formats.base import MAX_MOTION, Documents, RunOptions, documents_param, param
 from moot.records.files import KIB, RECORD_LIMIT, read_json, read_text
 from moot.records.journal import check_version, validate
 
@@ -75,22 +75,12 @@ class AdversarialOptions(BaseModel):
         option="--continue",
         page=False,  # a saved transcript: named on the command line
     )
-    # Bounded by given_evidence, before any file is read.
-    evidence: tuple[Path, ...] = param(
-        (),
-        "a text or Markdown file every participant and the judge are shown as shared evidence",
-        metavar="FILE",
-        label={
-            "en": "Evidence files on this machine, one path a line",
-            "zh": "证据文件（本机路径），每行一个",
-        },
+    # Its text files named one by one are also shown whole (`shared_whole`), bounded by
+    # given_evidence before any is read.
+    evidence: Documents = documents_param(
+        "a document or folder of documents to cite (md, txt, html, pdf, docx); a text "
+        "file named alone is also shown whole to every seat"
     )
-
-    @field_validator("evidence", mode="before")
-    @classmethod
-    def _one_file(cls, value: object) -> object:
-        """One file may be named alone: `evidence="notes.md"`."""
-        return (value,) if isinstance(value, str | Path) else value
 
 
 class AdversarialParams(BaseModel):
@@ -117,7 +107,7 @@ def make_params(given: AdversarialOptions, options: RunOptions) -> AdversarialPa
     with concerning("params.continue_from"):
         earlier = load_session(path) if path else []
     with concerning("params.evidence"):
-        evidence = given_evidence(given.evidence)
+        evidence = given_evidence(shared_whole(given.evidence))
     return validate_params(
         AdversarialParams,
         rounds=given.rounds,
@@ -166,6 +156,20 @@ def evidence_text(text: str, *, name: str, what: str, room: int) -> Evidence:
             fix=hint,
         )
     return Evidence(name=name, text=text.strip())
+
+
+# What the debate's documents are read for only, never shown whole: folders, and the kinds
+# of file that are not plain text.
+_PASSAGES_ONLY = (".pdf", ".docx", ".html", ".htm")
+
+
+def shared_whole(paths: tuple[Path, ...]) -> tuple[Path, ...]:
+    """The --evidence paths shown whole to every seat, as this format always showed them:
+    the files named one by one, but for PDF, DOCX and HTML (their passages are shown, as
+    every format shows them, and a folder's)."""
+    return tuple(
+        p for p in paths if not p.expanduser().is_dir() and p.suffix.lower() not in _PASSAGES_ONLY
+    )
 
 
 def given_evidence(paths: tuple[Path, ...]) -> list[Evidence]:

@@ -17,7 +17,7 @@ from pydantic import (
 
 from moot.config import validate_params
 from moot.errors import UsageError
-from moot.formats.base import RunOptions, param
+from moot.formats.base import Documents, RunOptions, documents_param, param
 from moot.records.transcript import reading_saved
 
 Effort = Literal["low", "medium", "high", "max"]
@@ -35,6 +35,7 @@ class ChallengeOptions(BaseModel):
     effort: Effort | None = param(
         None, "low, medium, high or max", label={"en": "Effort", "zh": "力度"}
     )
+    evidence: Documents = documents_param()
 
 
 class ChallengeParams(BaseModel):
@@ -47,6 +48,7 @@ class ChallengeParams(BaseModel):
     proposer_model: str | None = None  # a first --model
     challenger_model: str | None = None  # a second --model
     effort_model: str | None = None  # the installed model that --effort picked, if any
+    evidence: Documents = ()  # the documents given: the engine reads them, not the format
 
 
 # -- effort: model choice and the words of a turn -----------------------------------------
@@ -92,6 +94,7 @@ def make_params(given: ChallengeOptions, options: RunOptions) -> ChallengeParams
         challenger_model=models[1] if len(models) == 2 else None,
         # An explicit --model wins over the model that effort would choose.
         effort_model=None if models else effort_model(options.installed, given.effort),
+        evidence=given.evidence,
     )
 
 

@@ -374,8 +374,9 @@ def make_params(given: DecisionOptions, options: RunOptions) -> DecisionParams:
             scope_chars=SCOPE_CHARS,
         )
     return validate_params(
-        DecisionParams, preset=preset, rounds=rounds, positions=positions, out_of_scope=scope
-    )
+        DecisionParams, preset=preset, rounds=rounds, positions=positions, out_of_scope=scope,
+        evidence=given.evidence,
+    )  # fmt: skip
 
 
 def render(transcript: Transcript) -> str:

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model
 
-from moot.formats.base import param
+from moot.formats.base import Documents, documents_param, param
 
 PRESETS = ("quick", "standard", "deep")
 PRESET_ROUNDS = {"quick": 0, "standard": 1, "deep": 2}
@@ -61,6 +61,7 @@ class DecisionOptions(BaseModel):
         max_length=32,
         label={"en": "Out of scope, one a line", "zh": "不讨论的话题，每行一个"},
     )
+    evidence: Documents = documents_param()
 
 
 class DecisionParams(BaseModel):
@@ -72,6 +73,7 @@ class DecisionParams(BaseModel):
     rounds: Rounds = 1
     positions: tuple[str, ...] = ()  # given with --positions; empty: inferred in Phase 0
     out_of_scope: tuple[str, ...] = ()
+    evidence: Documents = ()  # the documents given: the engine reads them, not the format
 
 
 # A model's framing is kept shorter than what a user may type: a position is a few words.
