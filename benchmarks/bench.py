@@ -14,6 +14,7 @@ import bench_choice  # noqa: E402
 import bench_compliance  # noqa: E402
 import bench_formats  # noqa: E402
 import bench_inference  # noqa: E402
+import bench_judges  # noqa: E402
 import bench_memory  # noqa: E402
 import bench_oxford  # noqa: E402
 import bench_parallel  # noqa: E402
@@ -42,6 +43,7 @@ def main() -> None:
     bench_schedule.run(results)  # a simulation: no model runs
     bench_tournament_parallel.run(results)  # a tournament's debates one by one and at once
     bench_choice.run(results)  # a judge's decision read, against a sampled ballot
+    bench_judges.run(results)  # each tiny judge and their jury on the labelled set
     results["speed_summary"] = (
         bench_roofline.summary(results)
         + bench_parallel.summary(results)
@@ -49,6 +51,7 @@ def main() -> None:
         + bench_terse.summary(results)
         + bench_tournament_parallel.summary(results)
         + bench_choice.summary(results)
+        + bench_judges.summary(results)
     )
     print(json.dumps(results, indent=2, ensure_ascii=False))
 
