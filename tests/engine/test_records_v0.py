@@ -79,6 +79,8 @@ def test_an_old_interrupted_journal_resumes_into_the_saved_debate(
     assert resumed["began"] in days and "began" not in finished
     if fmt == "decision":
         assert _dated(resumed) in days and _dated(finished) == "2026-12-03"
+    # A parameter newer than the record takes its default: no documents given (evidence []).
+    assert resumed["params"].pop("evidence", []) == []
     for key in ("turns", "scores", "stop_reason", "result", "params", "models", "seed"):
         assert resumed[key] == finished[key], key
     # The lines it goes on with are of today's form: a score written now carries the

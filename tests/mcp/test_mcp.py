@@ -64,7 +64,8 @@ def test_the_tools_take_every_format_parameter_as_declared(moot_home: Path) -> N
             assert (props["max_rounds"]["minimum"], props["max_rounds"]["maximum"]) == (3, 8)
             assert "maximum" not in props["rounds"]
             assert props["format"]["enum"] == list(NAMES)
-            assert props["effort"]["enum"] == list(get_format("challenge").parameters[-1].choices)
+            (effort,) = [p for p in get_format("challenge").parameters if p.name == "effort"]
+            assert props["effort"]["enum"] == list(effort.choices)
             assert props["dry_run"]["type"] == "boolean"
             assert start["required"] == ["motion"]
             assert not any(k in json.dumps(start) for k in ('"page"', '"label"', '"null"'))

@@ -15,8 +15,9 @@ from typing import Any
 from moot._version import __version__
 from moot.errors import MootError
 from moot.mcp import schemas
+from moot.mcp.arguments import Args
 from moot.mcp.desk import Desk, Run
-from moot.mcp.tools import URI, Args, Tools, language_of
+from moot.mcp.tools import URI, Tools, language_of
 from moot.words import words
 
 INSTRUCTIONS = (
