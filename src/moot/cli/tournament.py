@@ -47,7 +47,7 @@ from moot.formats import NAMES as FORMATS
 from moot.formats import get_format
 from moot.render import safe
 from moot.tournaments.adaptive import check_executor, check_schedule
-from moot.tournaments.calibration import MAX_CONTROLS, Interval
+from moot.tournaments.calibration import MAX_CONTROLS, Interval, JudgeFigures
 from moot.tournaments.controls import ControlEvent, ControlFailed, ControlJudged
 from moot.tournaments.executors import judge_controls, make_executor
 from moot.tournaments.judge import SIDES
@@ -561,27 +561,21 @@ def _judges_table(report: Report, said: Words, names: fit.Names) -> Table | None
     for name in (say(f"tour_{n}") for n in keys):
         table.add_column(name, justify="right")
     table.add_column(say("tour_beats_chance"), min_width=6)
+
+    def figures(j: JudgeFigures) -> list[str]:
+        return [
+            _short(j.accuracy["off_motion"]),
+            _short(j.accuracy["silent"]),
+            _short(j.position_bias),
+            _short(j.verbosity_bias),
+            _short(j.consistency),
+            say("tour_yes") if j.beats_chance else f"[yellow]{say('tour_no')}[/]",
+        ]
+
     for j in figure.judges:
-        table.add_row(
-            *names.cells(j.judge),
-            _short(j.accuracy["off_motion"]),
-            _short(j.accuracy["silent"]),
-            _short(j.position_bias),
-            _short(j.verbosity_bias),
-            _short(j.consistency),
-            say("tour_yes") if j.beats_chance else f"[yellow]{say('tour_no')}[/]",
-        )
+        table.add_row(*names.cells(j.judge), *figures(j))
     if figure.jury is not None:  # several judges: their pooled verdicts, scored the same way
-        j = figure.jury
-        table.add_row(
-            say("tour_jury"),
-            _short(j.accuracy["off_motion"]),
-            _short(j.accuracy["silent"]),
-            _short(j.position_bias),
-            _short(j.verbosity_bias),
-            _short(j.consistency),
-            say("tour_yes") if j.beats_chance else f"[yellow]{say('tour_no')}[/]",
-        )
+        table.add_row(say("tour_jury"), *figures(figure.jury))
     return fit.keep_words(table)
 
 
