@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     BaseModel,
@@ -129,8 +129,8 @@ class _Disagreement(BaseModel):
     @model_validator(mode="wrap")
     @classmethod
     def _saved_without_point(
-        cls, data: Any, handler: ModelWrapValidatorHandler[_Disagreement], info: ValidationInfo
-    ) -> _Disagreement:
+        cls, data: Any, handler: ModelWrapValidatorHandler[Self], info: ValidationInfo
+    ) -> Self:
         if not (reading_saved(info.context) and isinstance(data, dict) and "point" not in data):
             return handler(data)
         # Its sides are held to today's bounds; the point it never had is left empty (the
