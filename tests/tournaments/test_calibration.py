@@ -246,8 +246,17 @@ def test_calibrate_on_a_dry_run_saves_each_judges_figures(tmp_path: Path, cli: C
     assert saved["judges"][0]["accuracy"]["off_motion"]["share"] == 0.0
     assert len(saved["judges"][0]["judged"]) == 5 * 2
     assert len(list((out / "debates").iterdir())) == 4
+    # Two judges make a jury, measured on the same controls and saved beside them; the
+    # judges' probabilities are kept with their verdicts for it to pool.
+    assert saved["jury"]["judge"] == "jury"
+    assert len(saved["jury"]["judged"]) == 5 * 2
+    assert all(len(row["chances"]) == len(row["verdicts"]) for row in saved["judges"][0]["judged"])
+    assert "the jury (its judges' probabilities pooled)" in proc.stdout
     # The calibration's debates are its own: the history does not list them.
     assert not (home / "saved-elsewhere").exists()
+    shown = cli("calibrate", *args, *run[:-3], "--json", home=home)
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["jury"]["coverage"]["n"] == 5 * 2 + 2 * 2
 
 
 def test_two_models_take_a_side_each_swapped_every_other_debate(

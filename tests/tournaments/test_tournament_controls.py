@@ -19,10 +19,11 @@ from moot.cli.tournament import show_report
 from moot.inference.choice import ChoiceRequest
 from moot.inference.protocol import ChatRequest, Completion, OnText
 from moot.inference.scripted import ScriptedModel
-from moot.tournaments.calibration import Control, build_controls, judge_control, summarise
-from moot.tournaments.controls import jury_on, load
+from moot.tournaments.calibration import Control, build_controls, judge_control, jury_on, summarise
+from moot.tournaments.controls import load
 from moot.tournaments.executors import judge_controls
 from moot.tournaments.judge import Winner
+from moot.tournaments.jury import Judgement, outcome_of
 from moot.tournaments.plan import Motion
 from moot.tournaments.report import Report, report_of
 from moot.tournaments.run import Tournament
@@ -194,6 +195,47 @@ def test_the_jury_on_the_controls_follows_the_judge_measured_right_on_the_others
     known = [r for r in split if r.kind in ("off_motion", "silent", "padded")]
     assert known and all(r.verdicts == ["draw"] for r in known)
     assert all(r.verdicts != ["draw"] for r in split if r.kind == "twice")
+
+
+def test_the_jury_on_the_controls_pools_the_probabilities_read_not_the_sides() -> None:
+    """Two judges right and sure on every control but one, where one is sure of the right
+    side (0.9) and the other names the wrong side, unsure (0.35): as sides the two cancel
+    out, undecided; as the probabilities they were read with, pooled, the right side."""
+    made = build_controls(calibration_debates(), 2, seed=2)
+    known = [c for c in made if c.kind in ("off_motion", "silent")]
+    target = known[0].id
+
+    def reads(c: Control, p_right: float) -> Judgement:
+        p = p_right if c.expected == "proposition" else 1 - p_right
+        return Judgement(outcome=outcome_of(p, 0.1), p_proposition=p)
+
+    sure = [
+        judge_control(c, lambda t, s, c=c: reads(c, 0.9 if c.id == target else 0.95)) for c in known
+    ]
+    unsure = [
+        judge_control(c, lambda t, s, c=c: reads(c, 0.35 if c.id == target else 0.95))
+        for c in known
+    ]
+    assert all(r.chances for r in sure + unsure)
+    assert [r.correct for r in unsure] == [r.id != target for r in known]
+    pooled = jury_on(known, {"sure": sure, "unsure": unsure}, 0.1)
+    assert all(r.correct for r in pooled)
+    (p,) = pooled[0].chances
+    assert p is not None and abs(abs(p - 0.5) - 0.125) < 1e-6
+    # Kept as sides only (as a controls file written before probabilities were kept), the
+    # two votes on the target cancel out.
+    as_sides = {
+        k: [r.model_copy(update={"chances": []}) for r in v]
+        for k, v in {"sure": sure, "unsure": unsure}.items()
+    }
+    assert jury_on(known, as_sides, 0.1)[0].verdicts == ["draw"]
+    # A flipped ballot is kept with no probability and gives no vote.
+    flipped = [
+        judge_control(c, lambda t, s: Judgement(outcome="undecided", flipped=True)) for c in known
+    ]
+    assert all(r.chances == [None] and r.verdicts == ["draw"] for r in flipped)
+    alone = jury_on(known, {"flipped": flipped}, 0.1)
+    assert all(r.verdicts == ["draw"] and r.chances == [None] for r in alone)
 
 
 def test_a_resume_asks_only_for_the_controls_not_yet_judged(tmp_path: Path) -> None:

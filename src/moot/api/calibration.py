@@ -24,12 +24,15 @@ from moot.records import files
 from moot.records.transcript import Transcript
 from moot.tournaments.calibration import (
     DEFAULT_CONTROLS,
+    JURY,
     MAX_CONTROLS,
     JudgeCalibration,
     Judged,
     ballot_judge,
     build_controls,
     calibrate_judge,
+    jury_on,
+    summarise,
 )
 from moot.tournaments.judge import SIDES
 from moot.tournaments.labelled import (
@@ -51,12 +54,14 @@ SCHEMA = 1
 
 @dataclass(frozen=True)
 class CalibrationResult:
-    """Each judge's figures, the folder that holds the debates and calibration.json, and
-    how the judges' ballots were read."""
+    """Each judge's figures, the folder that holds the debates and calibration.json, how
+    the judges' ballots were read, and the jury's figures (its judges' probabilities pooled
+    as a tournament pools them; None with one judge)."""
 
     judges: list[JudgeCalibration]
     folder: Path
     ballot: BallotSettings = field(default_factory=BallotSettings)
+    jury: JudgeCalibration | None = None
 
 
 @dataclass(frozen=True)
@@ -299,8 +304,12 @@ def run_calibration(
     finally:
         if own is not None:
             own.close()
-    _save(plan, figures, debates)
-    return CalibrationResult(figures, plan.folder, plan.ballot)
+    jury = None
+    if len(figures) > 1:
+        rows = {f.judge: f.judged for f in figures}
+        jury = summarise(JURY, jury_on(made, rows, plan.ballot.margin))
+    _save(plan, figures, jury, debates)
+    return CalibrationResult(figures, plan.folder, plan.ballot, jury)
 
 
 def _judges(pool: ModelSource | None) -> Callable[[str], ChatModel]:
@@ -419,7 +428,10 @@ def _fresh_folder() -> Path:
 
 
 def _save(
-    plan: CalibrationPlan, figures: Sequence[JudgeCalibration], debates: Mapping[str, Transcript]
+    plan: CalibrationPlan,
+    figures: Sequence[JudgeCalibration],
+    jury: JudgeCalibration | None,
+    debates: Mapping[str, Transcript],
 ) -> None:
     record = {
         "schema": SCHEMA,
@@ -430,5 +442,6 @@ def _save(
         "ballot": shown_ballot(plan.ballot),
         "debates": {k: {"motion": t.motion, "language": t.language} for k, t in debates.items()},
         "judges": [f.model_dump(mode="json") for f in figures],
+        "jury": None if jury is None else jury.model_dump(mode="json"),
     }
     files.write_atomic(plan.folder / FILE, json.dumps(record, ensure_ascii=False, indent=2) + "\n")

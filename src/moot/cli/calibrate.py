@@ -164,7 +164,8 @@ def calibrate_judges(
         result = run_calibration(plan, on_progress=show)
     if as_json:
         judges = [j.model_dump(mode="json", exclude={"judged"}) for j in result.judges]
-        print(json.dumps({"ballot": shown_ballot(result.ballot), "judges": judges}))
+        jury = result.jury and result.jury.model_dump(mode="json", exclude={"judged"})
+        print(json.dumps({"ballot": shown_ballot(result.ballot), "judges": judges, "jury": jury}))
         return
     show_figures(console, result)
 
@@ -316,9 +317,14 @@ def show_figures(console: Console, result: CalibrationResult) -> None:
     in full)."""
     console.print(ballot_line(result.ballot, words("en")), highlight=False)
     shown = fit.labels(j.judge for j in result.judges)
-    for j in result.judges:
+    for j in [*result.judges, *([result.jury] if result.jury else [])]:
         # The judge by its label, on a line of its own: a table's title wraps anywhere.
-        console.print(f"[italic]judge {shown[j.judge]}[/]", highlight=False, soft_wrap=True)
+        title = (
+            "the jury (its judges' probabilities pooled)"
+            if j is result.jury
+            else f"judge {shown[j.judge]}"
+        )
+        console.print(f"[italic]{title}[/]", highlight=False, soft_wrap=True)
         table = Table()
         table.add_column("control")
         table.add_column("right (95 % interval)")

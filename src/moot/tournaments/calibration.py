@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from moot.errors import UsageError
 from moot.inference.protocol import ChatModel
 from moot.records.transcript import ModelInfo, Transcript, Turn
 from moot.tournaments.ballots import judge_debate
 from moot.tournaments.judge import SIDES, Winner, speeches
+from moot.tournaments.jury import Judgement, pool, weight
 from moot.tournaments.settings import BallotSettings
 
 Side = Literal["proposition", "opposition"]
@@ -44,8 +45,11 @@ MAX_CONTROLS = 64  # of each kind: 5 × 64 controls, about 400 ballots a judge
 # A judge on a kind whose 95 % interval holds this share is no better than a coin.
 CHANCE = 0.5
 
-# One judge's verdict on a transcript, with the sampling seed it is to use.
-JudgeFn = Callable[[Transcript, int], Winner]
+# One judge's verdict on a transcript, with the sampling seed it is to use: a side, or a
+# Judgement where the judge's P(proposition) was read (an undecided one is kept as a draw).
+JudgeFn = Callable[[Transcript, int], Winner | Judgement]
+KNOWN = ("off_motion", "silent")  # the kinds whose winner is known
+JURY = "jury"  # the name the jury's figures go by
 
 
 class Control(BaseModel):
@@ -74,6 +78,9 @@ class Judged(BaseModel):
     follows_seat: bool = False  # swap pair: the same seat won both times
     for_padded: bool = False  # padded loser: the padded side won
     seconds: float = 0.0
+    # P(proposition) each verdict was read with, in the order shown (None: a judge whose
+    # two orders disagreed); empty where the verdicts were sampled, not read.
+    chances: list[float | None] = Field(default_factory=list)
 
 
 class Interval(BaseModel):
@@ -250,8 +257,25 @@ def build_controls(debates: dict[str, Transcript], n: int, *, seed: int) -> list
 
 
 def judge_control(control: Control, judge: JudgeFn) -> Judged:
-    """The judge's verdicts on one control, scored against what it must answer."""
-    return score(control, [judge(t, s) for t, s in zip(control.shown, control.seeds, strict=True)])
+    """The judge's verdicts on one control, scored against what it must answer, with the
+    probabilities they were read with where the judge gives them."""
+    said = [judge(t, s) for t, s in zip(control.shown, control.seeds, strict=True)]
+    row = score(control, [_side(x) for x in said])
+    if any(isinstance(x, Judgement) for x in said):
+        row.chances = [_chance(x) for x in said]
+    return row
+
+
+def _side(said: Winner | Judgement) -> Winner:
+    if not isinstance(said, Judgement):
+        return said
+    return "draw" if said.outcome == "undecided" else said.outcome
+
+
+def _chance(said: Winner | Judgement) -> float | None:
+    if not isinstance(said, Judgement) or said.flipped or said.p_proposition is None:
+        return None
+    return round(said.p_proposition, 6)
 
 
 def score(control: Control, verdicts: list[Winner]) -> Judged:
@@ -334,10 +358,10 @@ def ballot_judge(
     ref: str, model_for: Callable[[str], ChatModel], ballot: BallotSettings | None = None
 ) -> JudgeFn:
     """A judge model as a JudgeFn: the tournament's own ballot (BALLOT: how it is read),
-    asked of that one model, at the control's sampling seed; no forfeit is looked for, and
-    an abstention is no side: a draw here."""
+    asked of that one model, at the control's sampling seed; no forfeit is looked for. Its
+    Judgement keeps the probability read, so a jury pools probabilities, not sides."""
 
-    def judge(shown: Transcript, seed: int) -> Winner:
+    def judge(shown: Transcript, seed: int) -> Judgement:
         verdict = judge_debate(
             "control",
             shown.model_copy(update={"seed": seed}),
@@ -346,6 +370,60 @@ def ballot_judge(
             model_for=model_for,
             ballot=ballot,
         )
-        return "draw" if verdict.winner == "undecided" else verdict.winner
+        (read,) = verdict.ballots
+        return Judgement(
+            outcome=verdict.winner,
+            p_proposition=read.p_proposition,
+            flipped=read.flipped,
+        )
 
     return judge
+
+
+def jury_on(
+    controls: Sequence[Control], judged: Mapping[str, Sequence[Judged]], margin: float
+) -> list[Judged]:
+    """The jury's verdicts on the controls, scored as a judge's are: on each transcript
+    shown, the judges' probabilities pooled by `jury.pool` (a verdict kept without one
+    counts as certain of its side; a draw, or a judge whose orders disagreed, is no vote),
+    each judge weighted by its accuracy on the other controls with a known winner
+    (leave-one-out, so no control's answer weighs the votes on itself); undecided within
+    MARGIN of even, kept as a draw."""
+    by_id = {ref: {row.control: row for row in rows} for ref, rows in judged.items()}
+    right = {
+        ref: [row.correct for row in rows.values() if row.kind in KNOWN]
+        for ref, rows in by_id.items()
+    }
+    out = []
+    for control in controls:
+        deciding = [(ref, rows[control.id]) for ref, rows in by_id.items() if control.id in rows]
+        if not deciding:
+            continue
+        verdicts: list[Winner] = []
+        chances: list[float | None] = []
+        for i in range(len(control.shown)):
+            votes = []
+            for ref, row in deciding:
+                k, n = sum(right[ref]), len(right[ref])
+                if control.kind in KNOWN:
+                    k, n = k - row.correct, n - 1
+                votes.append((_vote(row, i), weight(k / n if n else None)))
+            said = pool(votes, margin)
+            verdicts.append(_side(said))
+            chances.append(_chance(said))
+        row = score(control, verdicts)
+        row.chances = chances
+        out.append(row)
+    return out
+
+
+def _vote(row: Judged, i: int) -> Judgement:
+    """A judge's I-th verdict as a vote: the probability it was read with; a side kept
+    without one, as certain of that side; none for a draw kept without one."""
+    said = row.verdicts[i]
+    if row.chances:
+        p = row.chances[i]
+        return Judgement(outcome=said, p_proposition=p, flipped=p is None)
+    if said == "draw":
+        return Judgement(outcome="undecided")
+    return Judgement(outcome=said, p_proposition=1.0 if said == "proposition" else 0.0)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -23,24 +23,21 @@ from moot.errors import MootError, UsageError
 from moot.records.files import write_atomic
 from moot.records.transcript import Transcript
 from moot.tournaments.calibration import (
+    JURY,
     Control,
     Judged,
     JudgeFigures,
     ballot_judge,
     build_controls,
     calibrate_judge,
+    jury_on,
     keeps_apart,
-    score,
     summarise,
 )
-from moot.tournaments.judge import Winner
-from moot.tournaments.jury import Judgement, pool, weight
 from moot.tournaments.plan import TournamentPlan, control_languages
 from moot.tournaments.run import ModelFactory, Tournament, read_record
 
 FILE = "controls.json"
-JURY = "jury"  # the name the jury's figures go by
-KNOWN = ("off_motion", "silent")  # the kinds whose winner is known
 SCHEMA = 1
 AGAIN = "remove it, and --resume makes the controls again"
 
@@ -244,42 +241,3 @@ def figures(t: Tournament) -> ControlsFigure:
 
 def _figures(judge: JudgeFigures) -> JudgeFigures:
     return JudgeFigures.model_validate(judge.model_dump(exclude={"judged"}))
-
-
-def jury_on(
-    controls: Sequence[Control], judged: Mapping[str, Sequence[Judged]], margin: float
-) -> list[Judged]:
-    """The jury's verdicts on the controls, scored as a judge's are: on each transcript
-    shown, the judges' verdicts as kept (a side, or none: a draw is what an undecided
-    ballot is kept as) pooled by `jury.pool`, each judge weighted by its accuracy on the
-    other controls with a known winner (leave-one-out, so no control's answer weighs the
-    votes on itself); undecided within MARGIN of even, kept as a draw."""
-    by_id = {ref: {row.control: row for row in rows} for ref, rows in judged.items()}
-    right = {
-        ref: [row.correct for row in rows.values() if row.kind in KNOWN]
-        for ref, rows in by_id.items()
-    }
-    out = []
-    for control in controls:
-        deciding = [(ref, rows[control.id]) for ref, rows in by_id.items() if control.id in rows]
-        if not deciding:
-            continue
-        verdicts: list[Winner] = []
-        for i in range(len(control.shown)):
-            votes = []
-            for ref, row in deciding:
-                k, n = sum(right[ref]), len(right[ref])
-                if control.kind in KNOWN:
-                    k, n = k - row.correct, n - 1
-                votes.append((_vote(row.verdicts[i]), weight(k / n if n else None)))
-            said = pool(votes, margin).outcome
-            verdicts.append("draw" if said == "undecided" else said)
-        out.append(score(control, verdicts))
-    return out
-
-
-def _vote(said: Winner) -> Judgement:
-    """A judge's kept verdict as a vote: certain of the side it names; none for a draw."""
-    if said == "draw":
-        return Judgement(outcome="undecided")
-    return Judgement(outcome=said, p_proposition=1.0 if said == "proposition" else 0.0)
