@@ -3,6 +3,12 @@
 import { api, el, problem } from "./dom.js";
 import { t } from "./i18n.js";
 
+// A table in a box of its own that scrolls sideways where the table is wider than the page
+// (a phone's 400 px): its cells keep their lines rather than being squeezed a word a line.
+function scrolled(table) {
+  return el("div", { class: "table-box" }, table);
+}
+
 export class TournamentView {
   constructor(root, { language = "en" } = {}) {
     this.root = root;
@@ -26,7 +32,7 @@ export class TournamentView {
     const head = el("tr", {}, ...["debate", "proposition", "opposition", "result"].map((k) => el("th", { text: this.t(k) })));
     this.root.replaceChildren(
       el("header", { class: "debate-head" }, this.heading, el("p", { class: "meta" }, this.about, this.state), this.actions),
-      el("table", { class: "table tournament-table" }, el("thead", {}, head), this.body),
+      scrolled(el("table", { class: "table tournament-table" }, el("thead", {}, head), this.body)),
       this.end,
     );
     this.root.lang = this.language;
@@ -64,7 +70,7 @@ export class TournamentView {
   row(d) {
     const result = el("td", { class: "result", text: this.t("pending") });
     const seat = (ref) => el("td", { class: "model", title: ref, text: this.named(ref) });
-    const row = el("tr", { "data-debate": d.debate, "data-status": "pending" }, el("td", { text: d.motion }), seat(d.proposition), seat(d.opposition), result);
+    const row = el("tr", { "data-debate": d.debate, "data-status": "pending" }, el("td", { class: "debate-motion", text: d.motion }), seat(d.proposition), seat(d.opposition), result);
     this.rows.set(d.debate, { row, result, sides: { proposition: d.proposition, opposition: d.opposition } });
     this.body.append(row);
   }
@@ -115,7 +121,7 @@ export class TournamentView {
         { class: "ratings", "data-validated": unchecked ? "no" : "yes" },
         el("h2", { text: title }),
         ...(unchecked ? [el("p", { class: "not-validated", text: this.t("not_validated_why") })] : []),
-        el("table", { class: "table" }, el("thead", {}, head), el("tbody", {}, ...rows)),
+        scrolled(el("table", { class: "table" }, el("thead", {}, head), el("tbody", {}, ...rows))),
         ...(typeof ev.report.coverage === "number"
           ? [el("p", { class: "coverage", text: this.t("coverage", { share: Math.round(ev.report.coverage * 100), undecided: ev.report.debates_undecided }) })]
           : []),
@@ -152,7 +158,7 @@ export class TournamentView {
     if (jury) rows.push(row(jury, { class: "jury", "data-jury": "yes" }, el("th", { scope: "row", title: this.t("jury_how"), text: this.t("jury") })));
     return [
       el("h3", { text: this.t("judges_on_controls", { n: calibration.made }) }),
-      el("table", { class: "table judges" }, el("thead", {}, el("tr", {}, ...columns.map((k) => el("th", { text: this.t(k) })))), el("tbody", {}, ...rows)),
+      scrolled(el("table", { class: "table judges" }, el("thead", {}, el("tr", {}, ...columns.map((k) => el("th", { text: this.t(k) })))), el("tbody", {}, ...rows))),
       ...(jury ? [el("p", { class: "jury-note", text: this.t("jury_how") })] : []),
     ];
   }

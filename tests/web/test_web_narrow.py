@@ -1,0 +1,139 @@
+"""The page in a real browser as a new user meets it: a tournament's results and its chart in
+both languages, on a phone's 400 px as on a desktop, and the forms at narrow widths. Debian's
+Chromium, driven by Playwright, against `moot serve --dry-run` on 127.0.0.1; a request that
+goes anywhere but the server fails the test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gguf_samples import write_gguf
+from web_serve import Browser, Served, launch, serve
+
+MOTIONS = {
+    "en": "cities should ban cars\ntea is better than coffee",
+    "zh": "城市应该禁止汽车进入市中心\n茶比咖啡好",
+}
+PHONE = {"width": 400, "height": 900}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    served = serve(tmp_path_factory.mktemp("narrow-home"), "--dry-run")
+    yield served
+    served.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(server: Served) -> Iterator[Browser]:
+    with launch() as b:
+        yield b
+        assert b.outside(server.base) == [], "the page reached beyond the server"
+
+
+def open_page(browser: Browser, server: Served, lang: str, *, viewport: dict[str, int]) -> Any:
+    """A page in LANG at VIEWPORT's size, its script errors collected in `page.problems`."""
+    page = browser.page()
+    page.problems = []
+    page.on("pageerror", lambda error: page.problems.append(str(error)))
+    page.on("console", lambda m: page.problems.append(m.text) if m.type == "error" else None)
+    page.set_viewport_size(viewport)
+    page.goto(server.url)
+    page.wait_for_selector("#debate-form")
+    if page.locator("html").get_attribute("lang") != lang:
+        page.click("#switch-language")
+        page.wait_for_selector(f"html[lang={lang}]")
+    return page
+
+
+def close(page: Any) -> None:
+    refused_form = "the server responded with a status of 400"  # a form with problems
+    problems = [p for p in page.problems if refused_form not in p]
+    # The page's language is kept for the next page: each test sets its own.
+    page.evaluate("() => localStorage.removeItem('moot-language')")
+    page.close()
+    assert problems == [], problems
+
+
+@dataclass
+class Ran:
+    """A finished tournament, started from the page's form: its job's address."""
+
+    job: str
+    lang: str
+
+
+@pytest.fixture(scope="module")
+def tournaments(browser: Browser, server: Served, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """One dry-run tournament a language, each run to its end from the form."""
+    folder = tmp_path_factory.mktemp("narrow-models")
+    template = "{% for m in messages %}{{ m.content }}{% endfor %}"
+    models = [
+        str(write_gguf(folder / f"{n}.gguf", name=n, chat_template=template))
+        for n in ("alpha-model", "beta-model")
+    ]
+    ran = {}
+    for lang, motions in MOTIONS.items():
+        page = open_page(browser, server, lang, viewport={"width": 1280, "height": 900})
+        page.click("nav a[data-page=tournament]")
+        page.wait_for_selector("#tournament-form")
+        page.fill("textarea[name=motions]", motions)
+        page.fill("input[name='models.0']", models[0])
+        page.fill("input[name='models.1']", models[1])
+        page.fill("input[name='params.max_rounds']", "3")
+        page.click("#tournament-form button[type=submit]")
+        page.wait_for_selector(".ratings", timeout=120_000)
+        ran[lang] = Ran(job=page.evaluate("location.hash"), lang=lang)
+        close(page)
+    return ran
+
+
+def show(browser: Browser, server: Served, ran: Ran, *, viewport: dict[str, int]) -> Any:
+    page = open_page(browser, server, ran.lang, viewport=viewport)
+    page.goto(server.base + "/" + ran.job)
+    page.wait_for_selector(".ratings .judges tbody tr")
+    page.wait_for_selector("#jobs-list li[data-job]")
+    return page
+
+
+# What a cell's text needs: its lines (the rectangles of its text), each cell of a table.
+LINES = """(root) => [...root.querySelectorAll('th, td')].map((cell) => {
+  const range = document.createRange();
+  range.selectNodeContents(cell);
+  const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+  return { text: cell.innerText.trim(), lines: tops.size, width: cell.getBoundingClientRect().width };
+})"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_tournaments_results_are_readable_on_a_phone(
+    browser: Browser, server: Served, tournaments: dict, lang: str
+) -> None:
+    """At 400 px the tables scroll sideways within their own box (the page does not): a
+    figure, a model's name, a result and a heading each keep to one line, a motion wraps in a
+    column wide enough to read, and no badge breaks over two lines."""
+    page = show(browser, server, tournaments[lang], viewport=PHONE)
+    try:
+        page.screenshot(path=f"/tmp/page40-narrow-{lang}.png", full_page=True)
+        assert page.evaluate("document.scrollingElement.scrollWidth") <= PHONE["width"]
+        for table in (".tournament-table", ".ratings .table:not(.judges)", ".ratings .judges"):
+            cells = page.locator(table).evaluate(LINES)
+            motions = page.locator(table).evaluate(
+                "(t) => [...t.querySelectorAll('td.debate-motion')].map((c) => c.innerText.trim())"
+            )
+            for cell in cells:
+                if cell["text"] in motions:
+                    assert cell["width"] >= 150, (table, cell)  # a column to read, not a strip
+                else:
+                    assert cell["lines"] <= 1, (table, cell)
+        badges = page.locator(".state").evaluate_all(
+            "(all) => all.map((b) => ({ text: b.innerText, lines: b.getClientRects().length }))"
+        )
+        assert badges and all(b["lines"] == 1 for b in badges), badges
+    finally:
+        close(page)
