@@ -200,9 +200,9 @@ def test_a_tournament_fills_its_table_then_shows_the_ratings(
     page.click("#tournament-form button[type=submit]")
     page.wait_for_selector(".tournament-table tbody tr")
     assert page.locator(".tournament-table tbody tr").count() == 4  # a pair a motion, swapped
-    page.wait_for_selector(".ratings img.chart", timeout=60_000)
+    page.wait_for_selector(".ratings svg.chart", timeout=60_000)
     assert page.locator(".tournament-table tr[data-status=done]").count() == 4
-    page.wait_for_function("() => document.querySelector('.ratings img.chart').naturalWidth > 0")
+    assert page.locator(".ratings svg.chart circle.chart-strength").count() == 2 + 1  # the legend's
     assert page.locator(".ratings table:not(.judges) tbody tr").count() == 2
     # Two motions: control debates measure each judge (here both models, judging each
     # other), and the figures are shown beside the ratings with their intervals.

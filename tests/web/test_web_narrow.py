@@ -137,3 +137,70 @@ def test_a_tournaments_results_are_readable_on_a_phone(
         assert badges and all(b["lines"] == 1 for b in badges), badges
     finally:
         close(page)
+
+
+CHART_WORDS = {
+    "en": {
+        "title": "moot tournament · Oxford · 4 debates",
+        "axis": "Bradley-Terry strength (log), 95 % bootstrap interval",
+        "legend": ["strength", "95 % interval", "0: the field's mean"],
+    },
+    "zh": {
+        "title": "moot 锦标赛 · 牛津式辩论 · 4 场辩论",
+        "axis": "Bradley-Terry 实力（对数），95% 自助法区间",
+        "legend": ["实力", "95% 区间", "0：全体平均"],
+    },
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_ratings_chart_is_worded_in_the_tournaments_language(
+    browser: Browser, server: Served, tournaments: dict, lang: str
+) -> None:
+    """The chart is drawn by the page, its title, axis and legend from the language tables
+    (the PNG the tournament saved keeps English, and stays a link away); each model a dot on
+    its row, named by its short label."""
+    page = show(browser, server, tournaments[lang], viewport={"width": 1280, "height": 900})
+    try:
+        chart = page.locator(".ratings svg.chart")
+        chart.scroll_into_view_if_needed()
+        chart.screenshot(path=f"/tmp/page40-chart-{lang}.png")
+        words = CHART_WORDS[lang]
+        assert chart.locator(".chart-title").text_content() == words["title"]
+        assert chart.locator(".chart-axis").text_content() == words["axis"]
+        assert chart.locator(".chart-legend text").all_text_contents() == words["legend"]
+        assert chart.get_attribute("aria-label") == {"en": "The ratings chart", "zh": "评分图"}[lang]
+        names = chart.locator(".chart-model").evaluate_all("(all) => all.map((n) => n.firstChild.data)")
+        assert sorted(names) == ["alpha-model", "beta-model"]
+        assert chart.locator("circle.chart-strength").count() == 2 + 1  # a dot a model, the legend's
+        png = page.locator(".chart-box a.chart-file")
+        fetched = page.evaluate(
+            "async (href) => { const r = await fetch(href); return [r.status, r.headers.get('content-type')]; }",
+            png.get_attribute("href"),
+        )
+        assert fetched == [200, "image/png"]
+    finally:
+        close(page)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_ratings_chart_fits_a_phone_with_words_of_a_readable_size(
+    browser: Browser, server: Served, tournaments: dict, lang: str
+) -> None:
+    page = show(browser, server, tournaments[lang], viewport=PHONE)
+    try:
+        chart = page.locator(".ratings svg.chart")
+        chart.scroll_into_view_if_needed()
+        chart.screenshot(path=f"/tmp/page40-chart-phone-{lang}.png")
+        box = chart.bounding_box()
+        assert box["x"] + box["width"] <= PHONE["width"]
+        texts = chart.locator("text").evaluate_all(
+            "(all) => all.map((t) => { const r = t.getBoundingClientRect();"
+            " return { text: t.textContent, left: r.left, right: r.right, height: r.height }; })"
+        )
+        assert len(texts) > 8
+        for t in texts:  # inside the chart, never shrunk below 10 px
+            assert box["x"] <= t["left"] and t["right"] <= box["x"] + box["width"], t
+            assert t["height"] >= 10, t
+    finally:
+        close(page)

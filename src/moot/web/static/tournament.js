@@ -1,5 +1,6 @@
 // A tournament on the page: its table fills in debate by debate, then its ratings.
 
+import { ratingsChart } from "./chart.js";
 import { api, el, problem } from "./dom.js";
 import { t } from "./i18n.js";
 
@@ -10,9 +11,10 @@ function scrolled(table) {
 }
 
 export class TournamentView {
-  constructor(root, { language = "en" } = {}) {
+  constructor(root, { language = "en", formatName = (name) => name } = {}) {
     this.root = root;
     this.language = language;
+    this.formatName = formatName; // a format's name in a language
     this.reset();
   }
 
@@ -125,7 +127,12 @@ export class TournamentView {
         ...(typeof ev.report.coverage === "number"
           ? [el("p", { class: "coverage", text: this.t("coverage", { share: Math.round(ev.report.coverage * 100), undecided: ev.report.debates_undecided }) })]
           : []),
-        el("img", { class: "chart", alt: this.t("chart"), src: `/api/tournaments/${encodeURIComponent(ev.tournament)}/ratings.png` }),
+        el(
+          "figure",
+          { class: "chart-box" },
+          ratingsChart(ev.report, { say: (key, values) => this.t(key, values), named: (ref) => this.named(ref), format: this.formatName(ev.report.format, this.language) }),
+          el("figcaption", {}, el("a", { class: "chart-file", href: `/api/tournaments/${encodeURIComponent(ev.tournament)}/ratings.png`, download: "ratings.png", text: this.t("chart_file") })),
+        ),
         ...this.judges(calibration),
       ),
     );
