@@ -22,6 +22,8 @@ from moot.web.forms import (
     FieldErrors,
     FormErrors,
     number_of,
+    page_problem,
+    param_errors,
     problem,
     read_params,
     refuse_repeated,
@@ -75,6 +77,15 @@ def choose(form: object, *, dry_run: bool) -> Choice:
     lang = text_at(form.get("lang", ""), "lang", errors) or "auto"
     if not motions and "motions" not in errors:
         errors["motions"] = problem("no motions", "write one motion a line")
+    # Every value the ballot or the format refuses, each beside its field, all at once.
+    for key, value in (("orders", orders), ("method", method), ("margin", margin)):
+        if value is not None:
+            try:
+                check_ballot(api=True, **{key: value})
+            except MootError as exc:
+                errors.setdefault(_field_of(exc), page_problem(exc))
+    if name in SIDES:
+        param_errors(get_format(name), params, errors)
     if errors:
         raise FormErrors(errors)
     swaps = swaps if swaps is not None else 1
@@ -99,7 +110,7 @@ def choose(form: object, *, dry_run: bool) -> Choice:
             swaps=swaps,
         )
     except MootError as exc:
-        raise FormErrors({_field_of(exc): exc}) from None
+        raise FormErrors({_field_of(exc): page_problem(exc)}) from None
     debates = [
         {
             "debate": p.id,
