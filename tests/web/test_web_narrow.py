@@ -1,10 +1,11 @@
-"""The page in a real browser as a new user meets it: a tournament's results and its chart in
-both languages, on a phone's 400 px as on a desktop, and the forms at narrow widths. Debian's
+"""The page in a real browser as a new user meets it: a tournament's progress, results and
+chart in both languages, on a phone's 400 px as on a desktop, and the forms at narrow widths. Debian's
 Chromium, driven by Playwright, against `moot serve --dry-run` on 127.0.0.1; a request that
 goes anywhere but the server fails the test."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +67,19 @@ class Ran:
 
     job: str
     lang: str
+    seen: list[str]  # each phase the page showed while it ran, and its words
+
+
+# Every change of the tournament's progress line, as it runs (phase|words).
+WATCH = """() => {
+  window.seen = [];
+  new MutationObserver(() => {
+    const line = document.querySelector('.progress');
+    if (!line || line.hidden) return;
+    const now = `${line.dataset.phase}|${line.textContent}`;
+    if (window.seen[window.seen.length - 1] !== now) window.seen.push(now);
+  }).observe(document.getElementById('main'), { subtree: true, childList: true, characterData: true, attributes: true });
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -86,9 +100,10 @@ def tournaments(browser: Browser, server: Served, tmp_path_factory: pytest.TempP
         page.fill("input[name='models.0']", models[0])
         page.fill("input[name='models.1']", models[1])
         page.fill("input[name='params.max_rounds']", "3")
+        page.evaluate(WATCH)
         page.click("#tournament-form button[type=submit]")
         page.wait_for_selector(".ratings", timeout=120_000)
-        ran[lang] = Ran(job=page.evaluate("location.hash"), lang=lang)
+        ran[lang] = Ran(job=page.evaluate("location.hash"), lang=lang, seen=page.evaluate("seen"))
         close(page)
     return ran
 
@@ -202,5 +217,41 @@ def test_the_ratings_chart_fits_a_phone_with_words_of_a_readable_size(
         for t in texts:  # inside the chart, never shrunk below 10 px
             assert box["x"] <= t["left"] and t["right"] <= box["x"] + box["width"], t
             assert t["height"] >= 10, t
+    finally:
+        close(page)
+
+
+PHASES = {
+    "en": {
+        "debates": r"debates\|Debates: [0-3] of 4 done",
+        "controls": r"controls\|Debates: 4 of 4 done · control debates: (\d+) of 40 verdicts"
+        r" · now judging: (alpha|beta)-model",
+        "ended": "Debates: 4 of 4 done · control debates: 40 of 40 verdicts",
+    },
+    "zh": {
+        "debates": r"debates\|辩论：已完成 [0-3]/4 场",
+        "controls": r"controls\|辩论：已完成 4/4 场 · 对照辩论：已裁决 (\d+)/40 · 正在裁判：(alpha|beta)-model",
+        "ended": "辩论：已完成 4/4 场 · 对照辩论：已裁决 40/40",
+    },
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_running_tournament_shows_its_phase_and_how_far_it_is(
+    browser: Browser, server: Served, tournaments: dict, lang: str
+) -> None:
+    """While it runs the page says which phase the tournament is in and how far: its debates
+    done of all, then its judges' verdicts on the control debates of all (20 controls, two
+    judges), and the judge now deciding; at the end, both counts whole."""
+    ran, phases = tournaments[lang], PHASES[lang]
+    assert any(re.fullmatch(phases["debates"], s) for s in ran.seen), ran.seen
+    counts = [int(m.group(1)) for s in ran.seen if (m := re.fullmatch(phases["controls"], s))]
+    assert counts and counts == sorted(counts) and counts[0] < 40, ran.seen
+    assert len(set(counts)) > 5, ran.seen  # counted verdict by verdict, not once at the end
+    assert ran.seen[-1] == f"ended|{phases['ended']}", ran.seen
+    page = show(browser, server, ran, viewport=PHONE)  # opened again: where it ended
+    try:
+        line = page.locator(".debate .progress")
+        assert (line.get_attribute("data-phase"), line.inner_text()) == ("ended", phases["ended"])
     finally:
         close(page)

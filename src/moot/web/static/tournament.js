@@ -25,6 +25,14 @@ export class TournamentView {
   reset() {
     this.rows = new Map();
     this.labels = {}; // each model's short name, from the plan
+    this.panel = 0; // the judges of the plan's debates, each deciding every control
+    this.verdicts = {}; // each judge's verdicts on the controls so far
+    this.controls = 0; // the control debates a judge decides
+    this.judging = null; // the judge now deciding them
+    // Where a running tournament is: its debates done, then its judges' verdicts on the
+    // controls, each a count of how many (shown once it runs: a finished one reopened from
+    // the history has no phases to show).
+    this.progress = el("p", { class: "progress", "aria-live": "polite", hidden: true });
     this.state = el("span", { class: "state" });
     this.about = el("span", { class: "about" }); // a finished one's format and date
     this.heading = el("h1", { class: "motion" });
@@ -33,7 +41,7 @@ export class TournamentView {
     this.end = el("section", { class: "end" });
     const head = el("tr", {}, ...["debate", "proposition", "opposition", "result"].map((k) => el("th", { text: this.t(k) })));
     this.root.replaceChildren(
-      el("header", { class: "debate-head" }, this.heading, el("p", { class: "meta" }, this.about, this.state), this.actions),
+      el("header", { class: "debate-head" }, this.heading, el("p", { class: "meta" }, this.about, this.state), this.progress, this.actions),
       scrolled(el("table", { class: "table tournament-table" }, el("thead", {}, head), this.body)),
       this.end,
     );
@@ -44,13 +52,49 @@ export class TournamentView {
     if (ev.type === "job") this.job(ev);
     else if (ev.type === "t_plan") {
       this.labels = { ...this.labels, ...(ev.labels || {}) };
+      this.panel = (ev.panel || []).length;
       for (const d of ev.debates) this.row(d);
     }
     else if (ev.type === "t_begun") this.mark(ev.debate, "running", this.t("state_running"));
     else if (ev.type === "t_turn") this.mark(ev.debate, "running", this.t("speaking", { label: ev.label }));
     else if (ev.type === "t_done") this.mark(ev.debate, "done", this.winner(ev));
     else if (ev.type === "t_failed") this.mark(ev.debate, "failed", ev.message);
-    else if (ev.type === "ratings") this.ratings(ev);
+    else if (ev.type === "t_control") this.controlled(ev);
+    else if (ev.type === "t_control_failed") this.end.append(problem({ message: this.t("control_failed", { judge: this.named(ev.judge), message: ev.message }), hint: ev.hint }, this.t("hint")));
+    else if (ev.type === "ratings") {
+      this.judging = null;
+      this.ratings(ev);
+    }
+    // Shown from the first debate begun or verdict given: a finished tournament reopened
+    // from the history is given its results alone.
+    const begins = ["t_begun", "t_control"].includes(ev.type);
+    if (begins || (!this.progress.hidden && ["t_turn", "t_done", "t_failed", "ratings"].includes(ev.type))) this.phase(ev.type);
+  }
+
+  controlled(ev) {
+    this.verdicts[ev.judge] = ev.done;
+    this.controls = ev.total;
+    this.judging = ev.done < ev.total ? ev.judge : null;
+  }
+
+  // The phase the tournament is in, and how far: its debates, then the controls' verdicts.
+  phase(type) {
+    const rows = [...this.rows.values()];
+    const ended = rows.filter(({ row }) => ["done", "failed"].includes(row.dataset.status)).length;
+    const parts = [this.t("phase_debates", { done: ended, total: rows.length })];
+    let phase = ended < rows.length ? "debates" : "ended";
+    if (this.controls) {
+      const judges = Math.max(this.panel, Object.keys(this.verdicts).length);
+      const done = Object.values(this.verdicts).reduce((a, b) => a + b, 0);
+      const total = this.controls * judges;
+      phase = done < total && type !== "ratings" ? "controls" : "ended";
+      parts.push(this.t("phase_controls", { done, total }));
+      if (phase === "controls" && this.judging) parts.push(this.t("phase_judging", { judge: this.named(this.judging) }));
+    }
+    this.progress.hidden = false;
+    this.progress.dataset.phase = phase;
+    // Each part kept whole on a narrow page: a line breaks between them, not inside one.
+    this.progress.replaceChildren(...parts.flatMap((part, i) => [...(i ? [" · "] : []), el("span", { text: part })]));
   }
 
   job(info) {
