@@ -255,3 +255,53 @@ def test_a_running_tournament_shows_its_phase_and_how_far_it_is(
         assert (line.get_attribute("data-phase"), line.inner_text()) == ("ended", phases["ended"])
     finally:
         close(page)
+
+
+# Each placeholder of a form against the room its box gives it: a line's width in an input
+# (it never wraps there), the lines' height in a text area (it wraps, and is cut below).
+PLACEHOLDERS = """(form) => [...form.querySelectorAll('input[placeholder], textarea[placeholder]')]
+  .filter((box) => box.placeholder && box.offsetParent !== null)
+  .map((box) => {
+    const style = getComputedStyle(box);
+    const room = box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    const copy = document.createElement('div');
+    for (const p of ['font', 'letterSpacing', 'lineHeight', 'paddingTop', 'paddingBottom', 'boxSizing'])
+      copy.style[p] = style[p];
+    copy.style.width = `${room}px`;
+    copy.style.whiteSpace = box.tagName === 'TEXTAREA' ? 'pre-wrap' : 'pre';
+    copy.style.overflowWrap = 'break-word';
+    copy.style.position = 'absolute';
+    copy.style.visibility = 'hidden';
+    copy.textContent = box.placeholder;
+    document.body.append(copy);
+    const needs = { width: copy.scrollWidth, height: copy.offsetHeight };
+    copy.remove();
+    return { name: box.name, text: box.placeholder, room, width: needs.width,
+             height: needs.height, rows: box.clientHeight, tag: box.tagName };
+  })"""
+
+
+@pytest.mark.parametrize("width", [1280, 400, 360])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_placeholder_fits_its_box_on_a_phone_as_on_a_desktop(
+    browser: Browser, server: Served, lang: str, width: int
+) -> None:
+    """A seat's model box says whom it defaults to in full (a person types `human` there, or
+    takes the seat with its button), as does every other box of each format's form."""
+    page = open_page(browser, server, lang, viewport={"width": width, "height": 900})
+    try:
+        cut = []
+        for name in ("oxford", "decision", "challenge", "adversarial"):
+            page.select_option("select[name=format]", name)
+            page.click("#debate-form details.more summary") if name == "oxford" else None
+            if name == "oxford":
+                page.screenshot(path=f"/tmp/page40-form-{lang}-{width}.png", full_page=True)
+            for box in page.locator("#debate-form").evaluate(PLACEHOLDERS):
+                too_wide = box["tag"] == "INPUT" and box["width"] > box["room"] + 1
+                too_tall = box["tag"] == "TEXTAREA" and box["height"] > box["rows"] + 1
+                if too_wide or too_tall:
+                    cut.append((name, box["name"], box["text"], round(box["room"])))
+        assert cut == []
+        assert page.locator(".seat input[placeholder]").count() >= 2
+    finally:
+        close(page)
