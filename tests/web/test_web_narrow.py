@@ -1,14 +1,13 @@
 """The page in a real browser as a new user meets it: a tournament's progress, results and
-chart in both languages, on a phone's 400 px as on a desktop, and the forms at narrow widths. Debian's
-Chromium, driven by Playwright, against `moot serve --dry-run` on 127.0.0.1; a request that
-goes anywhere but the server fails the test."""
+chart in both languages, on a phone's 400 px as on a desktop, and the forms at narrow
+widths. Debian's Chromium, driven by Playwright, against `moot serve --dry-run` on
+127.0.0.1; a request that goes anywhere but the server fails the test."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -78,7 +77,8 @@ WATCH = """() => {
     if (!line || line.hidden) return;
     const now = `${line.dataset.phase}|${line.textContent}`;
     if (window.seen[window.seen.length - 1] !== now) window.seen.push(now);
-  }).observe(document.getElementById('main'), { subtree: true, childList: true, characterData: true, attributes: true });
+  }).observe(document.getElementById('main'),
+    { subtree: true, childList: true, characterData: true, attributes: true });
 }"""
 
 
@@ -121,7 +121,8 @@ LINES = """(root) => [...root.querySelectorAll('th, td')].map((cell) => {
   const range = document.createRange();
   range.selectNodeContents(cell);
   const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
-  return { text: cell.innerText.trim(), lines: tops.size, width: cell.getBoundingClientRect().width };
+  const width = cell.getBoundingClientRect().width;
+  return { text: cell.innerText.trim(), lines: tops.size, width };
 })"""
 
 
@@ -184,13 +185,17 @@ def test_the_ratings_chart_is_worded_in_the_tournaments_language(
         assert chart.locator(".chart-title").text_content() == words["title"]
         assert chart.locator(".chart-axis").text_content() == words["axis"]
         assert chart.locator(".chart-legend text").all_text_contents() == words["legend"]
-        assert chart.get_attribute("aria-label") == {"en": "The ratings chart", "zh": "评分图"}[lang]
-        names = chart.locator(".chart-model").evaluate_all("(all) => all.map((n) => n.firstChild.data)")
+        named = {"en": "The ratings chart", "zh": "评分图"}[lang]
+        assert chart.get_attribute("aria-label") == named
+        names = chart.locator(".chart-model").evaluate_all(
+            "(all) => all.map((n) => n.firstChild.data)"
+        )
         assert sorted(names) == ["alpha-model", "beta-model"]
-        assert chart.locator("circle.chart-strength").count() == 2 + 1  # a dot a model, the legend's
+        assert chart.locator("circle.chart-strength").count() == 2 + 1  # a model's each, a key's
         png = page.locator(".chart-box a.chart-file")
         fetched = page.evaluate(
-            "async (href) => { const r = await fetch(href); return [r.status, r.headers.get('content-type')]; }",
+            "async (href) => { const r = await fetch(href);"
+            " return [r.status, r.headers.get('content-type')]; }",
             png.get_attribute("href"),
         )
         assert fetched == [200, "image/png"]
@@ -230,7 +235,8 @@ PHASES = {
     },
     "zh": {
         "debates": r"debates\|辩论：已完成 [0-3]/4 场",
-        "controls": r"controls\|辩论：已完成 4/4 场 · 对照辩论：已裁决 (\d+)/40 · 正在裁判：(alpha|beta)-model",
+        "controls": r"controls\|辩论：已完成 4/4 场 · 对照辩论：已裁决 (\d+)/40"
+        r" · 正在裁判：(alpha|beta)-model",
         "ended": "辩论：已完成 4/4 场 · 对照辩论：已裁决 40/40",
     },
 }
@@ -265,8 +271,8 @@ PLACEHOLDERS = """(form) => [...form.querySelectorAll('input[placeholder], texta
     const style = getComputedStyle(box);
     const room = box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
     const copy = document.createElement('div');
-    for (const p of ['font', 'letterSpacing', 'lineHeight', 'paddingTop', 'paddingBottom', 'boxSizing'])
-      copy.style[p] = style[p];
+    const kept = ['font', 'letterSpacing', 'lineHeight', 'paddingTop', 'paddingBottom'];
+    for (const p of kept) copy.style[p] = style[p];
     copy.style.width = `${room}px`;
     copy.style.whiteSpace = box.tagName === 'TEXTAREA' ? 'pre-wrap' : 'pre';
     copy.style.overflowWrap = 'break-word';
