@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -171,22 +172,33 @@ def validate_params(cls: type[P], **values: Any) -> P:
     try:
         return cls(**values)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        name = str(first["loc"][0]) if first["loc"] else "?"
-        option = option_of(cls, name)
-        field = cls.model_fields.get(name)
-        low, high = _bounds(field.metadata) if field else (None, None)
-        said: dict[str, Any] = {
-            "option": option,
-            "value": repr(values.get(name)),
-            "why": invalid(first, first["msg"].lower()),
-        }
-        where = f"params.{name}"
-        if low is not None and high is not None:
-            raise UsageError(
-                key="config.param_not_allowed", field=where, low=low, high=high, **said
-            ) from None
-        raise UsageError(key="config.param_not_allowed_see_help", field=where, **said) from None
+        raise param_problem(cls, values, exc.errors()[0]) from None
+
+
+def param_problems(cls: type[BaseModel], **values: Any) -> list[UsageError]:
+    """Every problem VALUES give a params model, each as `validate_params` names the first
+    (a form shows each beside its field); none where they build it."""
+    try:
+        cls(**values)
+    except ValidationError as exc:
+        return [param_problem(cls, values, error) for error in exc.errors()]
+    return []
+
+
+def param_problem(cls: type[BaseModel], values: Mapping[str, Any], error: Any) -> UsageError:
+    """One ERROR of validating CLS with VALUES: the option, the value, why, and its range."""
+    name = str(error["loc"][0]) if error["loc"] else "?"
+    field = cls.model_fields.get(name)
+    low, high = _bounds(field.metadata) if field else (None, None)
+    said: dict[str, Any] = {
+        "option": option_of(cls, name),
+        "value": repr(values.get(name)),
+        "why": invalid(error, error["msg"].lower()),
+    }
+    where = f"params.{name}"
+    if low is not None and high is not None:
+        return UsageError(key="config.param_not_allowed", field=where, low=low, high=high, **said)
+    return UsageError(key="config.param_not_allowed_see_help", field=where, **said)
 
 
 def _bounds(metadata: list[Any]) -> tuple[Any, Any]:

@@ -153,6 +153,52 @@ def test_the_forms_problems_are_shown_beside_their_fields(page: Any, server: Ser
     assert "at least two participants" in page.locator(".invalid").first.inner_text()
 
 
+@pytest.mark.parametrize(
+    ("motion", "said"),
+    [
+        (
+            "cities should ban cars",
+            {
+                "params.max_rounds": "99 is not allowed: input should be less than or equal to 8",
+                "temperatures.judge": "9.0 is not allowed",
+                "max_tokens": "-3 is not allowed: input should be greater than or equal to 1",
+                "seed": "'x' is not a whole number",
+            },
+        ),
+        (
+            "城市应该禁止汽车进入市中心",
+            {
+                "params.max_rounds": "99 不允许：应不大于8",
+                "temperatures.judge": "9.0 不允许",
+                "max_tokens": "-3 不允许：应不小于1",
+                "seed": "'x' 不是整数",
+            },
+        ),
+    ],
+)
+def test_every_problem_of_a_form_is_shown_at_once_beside_its_field_in_its_words(
+    page: Any, motion: str, said: dict[str, str]
+) -> None:
+    """Four fields wrong: each says so beside itself, in the debate's language, under its own
+    label, never by the command line's option (`--max-rounds`)."""
+    page.fill("textarea[name=motion]", motion)
+    page.fill("input[name='params.max_rounds']", "99")
+    page.fill("input[name='temperatures.judge']", "9")
+    page.click("#debate-form details.more summary")
+    page.fill("#debate-form input[name=max_tokens]", "-3")
+    page.fill("#debate-form input[name=seed]", "x")
+    page.click("#debate-form button[type=submit]")
+    page.wait_for_selector(".invalid")
+    invalid = page.locator(".invalid").evaluate_all("(all) => all.map((b) => b.dataset.field)")
+    assert sorted(invalid) == sorted(said)
+    for field, words in said.items():
+        shown = page.locator(f"[data-field='{field}'] > .field-error").inner_text()
+        assert shown.startswith(words), (field, shown)
+    everything = page.locator("#debate-form").inner_text()
+    assert "--" not in everything, everything
+    assert page.evaluate("location.hash") in ("", "#/")  # nothing was started
+
+
 def test_a_page_in_chinese_says_its_forms_problems_in_chinese(page: Any) -> None:
     """With no motion to tell the debate's language, the page's own decides: it names it
     in every request it sends."""
@@ -200,9 +246,9 @@ def test_a_tournament_fills_its_table_then_shows_the_ratings(
     page.click("#tournament-form button[type=submit]")
     page.wait_for_selector(".tournament-table tbody tr")
     assert page.locator(".tournament-table tbody tr").count() == 4  # a pair a motion, swapped
-    page.wait_for_selector(".ratings img.chart", timeout=60_000)
+    page.wait_for_selector(".ratings svg.chart", timeout=60_000)
     assert page.locator(".tournament-table tr[data-status=done]").count() == 4
-    page.wait_for_function("() => document.querySelector('.ratings img.chart').naturalWidth > 0")
+    assert page.locator(".ratings svg.chart circle.chart-strength").count() == 2 + 1  # the legend's
     assert page.locator(".ratings table:not(.judges) tbody tr").count() == 2
     # Two motions: control debates measure each judge (here both models, judging each
     # other), and the figures are shown beside the ratings with their intervals.

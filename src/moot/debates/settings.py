@@ -132,11 +132,21 @@ def _use(ctx: dict[str, Any]) -> Phrase | None:
 
 def settings_error(exc: ValidationError, *, hint: str, options: bool = False) -> UsageError:
     """The first problem of a validation error, as the field it concerns and what is wrong."""
-    first = exc.errors()[0]
-    loc = [str(part) for part in first["loc"]]
+    return settings_problems(exc, hint=hint, options=options)[0]
+
+
+def settings_problems(
+    exc: ValidationError, *, hint: str, options: bool = False
+) -> list[UsageError]:
+    """Every problem of a validation error (a form shows each beside its field)."""
+    return [_problem(error, hint=hint, options=options) for error in exc.errors()]
+
+
+def _problem(error: Any, *, hint: str, options: bool) -> UsageError:
+    loc = [str(part) for part in error["loc"]]
     where = _option(loc) if options and loc else ".".join(loc) or "settings"
     field = ".".join(loc) or None
-    if first["type"] == "extra_forbidden":
+    if error["type"] == "extra_forbidden":
         return UsageError(
             key="debates.settings.unknown_setting", field=field, where_value=where, fix=hint
         )
@@ -144,9 +154,9 @@ def settings_error(exc: ValidationError, *, hint: str, options: bool = False) ->
         key="debates.settings.not_allowed",
         field=field,
         where_value=where if where.endswith("=") else f"{where} ",
-        value=_shown(first.get("input")),
-        why=invalid(first, first["msg"].lower()),
-        use=_use(first.get("ctx", {})) or hint,
+        value=_shown(error.get("input")),
+        why=invalid(error, error["msg"].lower()),
+        use=_use(error.get("ctx", {})) or hint,
     )
 
 

@@ -6,15 +6,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
+from moot.config import param_problems
 from moot.debates.settings import (
+    DebateSettings,
     DebateSetup,
     check_model_ref,
     check_motion,
     given_twice,
     prepare,
     settings,
+    settings_problems,
 )
-from moot.errors import MootError, UsageError
+from moot.errors import MootError, Phrase, UsageError
 from moot.formats import NAMES, get_format
 from moot.formats.base import Format, RunOptions
 from moot.prompts import LANGUAGES, detect_language
@@ -122,13 +127,83 @@ def debate_setup(form: object, *, dry_run: bool) -> DebateSetup:
     if not isinstance(form, dict):
         raise FormErrors({"form": problem("the form is not an object", "reload the page")})
     read = _read(form, dry_run=dry_run)
-    if read.errors:
-        raise FormErrors(read.errors)
+    errors = dict(read.errors)
+    if read.values:  # its format is known: every value it refuses, beside its field
+        _check_each(read.values, errors)
+    if errors:
+        raise FormErrors(errors)
     try:
         chosen = settings(hint="see moot run --help", options=True, **read.values)
         return prepare(chosen, check_models=not dry_run)
     except MootError as exc:
-        raise FormErrors({form_field(exc): exc}) from None
+        raise FormErrors({form_field(exc): page_problem(exc)}) from None
+
+
+def _check_each(values: dict[str, Any], errors: FieldErrors) -> None:
+    """Each value the settings or the format's parameters refuse goes to ERRORS beside its
+    field, all at once: `moot run` stops at the first, a form shows them together."""
+    try:
+        DebateSettings.model_validate(values)
+    except ValidationError as exc:
+        for found in settings_problems(exc, hint=""):
+            errors.setdefault(form_field(found), page_problem(found))
+    param_errors(get_format(values["format"]), values["params"], errors)
+
+
+def param_errors(fmt: Format, params: dict[str, Any], errors: FieldErrors) -> None:
+    """Each of PARAMS that FMT's declarations refuse goes to ERRORS beside its field."""
+    for found in param_problems(fmt.options, **params):
+        errors.setdefault(found.field or "form", page_problem(found))
+
+
+def page_problem(exc: MootError) -> MootError:
+    """EXC as the page says it. A value a setting refuses is shown beside its field, under
+    the field's label, so it is said without the command-line option that names it at the
+    terminal (`--max-rounds 99 is not allowed` is `99 is not allowed` under "Most rounds")."""
+    said = exc.values
+    if exc.key == "config.param_not_allowed":
+        return UsageError(
+            key="web.forms.not_allowed_range",
+            field=exc.field,
+            value=said["value"],
+            why=said["why"],
+            low=said["low"],
+            high=said["high"],
+        )
+    if exc.key in (
+        "debates.settings.not_allowed",
+        "config.param_not_allowed_see_help",
+        "tournaments.settings.ballot_not_allowed",
+    ):
+        fix = said.get("use") or said.get("fix")
+        return UsageError(
+            key="web.forms.not_allowed",
+            field=exc.field,
+            value=said["value"],
+            why=said["why"],
+            # A bound's words, or the tournament's about the ballot; not the help's command
+            fix=fix if isinstance(fix, Phrase) else Phrase("web.forms.fix_value"),
+        )
+    return _plan_problem(exc)
+
+
+def _plan_problem(exc: MootError) -> MootError:
+    """A tournament's plan refused, as the page says it: by its fields, not `--model`."""
+    said = exc.values
+    if exc.key == "tournaments.plan.tournament_needs_two_more_model":
+        return UsageError(key="web.forms.needs_two_models", field=exc.field)
+    if exc.key == "tournaments.plan.names_same_model_as":
+        return UsageError(
+            key="web.forms.same_model", field=exc.field, ref=said["ref"], seen=said["seen"]
+        )
+    if exc.key == "tournaments.plan.plan_would_debates_over_limit":
+        return UsageError(
+            key="web.forms.too_many_debates",
+            field=exc.field,
+            debates=said["debates"],
+            max_debates=said["max_debates"],
+        )
+    return exc
 
 
 def _read(form: dict[str, Any], *, dry_run: bool) -> _Read:

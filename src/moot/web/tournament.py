@@ -12,7 +12,7 @@ from moot.debates.settings import format_params
 from moot.errors import MootError, concerning
 from moot.formats import get_format
 from moot.models.labels import model_labels
-from moot.tournaments.controls import ControlEvent
+from moot.tournaments.controls import ControlEvent, ControlFailed, ControlJudged, judges_of
 from moot.tournaments.judge import SIDES
 from moot.tournaments.plan import checked_identity, dry_identity, make_plan, two_sided, word_motions
 from moot.tournaments.run import DebateBegun, DebateDone, DebateFailed, InDebate, TournamentEvent
@@ -22,6 +22,8 @@ from moot.web.forms import (
     FieldErrors,
     FormErrors,
     number_of,
+    page_problem,
+    param_errors,
     problem,
     read_params,
     refuse_repeated,
@@ -48,6 +50,9 @@ class Choice:
     debates: list[dict[str, Any]] = field(default_factory=list)
     # How the judges' ballots are read: `moot.tournament`'s orders, ballot, margin, reasons.
     ballot: dict[str, Any] = field(default_factory=dict)
+    # Every judge of the plan's debates (the models themselves where none is named): each
+    # decides every control debate, which the page counts.
+    panel: list[str] = field(default_factory=list)
 
 
 def formats() -> list[str]:
@@ -75,6 +80,15 @@ def choose(form: object, *, dry_run: bool) -> Choice:
     lang = text_at(form.get("lang", ""), "lang", errors) or "auto"
     if not motions and "motions" not in errors:
         errors["motions"] = problem("no motions", "write one motion a line")
+    # Every value the ballot or the format refuses, each beside its field, all at once.
+    for key, value in (("orders", orders), ("method", method), ("margin", margin)):
+        if value is not None:
+            try:
+                check_ballot(api=True, **{key: value})
+            except MootError as exc:
+                errors.setdefault(_field_of(exc), page_problem(exc))
+    if name in SIDES:
+        param_errors(get_format(name), params, errors)
     if errors:
         raise FormErrors(errors)
     swaps = swaps if swaps is not None else 1
@@ -99,7 +113,7 @@ def choose(form: object, *, dry_run: bool) -> Choice:
             swaps=swaps,
         )
     except MootError as exc:
-        raise FormErrors({_field_of(exc): exc}) from None
+        raise FormErrors({_field_of(exc): page_problem(exc)}) from None
     debates = [
         {
             "debate": p.id,
@@ -115,7 +129,18 @@ def choose(form: object, *, dry_run: bool) -> Choice:
         "margin": read.margin,
     }
     return Choice(
-        models, judges, motions, fmt.name, lang, seed, swaps, params, dry_run, debates, ballot
+        models,
+        judges,
+        motions,
+        fmt.name,
+        lang,
+        seed,
+        swaps,
+        params,
+        dry_run,
+        debates,
+        ballot,
+        judges_of(plan),
     )
 
 
@@ -157,7 +182,9 @@ def tournament_job(choice: Choice, *, parallel: int = 1, batch: bool = False) ->
 
     def work(job: Job) -> None:
         labels = model_labels([*choice.models, *choice.judges])  # short names for the table
-        job.publish({"type": "t_plan", "debates": choice.debates, "labels": labels})
+        job.publish(
+            {"type": "t_plan", "debates": choice.debates, "labels": labels, "panel": choice.panel}
+        )
 
         def on_event(event: TournamentEvent | ControlEvent) -> None:
             if job.stop_requested:
@@ -214,8 +241,8 @@ class _Stop(BaseException):
 
 def tournament_event(event: TournamentEvent | ControlEvent) -> dict[str, Any] | None:
     """A tournament's event as the page's table reads it; a debate's own events are only
-    named (the turn now speaking), not streamed, and a control's not at all (the ratings
-    carry the judges' figures)."""
+    named (the turn now speaking), not streamed, and a control's as a count (a judge's
+    verdicts on the controls so far, of how many), the ratings carrying the figures."""
     if isinstance(event, DebateBegun):
         return {"type": "t_begun", "debate": event.pairing.id}
     if isinstance(event, DebateDone):
@@ -233,6 +260,15 @@ def tournament_event(event: TournamentEvent | ControlEvent) -> dict[str, Any] | 
         return {
             "type": "t_failed",
             "debate": event.pairing.id,
+            "message": event.message,
+            "hint": event.hint,
+        }
+    if isinstance(event, ControlJudged):
+        return {"type": "t_control", "judge": event.judge, "done": event.done, "total": event.total}
+    if isinstance(event, ControlFailed):
+        return {
+            "type": "t_control_failed",
+            "judge": event.judge,
             "message": event.message,
             "hint": event.hint,
         }

@@ -142,7 +142,7 @@ async function showRanked(id) {
   }
   const shown = answer.data;
   label(shown.language);
-  const view = new TournamentView(root, { language: shown.language });
+  const view = new TournamentView(root, { language: shown.language, formatName });
   view.handle({ type: "job", title: shown.title, state: "finished" });
   view.about.textContent = `${formatName(shown.format, shown.language)} · ${dateTime(shown.language, shown.date)} · `;
   view.handle({ type: "t_plan", debates: shown.list, labels: shown.labels });

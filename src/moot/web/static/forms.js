@@ -93,7 +93,8 @@ function values(form) {
   return out;
 }
 
-// Each problem beside its field: the field itself, else the nearest one above it, else the form.
+// Every problem beside its field (the server names them all at once, each under its field's
+// label): the field itself, else the nearest one above it, else the form.
 function showErrors(form, errors, lang) {
   for (const node of form.querySelectorAll(".field-error")) node.replaceChildren();
   for (const node of form.querySelectorAll(".invalid")) node.classList.remove("invalid");
@@ -106,9 +107,11 @@ function showErrors(form, errors, lang) {
     }
     box = box || form.querySelector('[data-field="form"]');
     box.classList.add("invalid");
+    // A box may hold several (the form's own, a list's): each on a line of its own.
     const slot = box.querySelector(":scope > .field-error");
-    slot.append(el("span", { class: "message", text: error.message }));
-    if (error.hint) slot.append(el("span", { class: "hint", text: ` ${t(lang, "hint")}: ${error.hint}` }));
+    const line = el("span", { class: "problem-line" }, el("span", { class: "message", text: error.message }));
+    if (error.hint) line.append(el("span", { class: "hint", text: ` ${t(lang, "hint")}: ${error.hint}` }));
+    slot.append(line);
     first = first || box;
   }
   first?.scrollIntoView({ block: "center" });
