@@ -15,6 +15,7 @@ from rich.table import Table
 from moot import history
 from moot.api.calibration import (
     LABELLED_FILE,
+    CalibrationPlan,
     CalibrationResult,
     LabelledResult,
     plan_calibration,
@@ -39,10 +40,10 @@ from moot.cli.options import (
 )
 from moot.cli.root import Console, app, speak
 from moot.errors import UsageError
+from moot.prompts import resolve_language
 from moot.render import safe
 from moot.tournaments.calibration import (
     DEFAULT_CONTROLS,
-    KIND_NAMES,
     KINDS,
     MAX_CONTROLS,
     Interval,
@@ -166,7 +167,9 @@ def calibrate_judges(
         judges = [j.model_dump(mode="json", exclude={"judged"}) for j in result.judges]
         print(json.dumps({"ballot": shown_ballot(result.ballot), "judges": judges}))
         return
-    show_figures(console, result)
+    language = language_of(plan)
+    speak(language)
+    show_figures(console, result, words(language))
 
 
 def _labelled(
@@ -290,7 +293,7 @@ def _labelled_tables(result: LabelledResult, said: Words, names: fit.Names) -> l
         for row in rows:
             by.add_column(name(row), justify="right", no_wrap=True)
         for g in groups:
-            shown = say(f"cal_lang_{g}") if g in ("en", "zh") else safe(g)
+            shown = say(f"cal_lang_{g}") if g in ("en", "zh") else kind_name(said, g)
             size = str(result.report.debates.get(g, 0))
             by.add_row(shown, size, *(_short(row.accuracy[g]) for row in rows))
         tables.append(fit.keep_words(by))
@@ -310,38 +313,54 @@ def _interval(i: Interval) -> str:
     return f"{i.share:.0%} [{i.low:.0%}–{i.high:.0%}]"
 
 
-def show_figures(console: Console, result: CalibrationResult) -> None:
+def kind_name(said: Words, kind: str) -> str:
+    """A kind of debate in words (markup): a control's, or a labelled set's that moot knows;
+    a kind of the user's own as given, shown as text."""
+    key = f"cal_kind_{kind}"
+    return said.say(key) if said.knows(key) else safe(kind)
+
+
+def language_of(plan: CalibrationPlan) -> str:
+    """The language a calibration is shown in: --lang's, else its motions' where they share
+    one."""
+    if plan.language is not None:
+        return plan.language
+    languages = {resolve_language("auto", motion) for motion in plan.motions}
+    return languages.pop() if len(languages) == 1 else "en"
+
+
+def show_figures(console: Console, result: CalibrationResult, said: Words) -> None:
     """How the ballots were read, then one table a judge, under its label: accuracy on
     each kind with its interval, the biases, the time (calibration.json names each judge
     in full)."""
-    console.print(ballot_line(result.ballot, words("en")), highlight=False)
+    say = said.say
+    console.print(ballot_line(result.ballot, said), highlight=False)
     shown = fit.labels(j.judge for j in result.judges)
     for j in result.judges:
         # The judge by its label, on a line of its own: a table's title wraps anywhere.
-        console.print(f"[italic]judge {shown[j.judge]}[/]", highlight=False, soft_wrap=True)
+        heading = say("cal_judge_heading", judge=shown[j.judge])
+        console.print(f"[italic]{heading}[/]", highlight=False, soft_wrap=True)
         table = Table()
-        table.add_column("control")
-        table.add_column("right (95 % interval)")
+        table.add_column(say("cal_control"))
+        table.add_column(say("cal_right"))
         table.add_column("n", justify="right")
         table.add_column("")
         for kind in KINDS:
             a = j.accuracy[kind]
-            table.add_row(KIND_NAMES[kind], _interval(a), str(a.n), "chance" if a.chance else "")
+            chance = say("cal_chance") if a.chance else ""
+            table.add_row(kind_name(said, kind), _interval(a), str(a.n), chance)
         console.print(table)
-        console.print(
-            f"position bias {_interval(j.position_bias)} (verdicts that follow the seat) · "
-            f"verbosity bias {_interval(j.verbosity_bias)} (padded side won) · "
-            f"consistency {_interval(j.consistency)} · "
-            f"coverage {_interval(j.coverage) if j.coverage else '—'} (verdicts that named a "
-            f"side) · {j.seconds:.0f} s",
-            highlight=False,
+        figures = say(
+            "cal_figures",
+            position=_interval(j.position_bias),
+            verbosity=_interval(j.verbosity_bias),
+            consistency=_interval(j.consistency),
+            coverage=_interval(j.coverage) if j.coverage else "—",
+            seconds=f"{j.seconds:.0f}",
         )
-        chance = [KIND_NAMES[k] for k in ("off_motion", "silent") if j.accuracy[k].chance]
+        console.print(figures, highlight=False)
+        chance = [kind_name(said, k) for k in ("off_motion", "silent") if j.accuracy[k].chance]
         if chance:
-            console.print(
-                f"[yellow]no better than chance[/] on {' and '.join(chance)}: its verdicts "
-                "there could come from a coin.",
-                highlight=False,
-            )
+            console.print(say("cal_no_better", kinds=say("cal_and").join(chance)), highlight=False)
     saved = safe(result.folder / "calibration.json")
-    console.print(f"[dim]saved:[/] {saved}", highlight=False, soft_wrap=True)
+    console.print(f"[dim]{say('saved')}[/] {saved}", highlight=False, soft_wrap=True)
