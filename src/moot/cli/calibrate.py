@@ -28,6 +28,7 @@ from moot.api.calibration import Progress as Step
 from moot.cli import fit
 from moot.cli.ballot import DEFAULT, Ballot, Margin, Orders
 from moot.cli.options import (
+    AsJson,
     DryRun,
     GpuLayers,
     Lang,
@@ -62,7 +63,10 @@ def calibrate_judges(
     ] = None,
     motions: Annotated[
         Path | None,
-        typer.Option(help="A text file of motions, one a line: two or more."),
+        typer.Option(
+            help="A text file of motions, one a line (English or Chinese; two or more, at "
+            "most 1000, each at most 1000 characters)."
+        ),
     ] = None,
     labelled: Annotated[
         Path | None,
@@ -73,7 +77,7 @@ def calibrate_judges(
         ),
     ] = None,
     fmt: Annotated[
-        str, typer.Option("--format", help="Format of the debates: oxford or challenge.")
+        str, typer.Option("--format", help="Format: oxford or challenge (the two-sided ones).")
     ] = "oxford",
     model: Annotated[
         Many,
@@ -85,7 +89,7 @@ def calibrate_judges(
     ] = None,
     controls: Annotated[
         int,
-        typer.Option(help=f"Controls of each kind, 1-{MAX_CONTROLS}."),
+        typer.Option(help=f"Controls of each kind (1–{MAX_CONTROLS})."),
     ] = DEFAULT_CONTROLS,
     ballot: Ballot = DEFAULT.method,
     orders: Orders = DEFAULT.orders,
@@ -99,7 +103,7 @@ def calibrate_judges(
     max_tokens: MaxTokens = None,
     n_ctx: NCtx = None,
     gpu_layers: GpuLayers = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
+    as_json: AsJson = False,
     quiet: Annotated[bool, typer.Option(help="No progress bar; only the figures.")] = False,
     dry_run: DryRun = False,
     **params: Any,
@@ -359,8 +363,8 @@ def show_figures(console: Console, result: CalibrationResult, said: Words) -> No
             seconds=f"{j.seconds:.0f}",
         )
         console.print(figures, highlight=False)
-        chance = [kind_name(said, k) for k in ("off_motion", "silent") if j.accuracy[k].chance]
-        if chance:
-            console.print(say("cal_no_better", kinds=say("cal_and").join(chance)), highlight=False)
+        weak = [kind_name(said, k) for k in ("off_motion", "silent") if j.accuracy[k].chance]
+        if weak:
+            console.print(say("cal_no_better", kinds=say("cal_and").join(weak)), highlight=False)
     saved = safe(result.folder / "calibration.json")
     console.print(f"[dim]{say('saved')}[/] {saved}", highlight=False, soft_wrap=True)

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 
-import typer
-
+from moot.cli.helpview import App
 from moot.cli.root import Console, app
 from moot.config import Defaults, config_path
 from moot.debates.settings import read_defaults
 from moot.render import printable
 
-config_app = typer.Typer(
+config_app = App(
     help="The config file of defaults: a model per seat, the language, the token cap.",
     no_args_is_help=True,
 )

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from moot.cli.fit import name_column
 from moot.cli.helpview import App
+from moot.cli.options import AsJson
 from moot.cli.root import Console, app, err
 from moot.config import RunSettings, validate_params
 from moot.errors import ModelIntegrityError, UsageError
@@ -36,7 +37,6 @@ Ref = Annotated[
         metavar="REF",
     ),
 ]
-AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
 
 def _size(n: int | None) -> str:
@@ -110,15 +110,14 @@ def list_(as_json: AsJson = False, installed: Installed = False) -> None:
         )
         return
     width = console.width
-    table = _table(entries)
-    whole = console.measure(table, options=console.options.update_width(UNLIMITED)).maximum
-    if whole > width and not (width >= FULL_WIDTH and _room(console, table)):
-        table = _narrow_table(entries)
-        if not _room(console, table):
-            _blocks(console, entries)
-            table = None
-    if table is not None:
-        console.print(table, soft_wrap=False)
+    full = _table(entries)
+    whole = console.measure(full, options=console.options.update_width(UNLIMITED)).maximum
+    if whole <= width or (width >= FULL_WIDTH and _room(console, full)):
+        console.print(full, soft_wrap=False)
+    elif _room(console, narrow := _narrow_table(entries)):
+        console.print(narrow, soft_wrap=False)
+    else:
+        _blocks(console, entries)
     if any(e.installed and e.verified is None for e in entries):
         console.print("[dim]`moot models verify` checks the ones not verified yet.[/]")
 
@@ -339,7 +338,14 @@ def info(
 
 
 @models_app.command()
-def verify(ref: Annotated[str | None, typer.Argument(metavar="[REF]")] = None) -> None:
+def verify(
+    ref: Annotated[
+        str | None,
+        typer.Argument(
+            help="The model to check; without it, every installed model.", metavar="REF"
+        ),
+    ] = None,
+) -> None:
     """Re-hash installed models (or one) against their known checksums."""
     results = store.verify(ref)
     table = Table("id", "result", "sha256")
