@@ -206,16 +206,18 @@ def test_every_raise_gives_its_fields_values():
 
 def test_an_error_by_key_is_english_as_a_string_and_chinese_by_its_words():
     error = UsageError(key="models.store.no_such_file", file="/tmp/x.gguf")
-    assert str(error) == "no such file: /tmp/x.gguf"
+    assert error.message == "no such file: /tmp/x.gguf"
     assert error.hint == "give the path to a .gguf file"
+    # As moot prints it: the message, then the hint on a line of its own.
+    assert str(error) == "no such file: /tmp/x.gguf\nhint: give the path to a .gguf file"
     shown = words("zh").error(error)
     assert shown == {"message": "没有这个文件：/tmp/x.gguf", "hint": "请给出一个 .gguf 文件的路径"}
-    assert words("en").error(error) == {"message": str(error), "hint": error.hint}
+    assert words("en").error(error) == {"message": error.message, "hint": error.hint}
 
 
 def test_a_part_said_in_words_of_its_own_is_shown_in_the_language():
     error = CallTimeoutError(seconds=2.5)  # no model named: "the model", a Phrase
-    assert str(error) == "the model did not finish within 2.5 s"
+    assert error.message == "the model did not finish within 2.5 s"
     assert words("zh").error(error)["message"] == "模型没有在2.5秒内完成"
     assert str(Phrase("model.the_model")) == "the model"
 

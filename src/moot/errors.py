@@ -116,11 +116,13 @@ class MootError(Exception):
     Raised by `key` (its entry in the packs' `engine/words.toml`, `[errors.<key>]`: a
     message and a hint with `{fields}`) and the VALUES of its fields:
     `raise UsageError(key="settings.no_save_and_out", option="--out")`. The message and hint
-    are the English ones (`str(error)`); a front end shows them in a debate's language with
-    `moot.words.words(language).error(error)`.
+    are the English ones; `str(error)` is both, the hint on a line of its own, as `moot`
+    prints them. A front end shows them in a debate's language with
+    `moot.words.words(language).error(error)` (`moot.debate` words its errors so: `worded`).
     """
 
     exit_code = 1
+    hint_label = "hint:"  # what `str` puts before the hint; `worded` sets another language's
 
     def __init__(
         self,
@@ -148,6 +150,21 @@ class MootError(Exception):
         # Another hint than its key's, said in words of its own: a Phrase, or another
         # error whose hint this one gives (see `hinted`).
         self.hint_of: Phrase | MootError | None = None
+
+    def __str__(self) -> str:
+        """Its message and, on a line of its own, its hint (led by the name the user most
+        likely meant): what `moot` prints, as a Python caller sees it."""
+        hint = self.hint
+        if self.near and self.near not in hint:
+            hint = f"did you mean {self.near}? {hint}".strip()
+        return f"{self.message}\n{self.hint_label} {hint}" if hint else self.message
+
+    def worded(self, message: str, hint: str, *, label: str) -> MootError:
+        """This error as another language says it (`moot.words.Words.error`): its message,
+        its hint, and LABEL before the hint in `str`; its key and values stay as raised."""
+        self.message, self.hint, self.hint_label = message, hint, label
+        self.args = (message,)
+        return self
 
     def hinted(self, by: Phrase | MootError) -> MootError:
         """This error with BY's hint instead of its own: a Phrase's words, or the hint of

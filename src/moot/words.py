@@ -90,6 +90,10 @@ class Words:
         patterns = [_compile(k, v) for k, v in recorded.items()]
         self._patterns = sorted(patterns, key=lambda p: -p.weight)
 
+    def knows(self, key: str) -> bool:
+        """Whether KEY is a message of moot's own (a label may be one, or a user's text)."""
+        return key in self._say
+
     def say(self, key: str, **values: Any) -> str:
         """Message KEY of moot's own, its fields filled with VALUES."""
         return self._say[key].format(**values)

@@ -92,6 +92,67 @@ def test_a_bad_setting_is_named_before_any_model_loads(
     assert caught.value.hint
 
 
+def test_str_of_an_error_says_its_hint_as_moot_prints_it(home: Path) -> None:
+    with pytest.raises(moot.UsageError) as caught:
+        moot.debate("  ", run=DRY)
+    assert str(caught.value) == "the motion is empty\nhint: give a motion or a topic"
+    assert caught.value.message == "the motion is empty"  # each part still on its own
+
+
+@pytest.mark.parametrize(
+    ("run", "near"),
+    [({"dryrun": True}, "dry_run"), ({"max_token": 9}, "max_tokens"), ({"colour": 1}, None)],
+)
+def test_an_unknown_run_setting_is_answered_with_the_closest(
+    home: Path, run: dict[str, object], near: str | None
+) -> None:
+    with pytest.raises(moot.UsageError) as caught:
+        moot.debate("cities should ban cars", run={**DRY, **run})
+    (key,) = run
+    assert caught.value.field == f"run.{key}" and caught.value.near == near
+    said = str(caught.value).splitlines()
+    assert said[0] == f"unknown setting 'run.{key}'"
+    if near is None:
+        assert said[1] == "hint: see help(moot.debate)"
+    else:
+        assert said[1] == f"hint: did you mean {near}? see help(moot.debate)"
+    if key == "dryrun":  # the Python API page shows this one as it reads
+        page = (ROOT / "docs" / "python.md").read_text(encoding="utf-8")
+        assert f"UsageError: {said[0]}\n{said[1]}\n" in page
+
+
+@pytest.mark.parametrize(
+    ("motion", "lang", "message", "hint"),
+    [
+        ("", "zh", "辩题是空的", "请给出辩题或话题"),
+        ("猫" * 5000, None, "辩题有5,000个字符，超过了4,000个字符的上限", "用一句话说明辩题"),
+        ("?!", "zh", "辩题 '?!' 里没有文字", "请给出辩题"),
+    ],
+)
+def test_a_chinese_debates_motion_is_refused_in_chinese(
+    home: Path, motion: str, lang: str | None, message: str, hint: str
+) -> None:
+    with pytest.raises(moot.UsageError) as caught:
+        moot.debate(motion, lang=lang, run=DRY)
+    first, second = str(caught.value).splitlines()
+    assert first == message and caught.value.message == message
+    assert second.startswith("提示：") and hint in second and hint in caught.value.hint
+    assert caught.value.key.startswith("debates.settings.motion_")  # still known by its key
+    assert caught.value.field == "motion"
+
+
+def test_the_repr_of_a_result_is_one_short_line(home: Path) -> None:
+    result = moot.debate("cities should ban cars", seed=3, max_rounds=3, run=DRY)
+    shown = repr(result)
+    assert "\n" not in shown and len(shown) <= 300, shown
+    assert shown.startswith("Result(format='oxford', motion='This House Believes That cities")
+    assert f"turns={len(result.turns)}" in shown and repr(str(result.folder)) in shown
+    assert "outcome=" in shown and "Verdict" in shown
+    assert not any(t.text[:40] in shown for t in result.turns if len(t.text) > 40)
+    unsaved = moot.debate("tea is better", run=DRY, save=False, max_rounds=3)
+    assert repr(unsaved).endswith("folder=None)")
+
+
 def test_a_roles_setting_may_be_pairs_or_role_value_texts(home: Path) -> None:
     server = "http://127.0.0.1:9/v1"  # a server URL: checked as text, never called
     debate = moot.Debate(

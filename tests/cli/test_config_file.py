@@ -4,6 +4,7 @@ which the command line and the keywords override; a bad file is one line naming 
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -109,6 +110,29 @@ def test_config_path_and_show_find_the_file(tmp_path: Path, cli: Cli) -> None:
     shown = cli("config", "show", home=home)
     assert shown.returncode == 0, shown.stderr
     assert "max_tokens = 64" in shown.stdout and 'roles.judge = "gemma3-270m"' in shown.stdout
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+def test_config_show_prints_toml_that_parses_as_copied_from_the_terminal(
+    tmp_path: Path, cli: Cli, columns: int
+) -> None:
+    # A home whose path is wider than the terminal, and a model reference wider still.
+    home = tmp_path / "a-data-directory-with-a-rather-long-name" / "and-another-below-it" / "moot"
+    env = {"COLUMNS": str(columns)}
+    example = cli("config", "show", home=home, env=env)
+    assert example.returncode == 0, example.stderr
+    assert len(str(home / "config.toml")) > 80
+    parsed = tomllib.loads(example.stdout)  # the whole output, as a user would copy it
+    assert parsed == {
+        "model": "smollm2-135m", "lang": "auto", "max_tokens": 200,
+        "roles": {"opposition": "gemma3-270m"},
+    }  # fmt: skip
+    assert all(len(line) <= 80 for line in example.stdout.splitlines()[1:])  # all but the path
+    long_ref = "hf:some-organisation/" + "a-model-with-a-very-long-name-" * 3 + "GGUF/model.gguf"
+    _write(home, f'max_tokens = 64\n[roles]\njudge = "{long_ref}"\n')
+    shown = cli("config", "show", home=home, env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert tomllib.loads(shown.stdout) == {"max_tokens": 64, "roles": {"judge": long_ref}}
 
 
 def test_the_python_api_reads_the_config_file_and_its_keywords_override_it(

@@ -86,10 +86,17 @@ def test_list_installed_shows_only_the_models_that_can_debate_now(cli: Cli, tmp_
 HEADERS = ("status", "where", "size")
 
 
+def _ids_whole(shown: str, ids: list[str]) -> None:
+    """Each of IDS whole on one line of SHOWN, at its start (after the table's edge)."""
+    for model_id in ids:
+        assert any(ln.lstrip(" │").startswith(f"{model_id} ") or ln.strip() == model_id
+                   for ln in shown.splitlines()), (model_id, shown)  # fmt: skip
+
+
 def test_the_list_at_80_columns_keeps_every_header_and_every_id_whole(
     cli: Cli, tmp_path: Path
 ) -> None:
-    _added(cli, LONG, tmp_path / "long.gguf")
+    catalog_ids = [r["id"] for r in json.loads(cli("models", "list", "--json").stdout)]
     listed = cli("models", "list", env={"COLUMNS": "80"})
     assert listed.returncode == 0, listed.stderr
     lines = listed.stdout.splitlines()
@@ -97,17 +104,30 @@ def test_the_list_at_80_columns_keeps_every_header_and_every_id_whole(
     assert "…" not in listed.stdout  # nothing is cut short
     header = next(ln for ln in lines if " status " in ln)
     assert header.split() == ["id", "status", "where", "size", "model"], header
-    # The id column is the first: its folded pieces, read down, give each id back whole.
-    width = header.index("status")
-    body = lines[lines.index(header) + 2 :]
-    ids = "".join(ln[:width].strip() for ln in body)
-    assert LONG in ids and "smollm2-135m" in ids and "deepseek-r1-1.5b" in ids
+    _ids_whole(listed.stdout, catalog_ids)
     # What each model is stays in the table: name, quantisation, context, licence.
-    assert cli("models", "rm", LONG, "--yes").returncode == 0
-    catalog_only = cli("models", "list", env={"COLUMNS": "80"}).stdout
-    assert "SmolLM2-135M-Instruct" in catalog_only and "apache-2.0" in catalog_only
-    assert "8,192 ctx" in catalog_only and "thinks: switchable" in catalog_only
-    assert " smollm2-135m " in catalog_only and "…" not in catalog_only
+    assert "SmolLM2-135M-Instruct" in listed.stdout and "apache-2.0" in listed.stdout
+    assert "8,192 ctx" in listed.stdout and "thinks: switchable" in listed.stdout
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+def test_an_id_too_long_for_a_column_beside_the_others_stays_whole(
+    cli: Cli, tmp_path: Path, columns: int
+) -> None:
+    _added(cli, LONG, tmp_path / "long.gguf")
+    ollama_model(tmp_path / "home" / ".ollama" / "models", "x" * 50, namespace="some-org")
+    ids = [r["id"] for r in json.loads(cli("models", "list", "--json").stdout)]
+    assert max(len(i) for i in ids) > 70  # no table at 80 columns has room beside it
+    listed = cli("models", "list", env={"COLUMNS": str(columns)})
+    assert listed.returncode == 0, listed.stderr
+    assert "…" not in listed.stdout
+    assert all(len(ln) <= columns for ln in listed.stdout.splitlines()), listed.stdout
+    _ids_whole(listed.stdout, ids)
+    # What each model is, and where, is still said: below its id at 80, in its row at 200.
+    for said in ("registered", "Ollama", "not installed", "apache-2.0", "8,192"):
+        assert said in listed.stdout, said
+    if columns == 200:
+        assert any(f" {LONG} " in ln and "registered" in ln for ln in listed.stdout.splitlines())
 
 
 def test_the_list_at_200_columns_shows_a_column_each(cli: Cli, tmp_path: Path) -> None:

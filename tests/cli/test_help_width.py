@@ -4,7 +4,9 @@ format's seats."""
 
 from __future__ import annotations
 
+import inspect
 import re
+from typing import Any
 
 import pytest
 import typer
@@ -118,3 +120,143 @@ def test_a_default_the_help_states_is_not_said_twice(cli: Cli, command: str) -> 
     for option, metavar in (("--orders", "1|2"), ("--ballot", "METHOD"), ("--margin", "M")):
         said = shown.split(f" {option} {metavar} ", 1)[1].split(" --", 1)[0]
         assert re.search(r"; [\w.]+\)", said) and "[default:" not in said, said
+
+
+# -- the same conventions in every command's help ------------------------------------------
+
+
+def command_of(words: list[str]) -> Any:
+    _register()
+    command: Any = typer.main.get_command(app)
+    for word in words:
+        command = command.commands[word]
+    return command
+
+
+def shown_params(words: list[str]) -> list[Any]:
+    return [p for p in command_of(words).params if p.name != "help" and not p.hidden]
+
+
+@pytest.mark.parametrize("words", commands(), ids=lambda w: " ".join(w) or "moot")
+def test_every_argument_and_option_is_described_in_a_sentence(words: list[str]) -> None:
+    command = command_of(words)
+    first = inspect.cleandoc(command.help or "").split("\n\n")[0].strip()
+    assert first.endswith("."), (words, first)
+    for param in shown_params(words):
+        said = " ".join((param.help or "").split())
+        assert said, (words, param.name)
+        assert said.endswith("."), (words, param.name, said)
+
+
+@pytest.mark.parametrize("words", commands(), ids=lambda w: " ".join(w) or "moot")
+def test_the_usage_line_names_each_argument_as_its_panel_does(cli: Cli, words: list[str]) -> None:
+    shown = help_of(cli, words, 80)
+    usage = next(line for line in shown.splitlines() if "Usage:" in line).split()
+    assert usage[: len(words) + 3] == ["Usage:", "moot", *words, "[OPTIONS]"], usage
+    in_usage = [w for w in usage[len(words) + 3 :] if w not in ("COMMAND", "[ARGS]...")]
+    panel = shown.split("Arguments", 1)[1].split("╰", 1)[0] if "─ Arguments" in shown else ""
+    listed = [ln.strip("│ ").split()[0] for ln in panel.splitlines() if ln.startswith("│ ") and
+              ln[2] != " "]  # fmt: skip
+    assert [w.strip("[]") for w in in_usage] == listed, (usage, listed)
+    for param, word in zip([p for p in shown_params(words) if p.param_type_name == "argument"],
+                           in_usage, strict=True):  # fmt: skip
+        assert word.startswith("[") != param.required, (word, param.name)
+        assert word == word.upper() and "{" not in word
+
+
+# Options that two commands share by name but not by meaning, each with why.
+DIFFER = {
+    "--out": "each command writes its own files",
+    "--model": "run seats it, tournament ranks it, calibrate has it debate the controls",
+    "--judge": "judge re-judges, tournament judges, calibrate measures",
+    "--quiet": "each command has its own output to cut",
+    "--parallel": "debates of a tournament, of the page, of an MCP client",
+    "--yes": "run accepts proposals, rm deletes",
+    "--n-ctx": "models info sizes a cache for one model",
+    "--pace": "serve's default differs from mcp's",
+    "--controls": "tournament may have none; calibrate has its own default",
+    "--format": "run takes every format; tournament and calibrate the two-sided ones",
+    "--rounds": "as --format: the formats each command takes",
+    "--evidence": "as --format: the formats each command takes",
+    "--motions": "calibrate needs two",
+    "ref": "a saved debate, or a model",
+}
+
+
+def test_an_option_two_commands_share_is_described_alike() -> None:
+    said: dict[str, dict[str, str]] = {}
+    for words in commands():
+        for param in shown_params(words):
+            name = max(param.opts, key=len) if param.param_type_name == "option" else param.name
+            said.setdefault(name, {})[" ".join(words)] = param.help or ""
+    shared = {name: helps for name, helps in said.items() if len(helps) > 1}
+    assert {"--json", "--seed", "--dry-run", "--lang", "--max-tokens"} <= set(shared)
+    for name, helps in shared.items():
+        if name not in DIFFER:
+            assert len(set(helps.values())) == 1, (name, helps)
+
+
+HYPHENED = re.compile(r"\b\d+-\d+\b|\b\d+ to \d+\b")  # a range as 1-16 or 0 to 9, not 1–16
+
+
+@pytest.mark.parametrize("words", commands(), ids=lambda w: " ".join(w) or "moot")
+def test_a_range_is_written_one_way_and_said_once(words: list[str]) -> None:
+    for param in shown_params(words):
+        said = " ".join((param.help or "").split())
+        assert not HYPHENED.search(said), (words, said)
+        low, high = getattr(param, "min", None), getattr(param, "max", None)
+        if low is not None and high is not None:  # the panel shows it: [1–16]
+            assert f"{low}–{high}" not in said, (words, said)
+
+
+def option_rows(shown: str) -> dict[str, str]:
+    """Each option's row of a --help, by its first name: its help with its lines joined."""
+    rows: dict[str, str] = {}
+    name = ""
+    for line in shown.splitlines():
+        cells = re.split(r"\s{2,}", line.strip("│ "), maxsplit=1)
+        if line.startswith("│ -"):
+            name = cells[0].split()[0].rstrip(",")
+            rows[name] = cells[1] if len(cells) > 1 else ""
+        elif line.startswith("│  ") and name:
+            rows[name] += " " + line.strip("│ ")
+    return rows
+
+
+@pytest.mark.parametrize("words", [["run"], ["tournament"], ["calibrate"]], ids=" ".join)
+def test_every_default_is_on_screen(cli: Cli, words: list[str]) -> None:
+    """Every option's default, typer's or a format's, is in its row: "[default: 1]", or as
+    a format's help states it, "(3–8; 5)", "(default: decision 1, challenge 2)"."""
+    rows = option_rows(help_of(cli, words, 200))
+    checked = 0
+    for param in shown_params(words):
+        if param.param_type_name != "option" or param.is_flag:
+            continue
+        row = rows[max(param.opts, key=len)]
+        default = param.default
+        if default not in (None, (), []):
+            shown = (
+                str(int(default))
+                if isinstance(default, float) and default.is_integer()
+                else default
+            )
+            assert re.search(
+                rf"default: {re.escape(str(shown))}\b|; {re.escape(str(shown))}\)", row
+            ), (param.opts, row)
+            checked += 1
+    from moot.formats import parameters
+
+    for shared in parameters().values():
+        option = shared.first.option
+        if option not in rows:
+            continue
+        for fmt, p in shared.declared:
+            if p.default not in (None, (), []) and fmt in rows[option]:
+                d = re.escape(str(p.default))
+                forms = (
+                    rf"default: ({fmt} )?{d}\b|\(default: [^)]*{fmt} {d}\b|; {d}\)"
+                    rf"|{d} \(.*the default"
+                )
+                assert re.search(forms, rows[option]), (option, fmt, rows[option])
+                checked += 1
+    assert checked >= 5

@@ -24,9 +24,9 @@ def _usage(paths: list[Path], **kwargs: object) -> UsageError:
         open_library(paths, **kwargs)  # type: ignore[arg-type]
     error = caught.value
     assert error.exit_code == 2
-    assert "\n" not in str(error) and error.hint
+    assert "\n" not in error.message and error.hint
     shown = words("zh").error(error)  # the same line in Chinese, by its key
-    assert shown["message"] != str(error) and shown["hint"] != error.hint
+    assert shown["message"] != error.message and shown["hint"] != error.hint
     return error
 
 

@@ -259,6 +259,32 @@ def test_calibrate_on_a_dry_run_saves_each_judges_figures(tmp_path: Path, cli: C
     assert json.loads(shown.stdout)["jury"]["coverage"]["n"] == 5 * 2 + 2 * 2
 
 
+CONTROL_WORDS = {
+    "en": ("off the motion", "silent side", "order swap", "padded loser", "twice"),
+    "zh": ("偏离辩题", "一方沉默", "交换顺序", "输方注水", "同一场判两次"),
+}
+CHINESE = ("本院认为城市应该禁止汽车", "本院认为学校应该取消家庭作业")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_calibrate_names_each_control_in_words_of_the_motions_language(
+    tmp_path: Path, cli: Cli, lang: str
+) -> None:
+    motions = tmp_path / "motions.txt"
+    given = list(MOTIONS.values())[:2] if lang == "en" else CHINESE
+    motions.write_text("\n".join(given) + "\n", encoding="utf-8")
+    args = ["--judge", "j1", "--motions", str(motions), "--controls", "1", "--quiet"]
+    proc = cli("calibrate", *args, "--dry-run", "--out", str(tmp_path / "cal"))
+    assert proc.returncode == 0, proc.stderr
+    rows = [line.split("│")[1].strip() for line in proc.stdout.splitlines() if "%" in line
+            and line.startswith("│")]  # fmt: skip
+    assert rows == list(CONTROL_WORDS[lang]), proc.stdout
+    assert not set(KINDS) & set(rows[:-1]), rows  # "twice" is its own word
+    if lang == "zh":
+        assert "不比随机好" in proc.stdout and "对照" in proc.stdout
+        assert "no better" not in proc.stdout and "control" not in proc.stdout
+
+
 def test_two_models_take_a_side_each_swapped_every_other_debate(
     tmp_path: Path, cli: Cli, dry_models: tuple[str, str]
 ) -> None:

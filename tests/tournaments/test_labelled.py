@@ -274,6 +274,30 @@ def test_calibrate_labelled_reports_in_a_table_of_80_columns_in_english_and_chin
     assert "裁判在12场已标注辩论上的表现" in auto.stdout
 
 
+KIND_WORDS = {
+    "en": ("off the motion", "silent side", "wrong side", "both argue"),
+    "zh": ("偏离辩题", "一方沉默", "立场站错", "双方都有论证"),
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_labelled_report_names_each_kind_in_words_and_a_users_own_as_given(
+    tmp_path: Path, cli: Cli, lang: str
+) -> None:
+    mine = [{**json.loads(line), "kind": "round-2"} for line in SET.read_text().splitlines()[:3]]
+    mine = [{**d, "id": f"mine-{i}"} for i, d in enumerate(mine)]
+    given = tmp_path / "set.jsonl"
+    given.write_text(SET.read_text() + "".join(json.dumps(d) + "\n" for d in mine))
+    proc = cli("calibrate", "--labelled", str(given), "--judge", "j", "--dry-run", "--quiet",
+               "--lang", lang, "--out", str(tmp_path / "out"), env={"COLUMNS": "80"})  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    rows = [line.split("  ")[1] for line in proc.stdout.splitlines() if line.startswith("  ")]
+    for words in KIND_WORDS[lang]:
+        assert words in rows, (words, proc.stdout)
+    assert "round-2" in rows  # a kind of the user's own, as the file gives it
+    assert not {"off_motion", "two_sided", "wrong_side", "silent"} & set(rows), rows
+
+
 @pytest.mark.real
 def test_a_real_judge_decides_a_few_labelled_debates(tmp_path: Path, cli: Cli) -> None:
     model = real_model_path("smollm2-135m")

@@ -32,12 +32,14 @@ from moot.debates.settings import (
 )
 from moot.errors import MootError, UsageError
 from moot.events import Event, Listener
-from moot.formats import get_format, parameters
+from moot.formats import NAMES, get_format, parameters
 from moot.inference import pool as _pool
 from moot.inference.human import HumanConsole
 from moot.inference.protocol import ChatModel
 from moot.models import store
+from moot.prompts import LANGUAGES, resolve_language
 from moot.records.transcript import Record, Transcript, Turn
+from moot.words import words
 
 Models = str | Sequence[str] | None
 
@@ -78,6 +80,17 @@ class Result:
     def turns(self) -> list[Turn]:
         return self.transcript.turns
 
+    def __repr__(self) -> str:
+        """One line: the format, the motion, the outcome, the turns, the folder; the
+        transcript is in `.transcript`, the document in `.markdown`."""
+        t = self.transcript
+        outcome = get_format(t.format).outcome(t, {}) if t.format in NAMES else ""
+        folder = str(self.folder) if self.folder is not None else None
+        return (
+            f"Result(format={t.format!r}, motion={_cut(t.motion)!r}, "
+            f"outcome={_cut(outcome)!r}, turns={len(t.turns)}, folder={folder!r})"
+        )
+
     @property
     def stop_reason(self) -> str | None:
         """Why the rounds ended, in the format's words (e.g. "converged", "hard_cap")."""
@@ -87,6 +100,12 @@ class Result:
     def document(self) -> dict[str, Any]:
         """The format's structured result: the brief, the decision, the verdict, the answer."""
         return self.transcript.result or {}
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    """TEXT on one line, at most LIMIT characters (cut with `…`)."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 @dataclass
@@ -138,21 +157,24 @@ class Debate:
         human: HumanConsole | None = None,
         **params: Any,
     ) -> None:
-        chosen = debate_settings(
-            motion,
-            format=format,
-            model=model,
-            roles=roles,
-            temperatures=temperatures,
-            lang=lang,
-            seed=seed,
-            prompts=prompts,
-            run=run,
-            **params,
-        )
-        # The data directory's config.toml fills in what the caller left out.
-        chosen = with_defaults(chosen, read_defaults(), lang_given=lang is not None)
-        setup = prepare(chosen)
+        try:
+            chosen = debate_settings(
+                motion,
+                format=format,
+                model=model,
+                roles=roles,
+                temperatures=temperatures,
+                lang=lang,
+                seed=seed,
+                prompts=prompts,
+                run=run,
+                **params,
+            )
+            # The data directory's config.toml fills in what the caller left out.
+            chosen = with_defaults(chosen, read_defaults(), lang_given=lang is not None)
+            setup = prepare(chosen)
+        except MootError as exc:
+            raise in_language(exc, language_of(motion, lang)) from exc.__cause__
         setup.human = human  # who answers for a seat a person holds (--role ROLE=human)
         self._init(setup, save=save, out=out, pool=pool)
 
@@ -294,6 +316,22 @@ class Debate:
         return claim
 
 
+def language_of(motion: object, lang: str | None) -> str:
+    """The language a debate's errors are said in: LANG's, else its motion's script's."""
+    if lang in LANGUAGES:
+        return str(lang)
+    return resolve_language("auto", motion) if isinstance(motion, str) else "en"
+
+
+def in_language(error: MootError, language: str) -> MootError:
+    """ERROR as a debate in LANGUAGE says it: its message and hint in that language's words
+    (the name the user likely meant leading the hint), so that `str(error)` reads as `moot`
+    prints it."""
+    said = words(language)
+    shown = said.error(error)
+    return error.worded(shown["message"], shown["hint"], label=said.say("hint"))
+
+
 def debate_settings(
     motion: str,
     *,
@@ -384,7 +422,10 @@ def debate(
         human=human,
         **params,
     )
-    return d.run(_with_progress(on_event, d.setup.language) if progress else on_event)
+    try:
+        return d.run(_with_progress(on_event, d.setup.language) if progress else on_event)
+    except MootError as exc:
+        raise in_language(exc, d.setup.language) from exc.__cause__
 
 
 def _with_progress(on_event: Listener | None, language: str) -> Listener:

@@ -15,6 +15,7 @@ from rich.table import Table
 from moot import history
 from moot.api.calibration import (
     LABELLED_FILE,
+    CalibrationPlan,
     CalibrationResult,
     LabelledResult,
     plan_calibration,
@@ -27,6 +28,7 @@ from moot.api.calibration import Progress as Step
 from moot.cli import fit
 from moot.cli.ballot import DEFAULT, Ballot, Margin, Orders
 from moot.cli.options import (
+    AsJson,
     DryRun,
     GpuLayers,
     Lang,
@@ -39,10 +41,10 @@ from moot.cli.options import (
 )
 from moot.cli.root import Console, app, speak
 from moot.errors import UsageError
+from moot.prompts import resolve_language
 from moot.render import safe
 from moot.tournaments.calibration import (
     DEFAULT_CONTROLS,
-    KIND_NAMES,
     KINDS,
     MAX_CONTROLS,
     Interval,
@@ -61,7 +63,10 @@ def calibrate_judges(
     ] = None,
     motions: Annotated[
         Path | None,
-        typer.Option(help="A text file of motions, one a line: two or more."),
+        typer.Option(
+            help="A text file of motions, one a line (English or Chinese; two or more, at "
+            "most 1000, each at most 1000 characters)."
+        ),
     ] = None,
     labelled: Annotated[
         Path | None,
@@ -72,7 +77,7 @@ def calibrate_judges(
         ),
     ] = None,
     fmt: Annotated[
-        str, typer.Option("--format", help="Format of the debates: oxford or challenge.")
+        str, typer.Option("--format", help="Format: oxford or challenge (the two-sided ones).")
     ] = "oxford",
     model: Annotated[
         Many,
@@ -84,7 +89,7 @@ def calibrate_judges(
     ] = None,
     controls: Annotated[
         int,
-        typer.Option(help=f"Controls of each kind, 1-{MAX_CONTROLS}."),
+        typer.Option(help=f"Controls of each kind (1–{MAX_CONTROLS})."),
     ] = DEFAULT_CONTROLS,
     ballot: Ballot = DEFAULT.method,
     orders: Orders = DEFAULT.orders,
@@ -98,7 +103,7 @@ def calibrate_judges(
     max_tokens: MaxTokens = None,
     n_ctx: NCtx = None,
     gpu_layers: GpuLayers = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
+    as_json: AsJson = False,
     quiet: Annotated[bool, typer.Option(help="No progress bar; only the figures.")] = False,
     dry_run: DryRun = False,
     **params: Any,
@@ -167,7 +172,9 @@ def calibrate_judges(
         jury = result.jury and result.jury.model_dump(mode="json", exclude={"judged"})
         print(json.dumps({"ballot": shown_ballot(result.ballot), "judges": judges, "jury": jury}))
         return
-    show_figures(console, result)
+    language = language_of(plan)
+    speak(language)
+    show_figures(console, result, words(language))
 
 
 def _labelled(
@@ -291,7 +298,7 @@ def _labelled_tables(result: LabelledResult, said: Words, names: fit.Names) -> l
         for row in rows:
             by.add_column(name(row), justify="right", no_wrap=True)
         for g in groups:
-            shown = say(f"cal_lang_{g}") if g in ("en", "zh") else safe(g)
+            shown = say(f"cal_lang_{g}") if g in ("en", "zh") else kind_name(said, g)
             size = str(result.report.debates.get(g, 0))
             by.add_row(shown, size, *(_short(row.accuracy[g]) for row in rows))
         tables.append(fit.keep_words(by))
@@ -311,43 +318,58 @@ def _interval(i: Interval) -> str:
     return f"{i.share:.0%} [{i.low:.0%}–{i.high:.0%}]"
 
 
-def show_figures(console: Console, result: CalibrationResult) -> None:
+def kind_name(said: Words, kind: str) -> str:
+    """A kind of debate in words (markup): a control's, or a labelled set's that moot knows;
+    a kind of the user's own as given, shown as text."""
+    key = f"cal_kind_{kind}"
+    return said.say(key) if said.knows(key) else safe(kind)
+
+
+def language_of(plan: CalibrationPlan) -> str:
+    """The language a calibration is shown in: --lang's, else its motions' where they share
+    one."""
+    if plan.language is not None:
+        return plan.language
+    languages = {resolve_language("auto", motion) for motion in plan.motions}
+    return languages.pop() if len(languages) == 1 else "en"
+
+
+def show_figures(console: Console, result: CalibrationResult, said: Words) -> None:
     """How the ballots were read, then one table a judge, under its label: accuracy on
     each kind with its interval, the biases, the time (calibration.json names each judge
     in full)."""
-    console.print(ballot_line(result.ballot, words("en")), highlight=False)
+    say = said.say
+    console.print(ballot_line(result.ballot, said), highlight=False)
     shown = fit.labels(j.judge for j in result.judges)
     for j in [*result.judges, *([result.jury] if result.jury else [])]:
         # The judge by its label, on a line of its own: a table's title wraps anywhere.
-        title = (
-            "the jury (its judges' probabilities pooled)"
+        heading = (
+            say("cal_jury_heading")
             if j is result.jury
-            else f"judge {shown[j.judge]}"
+            else say("cal_judge_heading", judge=shown[j.judge])
         )
-        console.print(f"[italic]{title}[/]", highlight=False, soft_wrap=True)
+        console.print(f"[italic]{heading}[/]", highlight=False, soft_wrap=True)
         table = Table()
-        table.add_column("control")
-        table.add_column("right (95 % interval)")
+        table.add_column(say("cal_control"))
+        table.add_column(say("cal_right"))
         table.add_column("n", justify="right")
         table.add_column("")
         for kind in KINDS:
             a = j.accuracy[kind]
-            table.add_row(KIND_NAMES[kind], _interval(a), str(a.n), "chance" if a.chance else "")
+            chance = say("cal_chance") if a.chance else ""
+            table.add_row(kind_name(said, kind), _interval(a), str(a.n), chance)
         console.print(table)
-        console.print(
-            f"position bias {_interval(j.position_bias)} (verdicts that follow the seat) · "
-            f"verbosity bias {_interval(j.verbosity_bias)} (padded side won) · "
-            f"consistency {_interval(j.consistency)} · "
-            f"coverage {_interval(j.coverage) if j.coverage else '—'} (verdicts that named a "
-            f"side) · {j.seconds:.0f} s",
-            highlight=False,
+        figures = say(
+            "cal_figures",
+            position=_interval(j.position_bias),
+            verbosity=_interval(j.verbosity_bias),
+            consistency=_interval(j.consistency),
+            coverage=_interval(j.coverage) if j.coverage else "—",
+            seconds=f"{j.seconds:.0f}",
         )
-        chance = [KIND_NAMES[k] for k in ("off_motion", "silent") if j.accuracy[k].chance]
-        if chance:
-            console.print(
-                f"[yellow]no better than chance[/] on {' and '.join(chance)}: its verdicts "
-                "there could come from a coin.",
-                highlight=False,
-            )
+        console.print(figures, highlight=False)
+        weak = [kind_name(said, k) for k in ("off_motion", "silent") if j.accuracy[k].chance]
+        if weak:
+            console.print(say("cal_no_better", kinds=say("cal_and").join(weak)), highlight=False)
     saved = safe(result.folder / "calibration.json")
-    console.print(f"[dim]saved:[/] {saved}", highlight=False, soft_wrap=True)
+    console.print(f"[dim]{say('saved')}[/] {saved}", highlight=False, soft_wrap=True)

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from moot import history
 from moot.cli.history import Transcript
+from moot.cli.options import AsJson
 from moot.cli.root import Console, app
 from moot.debates.runner import saved_sides
 from moot.engine.audit import DebateCheck, check_debate
@@ -26,7 +27,7 @@ _STYLE = {"ok": "green", "cut": "yellow", "over": "bold red", "theirs": "yellow"
 @app.command()
 def check(
     ref: Transcript,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON, for scripts.")] = False,
+    as_json: AsJson = False,
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 1 on flagged turns too, not only on hidden ones.")
     ] = False,

@@ -4,27 +4,28 @@ from __future__ import annotations
 
 import json
 
-import typer
-
+from moot.cli.helpview import App
 from moot.cli.root import Console, app
 from moot.config import Defaults, config_path
 from moot.debates.settings import read_defaults
-from moot.render import printable, safe
+from moot.render import printable
 
-config_app = typer.Typer(
+config_app = App(
     help="The config file of defaults: a model per seat, the language, the token cap.",
     no_args_is_help=True,
 )
 app.add_typer(config_app, name="config")
 
-# What `moot config show` offers to copy when there is no file yet.
+# What `moot config show` offers to copy when there is no file yet: every line within 80
+# columns, so that it is copied from a terminal as it is written.
 EXAMPLE = """\
-# moot's defaults; a command-line option (or moot.debate's keyword) overrides each.
-model = "smollm2-135m"     # every seat's model, when --model and --role are not given
-lang = "auto"              # auto (by the motion), en or zh
-max_tokens = 200           # the most tokens a speech may take
+# moot's defaults; a command-line option (or moot.debate's keyword)
+# overrides each.
+model = "smollm2-135m"  # every seat's model, without --model or --role
+lang = "auto"           # auto (by the motion), en or zh
+max_tokens = 200        # the most tokens a speech may take
 
-[roles]                    # a seat's model, for the formats that have that seat
+[roles]                 # a seat's model, in the formats that have that seat
 opposition = "gemma3-270m"
 """
 
@@ -42,19 +43,25 @@ def show() -> None:
     where = config_path()
     defaults = read_defaults()  # a bad file is refused here, as it is by moot run
     console = Console()
+
+    def line(text: str) -> None:
+        # Never wrapped: what is printed is TOML, whole as copied (a line wider than the
+        # terminal runs past its edge rather than into a line that does not parse).
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
+
     if not where.exists():
-        console.print(f"no config file at {safe(str(where))}; one could read:", highlight=False)
-        console.print(EXAMPLE, markup=False, highlight=False)
+        line(f"# no config file at {printable(str(where))}; one could read:")
+        line(EXAMPLE)
         return
-    console.print(f"# {safe(str(where))}", highlight=False)
+    line(f"# {printable(str(where))}")
     values = defaults.model_dump(exclude_defaults=True)
     if not values:
-        console.print("# sets nothing: moot's own defaults apply", highlight=False)
+        line("# sets nothing: moot's own defaults apply")
     for key in Defaults.model_fields:
         if key in values and key != "roles":
-            console.print(f"{key} = {_toml(values[key])}", markup=False, highlight=False)
+            line(f"{key} = {_toml(values[key])}")
     for role, model in values.get("roles", {}).items():
-        console.print(f"roles.{printable(role)} = {_toml(model)}", markup=False, highlight=False)
+        line(f"roles.{printable(role)} = {_toml(model)}")
 
 
 def _toml(value: object) -> str:

@@ -69,13 +69,32 @@ def names(param: Any) -> str:
     """An option's names and value as typed: `-y, --yes`, `--quiet / --no-quiet`,
     `--seed N`; an argument's name in capitals."""
     if param.param_type_name == "argument":
-        return str(param.name).upper()
+        return argument_name(param)
     opts = sorted(param.opts, key=lambda o: o.startswith("--"))
     shown = ", ".join(opts)
     if param.secondary_opts:
         shown += " / " + ", ".join(param.secondary_opts)
     value = metavar(param)
     return f"{shown} {value}" if value else shown
+
+
+def argument_name(param: Any) -> str:
+    """An argument's name, alike in the usage line and the Arguments panel: its metavar
+    (`DEBATE`), else its name in capitals."""
+    return str(param.metavar or param.name).strip("[]").upper()
+
+
+def usage(command: Any, ctx: Any) -> str:
+    """The usage line: `Usage: moot history rm [OPTIONS] [DEBATE]`, each argument named as
+    its panel names it, in brackets where it may be left out."""
+    pieces = [ctx.command_path, "[OPTIONS]"]
+    for param in command.get_params(ctx):
+        if param.param_type_name == "argument" and not getattr(param, "hidden", False):
+            name = argument_name(param) + ("..." if param.nargs != 1 else "")
+            pieces.append(name if param.required else f"[{name}]")
+    if isinstance(command, typer.core.TyperGroup):
+        pieces.append("COMMAND [ARGS]...")
+    return "Usage: " + " ".join(pieces)
 
 
 def described(param: Any, ctx: Any) -> str:
@@ -126,7 +145,7 @@ def _panel(title: str, rows: list[tuple[str, str]]) -> Panel:
 def render(command: Any, ctx: Any, console: Console | None = None) -> None:
     """COMMAND's help: usage, its text, its arguments, options and commands, its epilog."""
     console = console or Console(emoji=False, highlight=False)
-    parts: list[Any] = [Padding(Text(command.get_usage(ctx), style="bold"), (1, 1, 0, 1))]
+    parts: list[Any] = [Padding(Text(usage(command, ctx), style="bold"), (1, 1, 0, 1))]
     text = inspect.cleandoc(command.help or "").partition("\f")[0]
     for paragraph in (p for p in text.split("\n\n") if p.strip()):
         parts.append(Padding(Text(_plain(paragraph)), (1, 1, 0, 1)))

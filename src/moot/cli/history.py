@@ -169,7 +169,7 @@ def export(
 @history_app.command()
 def rm(
     ref: Annotated[
-        str | None, typer.Argument(help=SAVED, metavar="[DEBATE]", show_default=False)
+        str | None, typer.Argument(help=SAVED, metavar="DEBATE", show_default=False)
     ] = None,
     all_: Annotated[bool, typer.Option("--all", help="Delete every saved debate.")] = False,
     yes: Yes = False,

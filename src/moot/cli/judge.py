@@ -11,7 +11,7 @@ from rich.table import Table
 from moot import history
 from moot.cli import fit
 from moot.cli.history import Transcript
-from moot.cli.options import DryRun
+from moot.cli.options import AsJson, DryRun
 from moot.cli.root import Console, app, speak_as_saved
 from moot.formats import NAMES as FORMATS
 from moot.render import safe
@@ -30,7 +30,7 @@ def judge_command(
             metavar="REF",
         ),
     ],
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON, for scripts.")] = False,
+    as_json: AsJson = False,
     dry_run: DryRun = False,
 ) -> None:
     """Re-judge a saved debate with other judge models; no speech is generated.

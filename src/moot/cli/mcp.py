@@ -17,8 +17,7 @@ def mcp_command(
         typer.Option(
             min=1,
             max=MAX_PARALLEL,
-            help=f"Debates run at once (1-{MAX_PARALLEL}); never two on the same model. "
-            "The others wait their turn.",
+            help="Debates run at once; never two on the same model. The others wait their turn.",
             metavar="N",
         ),
     ] = 1,

@@ -9,10 +9,14 @@ from typing import Annotated, Any
 
 import typer
 from rich import box
+from rich.cells import cell_len
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from moot.cli.fit import name_column
 from moot.cli.helpview import App
+from moot.cli.options import AsJson
 from moot.cli.root import Console, app, err
 from moot.config import RunSettings, validate_params
 from moot.errors import ModelIntegrityError, UsageError
@@ -33,7 +37,6 @@ Ref = Annotated[
         metavar="REF",
     ),
 ]
-AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
 
 def _size(n: int | None) -> str:
@@ -84,8 +87,11 @@ Installed = Annotated[
     ),
 ]
 # From this width the ten columns show whole, wrapped where a cell is long; below it, a
-# table that does not fit unwrapped puts what the model is in one column.
+# table that does not fit unwrapped puts what the model is in one column. An id is never
+# wrapped (it is copied from here): where the ids do not fit beside the other columns, each
+# model is listed as a block under its id instead of as a row.
 FULL_WIDTH = 160
+MODEL_WIDTH = 20  # the narrowest the narrow table's model column is readable at
 UNLIMITED = 10_000  # a table measured as wide as it would be, wrapping nothing
 
 
@@ -104,13 +110,38 @@ def list_(as_json: AsJson = False, installed: Installed = False) -> None:
         )
         return
     width = console.width
-    table = _table(entries, id_width=UNLIMITED)
-    if console.measure(table, options=console.options.update_width(UNLIMITED)).maximum > width:
-        wide = width >= FULL_WIDTH
-        table = _table(entries, id_width=width // 3) if wide else _narrow_table(entries, width)
-    console.print(table)
+    full = _table(entries)
+    whole = console.measure(full, options=console.options.update_width(UNLIMITED)).maximum
+    if whole <= width or (width >= FULL_WIDTH and _room(console, full)):
+        console.print(full, soft_wrap=False)
+    elif _room(console, narrow := _narrow_table(entries)):
+        console.print(narrow, soft_wrap=False)
+    else:
+        _blocks(console, entries)
     if any(e.installed and e.verified is None for e in entries):
         console.print("[dim]`moot models verify` checks the ones not verified yet.[/]")
+
+
+def _room(console: Console, table: Table) -> bool:
+    """Whether TABLE fits the console with each column that is never wrapped (the ids, the
+    sizes) as wide as its widest cell, each other column its header's width (its
+    `min_width`), and the last one at least MODEL_WIDTH: rich folds a long word of a wrapped
+    column, so the words of a name or a reason do not count."""
+    probe = Table(box=table.box, pad_edge=table.pad_edge, show_edge=table.show_edge)
+    for column in table.columns:
+        if column.no_wrap:
+            least = max((_longest_line(cell) for cell in column.cells), default=0)
+        else:
+            least = column.min_width or 0
+        probe.add_column(column.header, width=max(least, cell_len(str(column.header))))
+    probe.columns[-1].width = max(probe.columns[-1].width or 0, MODEL_WIDTH)
+    wide = console.options.update_width(UNLIMITED)
+    return console.measure(probe, options=wide).minimum <= console.width
+
+
+def _longest_line(cell: object) -> int:
+    plain = Text.from_markup(cell).plain if isinstance(cell, str) else str(cell)
+    return max(cell_len(line) for line in plain.splitlines() or [""])
 
 
 def _id(entry: listing.ModelEntry) -> str:
@@ -118,19 +149,11 @@ def _id(entry: listing.ModelEntry) -> str:
     return f"[bold]{safe(entry.id)}[/]{mark}"
 
 
-def _column(table: Table, header: str, cells: list[str], cap: int) -> None:
-    """A column as wide as its longest cell, up to CAP (its header never cut): the columns
-    without a width wrap before it does, and a longer cell is folded onto the next lines,
-    whole (an id is copied from here)."""
-    longest = max(Text.from_markup(cell).cell_len for cell in cells)
-    table.add_column(header, width=max(len(header), min(longest, cap)), overflow="fold")
-
-
-def _table(entries: list[listing.ModelEntry], *, id_width: int) -> Table:
-    """A column each, the ids' at most ID_WIDTH wide. An id, a name or a reason too long
-    for its column is folded onto the next line, never cut short: an id is copied from here."""
+def _table(entries: list[listing.ModelEntry]) -> Table:
+    """A column each, the ids' never wrapped. A name or a reason too long for its column is
+    folded onto the next line, never cut short."""
     table = Table()
-    _column(table, "id", [_id(e) for e in entries], cap=id_width)
+    name_column(table, "id")
     for header in ("status", "where", "size", "arch", "quant", "context", "thinks"):
         table.add_column(header, min_width=len(header), overflow="fold")
     # An architecture's word too long for its column is cut: the note after it is what
@@ -156,22 +179,33 @@ def _table(entries: list[listing.ModelEntry], *, id_width: int) -> Table:
     return table
 
 
-def _narrow_table(entries: list[listing.ModelEntry], width: int) -> Table:
-    """At a terminal WIDTH wide: what the model is (its name, architecture, quantisation,
-    context, whether it thinks, its licence) in one column, wrapped; the id folded whole."""
-    rows = [
-        (_id(e), _status(e), WHERE.get(e.kind, e.kind), _size(e.size), _about(e)) for e in entries
-    ]
+def _narrow_table(entries: list[listing.ModelEntry]) -> Table:
+    """What the model is (its name, architecture, quantisation, context, whether it thinks,
+    its licence) in one column, wrapped; the id whole, "(default)" on the line below it."""
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    status, where = [row[1] for row in rows], [row[2] for row in rows]
-    _column(table, "id", [safe(e.id) for e in entries], cap=width // 4)  # "(default)" wraps
-    _column(table, "status", status, cap=len("not installed"))
-    _column(table, "where", where, cap=len("registered"))
+    name_column(table, "id")
+    rows = [(_status(e), WHERE.get(e.kind, e.kind)) for e in entries]
+    # Each as wide as its cells, up to "not installed" and "registered": a longer reason
+    # or place is folded.
+    for i, (header, cap) in enumerate((("status", "not installed"), ("where", "registered"))):
+        least = max(len(header), min(max(_longest_line(row[i]) for row in rows), len(cap)))
+        table.add_column(header, min_width=least, overflow="fold")
     table.add_column("size", no_wrap=True)
     table.add_column("model", min_width=len("model"), overflow="fold")
-    for row in rows:
-        table.add_row(*row)
+    for e, (status, where) in zip(entries, rows, strict=True):
+        shown = f"[bold]{safe(e.id)}[/]" + ("\n[dim](default)[/]" if e.is_default else "")
+        table.add_row(shown, status, where, _size(e.size), _about(e))
     return table
+
+
+def _blocks(console: Console, entries: list[listing.ModelEntry]) -> None:
+    """Each model as a block: its id on a line of its own, whole (past the terminal's edge
+    rather than broken), and below it, indented and wrapped, what it is and where."""
+    for e in entries:
+        console.print(_id(e), soft_wrap=True, highlight=False)
+        where = f"where: {WHERE.get(e.kind, e.kind)}"
+        about = f"{_status(e)} · {where} · {_size(e.size)}\n{_about(e)}"
+        console.print(Padding(Text.from_markup(about), (0, 0, 0, 4), expand=False), soft_wrap=False)
 
 
 def _about(entry: listing.ModelEntry) -> str:
@@ -304,7 +338,14 @@ def info(
 
 
 @models_app.command()
-def verify(ref: Annotated[str | None, typer.Argument(metavar="[REF]")] = None) -> None:
+def verify(
+    ref: Annotated[
+        str | None,
+        typer.Argument(
+            help="The model to check; without it, every installed model.", metavar="REF"
+        ),
+    ] = None,
+) -> None:
     """Re-hash installed models (or one) against their known checksums."""
     results = store.verify(ref)
     table = Table("id", "result", "sha256")

@@ -4,6 +4,7 @@ parameters as options, made from the formats' own declarations."""
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args, get_origin
@@ -18,7 +19,7 @@ Many = list[str] | None
 
 FormatName = Annotated[str, typer.Option("--format", help=f"Format: {', '.join(NAMES)}.")]
 Lang = Annotated[str, typer.Option(help="Prompt pack: auto (by the motion), en or zh.")]
-Seed = Annotated[int | None, typer.Option(help="Seed for every draw and sample (0 to 4294967295).")]
+Seed = Annotated[int | None, typer.Option(help="Seed for every draw and sample (0–4294967295).")]
 GpuLayers = Annotated[int, typer.Option(help="Layers to offload to the GPU (0 = CPU, -1 = all).")]
 NCtx = Annotated[
     int | None,
@@ -30,6 +31,7 @@ NCtx = Annotated[
 MaxTokens = Annotated[
     int | None, typer.Option(help="Cap on tokens per speech (shorter, faster debates).")
 ]
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON, for scripts.")]
 CallTimeout = Annotated[float, typer.Option(help="Seconds one model call may take.")]
 Batch = Annotated[
     bool,
@@ -118,9 +120,30 @@ def _option(shared: SharedParameter) -> Any:
     """The option of one parameter: its type as typer takes it, none by default."""
     first = shared.first
     kind = _plain(bare(first.annotation))
-    help = shared.help() + (" (repeatable)" if first.repeatable else "") + "."
+    help = described(shared) + (" (repeatable)" if first.repeatable else "") + "."
     info = typer.Option(first.option, help=help, metavar=first.metavar, show_default=False)
     return Annotated[kind | None, info]
+
+
+# A help that states its default already: "(5–10; 7.5)", "(…; the default)".
+_STATES_DEFAULT = re.compile(r"; [^;()]+\)$|the default")
+
+
+def described(shared: SharedParameter) -> str:
+    """A parameter's help as its option shows it: each format's, with the default where the
+    declaration does not say it (`number of rounds (default: decision 1, challenge 2)`)."""
+    declared = dict(shared.declared)
+    parts = []
+    for names, text in shared.groups():
+        defaults = {fmt: declared[fmt].default for fmt in names}
+        given = {fmt: d for fmt, d in defaults.items() if d not in (None, (), [], "")}
+        if given and not _STATES_DEFAULT.search(text):
+            if len(set(map(str, defaults.values()))) == 1:
+                text += f" (default: {next(iter(given.values()))})"
+            else:
+                text += " (default: " + ", ".join(f"{f} {d}" for f, d in given.items()) + ")"
+        parts.append(f"{', '.join(names)}: {text}")
+    return ". ".join(parts)
 
 
 def _plain(kind: Any) -> Any:

@@ -37,13 +37,13 @@ def serve(
         typer.Option(
             min=0.0,
             max=1.0,
-            help="With --dry-run: seconds between the scripted speakers' words (0.01).",
+            help="With --dry-run: seconds between the scripted speakers' words (default: 0.01).",
         ),
     ] = None,
     parallel: Annotated[
         int,
         typer.Option(
-            help=f"Debates a tournament started from the page plays at once (1-{MAX_PARALLEL}),"
+            help=f"Debates a tournament started from the page plays at once (1–{MAX_PARALLEL}),"
             " as `moot tournament --parallel`. A debate started on its own still waits for "
             "its models.",
             metavar="N",

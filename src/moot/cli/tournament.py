@@ -142,7 +142,7 @@ def tournament(
     swaps: Annotated[
         int,
         typer.Option(
-            help=f"Swap pairs per pair of models and motion (1-{MAX_SWAPS}): each is two "
+            help=f"Swap pairs per pair of models and motion (1–{MAX_SWAPS}): each is two "
             f"debates, the same seed, sides swapped. A plan holds at most {MAX_DEBATES:,} "
             "debates."
         ),
@@ -166,7 +166,7 @@ def tournament(
     controls: Annotated[
         int | None,
         typer.Option(
-            help=f"Control debates of each kind (0-{MAX_CONTROLS}; 0: none), made from the "
+            help=f"Control debates of each kind (0–{MAX_CONTROLS}; 0: none), made from the "
             "finished debates, with a known right verdict: each judge's accuracy and biases "
             "on them go into the report. Default: a tenth of the plan's debates, at least 4.",
             metavar="N",
@@ -194,7 +194,7 @@ def tournament(
     parallel: Annotated[
         int,
         typer.Option(
-            help=f"Debates played at once (1-{MAX_PARALLEL}; 1: one after another). Local "
+            help=f"Debates played at once (1–{MAX_PARALLEL}; 1: one after another). Local "
             "models load once in each of N worker processes, each decoding on its share of "
             "the cores; on servers, N requests in flight.",
             metavar="N",
@@ -216,7 +216,7 @@ def tournament(
     bootstrap: Annotated[
         int,
         typer.Option(
-            help=f"Bootstrap samples for the rating intervals (0-{MAX_BOOTSTRAP}; 0: none)."
+            help=f"Bootstrap samples for the rating intervals (0–{MAX_BOOTSTRAP}; 0: none)."
         ),
     ] = 1000,
     quiet: Annotated[

@@ -3,12 +3,13 @@ and the setup the runner runs. `moot run`, `moot.debate` and tournaments all com
 
 from __future__ import annotations
 
+import difflib
 import os
 import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -147,9 +148,11 @@ def _problem(error: Any, *, hint: str, options: bool) -> UsageError:
     where = _option(loc) if options and loc else ".".join(loc) or "settings"
     field = ".".join(loc) or None
     if error["type"] == "extra_forbidden":
-        return UsageError(
+        unknown = UsageError(
             key="debates.settings.unknown_setting", field=field, where_value=where, fix=hint
         )
+        unknown.near = _nearest(loc)
+        return unknown
     return UsageError(
         key="debates.settings.not_allowed",
         field=field,
@@ -158,6 +161,27 @@ def _problem(error: Any, *, hint: str, options: bool) -> UsageError:
         why=invalid(error, error["msg"].lower()),
         use=_use(error.get("ctx", {})) or hint,
     )
+
+
+# How like a known setting a mistyped one must be to be offered it (as a model's name is).
+NEAR = 0.75
+
+
+def _nearest(loc: list[str]) -> str | None:
+    """The setting an unknown one at LOC (`run.dryrun`) most likely meant (`dry_run`), among
+    those of the settings it was given in; None where none is close."""
+    model: type[BaseModel] = DebateSettings
+    for part in loc[:-1]:
+        found = model.model_fields.get(part)
+        kinds = (get_args(found.annotation) or (found.annotation,)) if found else ()
+        models = [k for k in kinds if isinstance(k, type) and issubclass(k, BaseModel)]
+        if not models:
+            return None
+        model = models[0]
+    if not loc:
+        return None
+    close = difflib.get_close_matches(loc[-1], list(model.model_fields), n=1, cutoff=NEAR)
+    return close[0] if close else None
 
 
 def _shown(value: object, limit: int = 60) -> str:

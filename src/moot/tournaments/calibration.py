@@ -26,13 +26,6 @@ from moot.tournaments.settings import BallotSettings
 Side = Literal["proposition", "opposition"]
 Kind = Literal["off_motion", "silent", "swap", "padded", "twice"]
 KINDS: tuple[Kind, ...] = ("off_motion", "silent", "swap", "padded", "twice")
-KIND_NAMES = {
-    "off_motion": "off the motion",
-    "silent": "silent side",
-    "swap": "order swap",
-    "padded": "padded loser",
-    "twice": "twice",
-}
 # A side with nothing to say, as one empty sentence in the debate's language.
 SILENT = {"en": "I have nothing to add.", "zh": "我没有什么要补充的。"}
 # Filler that names the motion and argues nothing: what a verbose loser adds.

@@ -624,7 +624,8 @@ def test_a_bad_evidence_file_is_refused_in_one_line(
         path.write_bytes(content)
     with pytest.raises(UsageError, match=re.escape(says)) as caught:
         FORMAT.params(RunOptions(models=("a", "b"), evidence=(path,)))
-    assert caught.value.message.startswith(f"--evidence {path}") and "\n" not in str(caught.value)
+    said = caught.value.message
+    assert said.startswith(f"--evidence {path}") and "\n" not in said
     assert caught.value.hint
 
 
