@@ -61,12 +61,16 @@ class SavedDebate:
     entry: Path | None = None  # its entry in the index: saved outside the data directory
     error: MootError | None = field(default=None, compare=False, repr=False)  # the problem's
     dry_run: bool = False  # scripted words (`--dry-run`), no model's: said beside its status
+    unjudged: bool = False  # finished, but its judge's last judging step gave no answer
 
     @property
     def status(self) -> str:
+        """unreadable, finished, unjudged (finished, the judge did not answer), interrupted."""
         if self.problem is not None:
             return "unreadable"
-        return "finished" if self.finished else "interrupted"
+        if self.finished:
+            return "unjudged" if self.unjudged else "finished"
+        return "interrupted"
 
 
 # -- reading a debate folder -------------------------------------------------------------
@@ -116,10 +120,11 @@ def _summary(folder: Path) -> SavedDebate | None:
     """The debate saved in FOLDER; None when it holds none of moot's files. A folder whose
     files cannot be read is a debate all the same, with the problem named."""
     transcript, journal = folder / TRANSCRIPT, folder / JOURNAL
+    unjudged = False
     try:
         if os.path.lexists(transcript):
-            data = _read_transcript(transcript)
-            turns, finished = len(data.get("turns", [])), True
+            saved, data = _saved_transcript(transcript)
+            turns, finished, unjudged = len(data.get("turns", [])), True, _unjudged(saved)
         elif os.path.lexists(journal):
             records = _read_journal(journal)
             data = records[0].model_dump() if records else {}
@@ -137,7 +142,19 @@ def _summary(folder: Path) -> SavedDebate | None:
         finished,
         language=str(data.get("language", "en")),
         dry_run=bool((data.get("params") or {}).get("dry_run")),
+        unjudged=unjudged,
     )
+
+
+def _unjudged(saved: Transcript) -> bool:
+    from moot.formats import get_format
+    from moot.formats.base import unjudged
+
+    try:
+        fmt = get_format(saved.format)
+    except UsageError:  # a format this moot does not know: nothing to say of its judge
+        return False
+    return fmt.judging is not None and unjudged(saved, fmt.judging)
 
 
 def _data_error(exc: OSError, doing: str) -> UsageError:
