@@ -31,7 +31,7 @@ from moot.errors import MootError, RecordError, UsageError
 from moot.models.labels import model_labels
 from moot.records import files
 from moot.records.files import make_private_dir
-from moot.records.journal import read_records, read_transcript
+from moot.records.journal import read_records, read_transcript, running
 from moot.records.transcript import DebateRecord, Record, Transcript, Turn, TurnRecord
 
 JOURNAL = "journal.jsonl"
@@ -62,15 +62,17 @@ class SavedDebate:
     error: MootError | None = field(default=None, compare=False, repr=False)  # the problem's
     dry_run: bool = False  # scripted words (`--dry-run`), no model's: said beside its status
     unjudged: bool = False  # finished, but its judge's last judging step gave no answer
+    running: bool = False  # unfinished, and a process holds it now (`journal.hold`)
 
     @property
     def status(self) -> str:
-        """unreadable, finished, unjudged (finished, the judge did not answer), interrupted."""
+        """unreadable, finished, unjudged (finished, the judge did not answer), running (in
+        a process that holds it now), or interrupted (no process holds it: resumable)."""
         if self.problem is not None:
             return "unreadable"
         if self.finished:
             return "unjudged" if self.unjudged else "finished"
-        return "interrupted"
+        return "running" if self.running else "interrupted"
 
 
 # -- reading a debate folder -------------------------------------------------------------
@@ -143,6 +145,7 @@ def _summary(folder: Path) -> SavedDebate | None:
         language=str(data.get("language", "en")),
         dry_run=bool((data.get("params") or {}).get("dry_run")),
         unjudged=unjudged,
+        running=not finished and running(folder),
     )
 
 
@@ -249,6 +252,8 @@ def transcript(ref: str) -> Path:
     debate = find(ref)
     saved = debate.path / TRANSCRIPT
     if not os.path.lexists(saved):
+        if debate.running:  # not to be resumed: it goes on in the process that holds it
+            raise UsageError(key="history.still_running", id=debate.id, transcript=TRANSCRIPT)
         raise UsageError(key="history.did_not_finish_has_no", id=debate.id, transcript=TRANSCRIPT)
     return saved
 

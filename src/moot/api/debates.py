@@ -37,6 +37,7 @@ from moot.inference import pool as _pool
 from moot.inference.human import HumanConsole
 from moot.inference.protocol import ChatModel
 from moot.models import store
+from moot.records.journal import running
 from moot.records.transcript import Record, Transcript, Turn
 
 Models = str | Sequence[str] | None
@@ -203,6 +204,8 @@ class Debate:
         path = Path(folder).expanduser()
         if (path / "transcript.json").exists():
             raise UsageError(key="api.debates.holds_finished_debate", path=path)
+        if running(path):  # two processes must never write one journal
+            raise UsageError(key="records.journal.running", field="debate", folder=path)
         setup, records = resume_setup(path)
         setup.human = human
         debate = cls.__new__(cls)

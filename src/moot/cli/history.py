@@ -111,6 +111,8 @@ def show(
         return
     turns = history.turns(d)
     said = words(d.language)  # an unfinished debate's turns, headed in its language
+    if d.running:  # not interrupted: it goes on elsewhere, and is not to be resumed
+        console.print(said.say("running_now", id=safe(d.id)), highlight=False)
     if not turns:
         console.print(said.say("no_turns_yet", id=safe(d.id)), highlight=False)
     for turn in turns:
