@@ -31,7 +31,7 @@ from moot.errors import MootError, RecordError, UsageError
 from moot.models.labels import model_labels
 from moot.records import files
 from moot.records.files import make_private_dir
-from moot.records.journal import read_records, read_transcript
+from moot.records.journal import read_records, read_transcript, running
 from moot.records.transcript import DebateRecord, Record, Transcript, Turn, TurnRecord
 
 JOURNAL = "journal.jsonl"
@@ -61,12 +61,18 @@ class SavedDebate:
     entry: Path | None = None  # its entry in the index: saved outside the data directory
     error: MootError | None = field(default=None, compare=False, repr=False)  # the problem's
     dry_run: bool = False  # scripted words (`--dry-run`), no model's: said beside its status
+    unjudged: bool = False  # finished, but its judge's last judging step gave no answer
+    running: bool = False  # unfinished, and a process holds it now (`journal.hold`)
 
     @property
     def status(self) -> str:
+        """unreadable, finished, unjudged (finished, the judge did not answer), running (in
+        a process that holds it now), or interrupted (no process holds it: resumable)."""
         if self.problem is not None:
             return "unreadable"
-        return "finished" if self.finished else "interrupted"
+        if self.finished:
+            return "unjudged" if self.unjudged else "finished"
+        return "running" if self.running else "interrupted"
 
 
 # -- reading a debate folder -------------------------------------------------------------
@@ -116,10 +122,11 @@ def _summary(folder: Path) -> SavedDebate | None:
     """The debate saved in FOLDER; None when it holds none of moot's files. A folder whose
     files cannot be read is a debate all the same, with the problem named."""
     transcript, journal = folder / TRANSCRIPT, folder / JOURNAL
+    unjudged = False
     try:
         if os.path.lexists(transcript):
-            data = _read_transcript(transcript)
-            turns, finished = len(data.get("turns", [])), True
+            saved, data = _saved_transcript(transcript)
+            turns, finished, unjudged = len(data.get("turns", [])), True, _unjudged(saved)
         elif os.path.lexists(journal):
             records = _read_journal(journal)
             data = records[0].model_dump() if records else {}
@@ -137,7 +144,20 @@ def _summary(folder: Path) -> SavedDebate | None:
         finished,
         language=str(data.get("language", "en")),
         dry_run=bool((data.get("params") or {}).get("dry_run")),
+        unjudged=unjudged,
+        running=not finished and running(folder),
     )
+
+
+def _unjudged(saved: Transcript) -> bool:
+    from moot.formats import get_format
+    from moot.formats.base import unjudged
+
+    try:
+        fmt = get_format(saved.format)
+    except UsageError:  # a format this moot does not know: nothing to say of its judge
+        return False
+    return fmt.judging is not None and unjudged(saved, fmt.judging)
 
 
 def _data_error(exc: OSError, doing: str) -> UsageError:
@@ -232,6 +252,8 @@ def transcript(ref: str) -> Path:
     debate = find(ref)
     saved = debate.path / TRANSCRIPT
     if not os.path.lexists(saved):
+        if debate.running:  # not to be resumed: it goes on in the process that holds it
+            raise UsageError(key="history.still_running", id=debate.id, transcript=TRANSCRIPT)
         raise UsageError(key="history.did_not_finish_has_no", id=debate.id, transcript=TRANSCRIPT)
     return saved
 

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import pytest
 from pydantic import BaseModel, Field
 
 from moot.errors import DegenerateReplyError, StructuredReplyError
 from moot.inference.protocol import (
+    HELD_PROSE,
     ChatRequest,
     Completion,
     Sampling,
     chat_structured,
     check_not_degenerate,
     degeneracy,
+    held_budget,
     messages,
+    reply_json_schema,
     reply_token_bound,
+    room,
 )
 from moot.inference.scripted import ScriptedModel
 
@@ -98,3 +104,38 @@ def test_a_structured_reply_gets_room_for_the_longest_reply_its_grammar_allows()
     model = ScriptedModel(['{"text": "x"}'])
     chat_structured(model, ask(100), Essay)
     assert model.requests[0].sampling.max_tokens == 100
+
+
+class Audit(BaseModel):
+    """A judge's reply with prose in a list, as the formats' verdicts have."""
+
+    why: str = Field(min_length=1, max_length=300)
+    conflicts: list[str] = Field(max_length=3)  # names: no prose, never held
+
+
+class Said(BaseModel):
+    why: str = Field(min_length=1, max_length=300)
+    points: list[Annotated[str, Field(max_length=200)]] = Field(max_length=3)
+
+
+def test_a_capped_structured_reply_holds_its_prose_shorter_and_still_closes() -> None:
+    full = room(Said, 500)
+    assert full == 500  # its room, uncapped: lists are not counted, as before
+    budget, prose = held_budget(Said, 500, 64)
+    assert prose is not None and HELD_PROSE <= prose < 200
+    bound = reply_token_bound(Said, prose)
+    assert bound is not None and bound <= budget <= full  # the longest held reply fits
+    assert held_budget(Said, 500, 5000) == (500, None)  # a cap over its room changes nothing
+    budget, prose = held_budget(Verdict, 220, 100)
+    assert prose is not None and reply_token_bound(Verdict, prose) == budget <= 100 + 100
+    # The schema the backend holds the reply to: prose shortened, names left alone.
+    held = reply_json_schema(Audit, 80)
+    assert held["properties"]["why"]["maxLength"] == 80
+    assert held["properties"]["conflicts"]["items"] == {"type": "string"}
+    # Asked with a held budget, the call keeps it: no room beyond it is added.
+    model = ScriptedModel(['{"winner": true, "why": "clearer"}'])
+    request = ChatRequest(
+        messages=messages(("user", "judge it")), sampling=Sampling(max_tokens=budget), prose=prose
+    )
+    chat_structured(model, request, Verdict)
+    assert model.requests[0].sampling.max_tokens == budget

@@ -268,6 +268,18 @@ def test_the_grammar_bounds_numbers_and_forbids_raw_control_characters() -> None
     assert r"\x00-\x1F" in grammar
 
 
+def test_a_held_grammar_allows_no_more_prose_than_it_was_held_to() -> None:
+    class Reasons(BaseModel):
+        why: str = Field(min_length=1, max_length=300)
+
+    def most(grammar: str) -> int:  # the characters the `why` rule spells out at most
+        rule = next(line for line in grammar.splitlines() if line.startswith("why ::="))
+        return rule.count("prose-first") + rule.count("prose-char")
+
+    assert most(schema_to_gbnf(Reasons)) == 300
+    assert most(schema_to_gbnf(Reasons, 60)) == 60
+
+
 def test_dry_keeps_a_speaker_from_copying_the_speech_it_was_shown(smol: LlamaCppModel) -> None:
     shown = (
         "Remote work saves every worker an hour of commuting each day, and a study of a "

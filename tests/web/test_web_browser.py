@@ -408,3 +408,32 @@ def test_a_review_asks_for_evidence_and_the_page_supplies_a_file_read_in_the_bro
     assert transcript["result"]["rounds"][0]["requests"] == {
         "human": "the 2021 table of deaths per TWh"
     }
+
+
+def test_a_debate_whose_judge_did_not_answer_is_shown_as_such_not_plainly_finished(
+    page: Any, server: Served, cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from moot.errors import CallTimeoutError
+    from moot.inference import scripted
+
+    minimal = scripted._minimal
+
+    def reply(schema: Any) -> Any:  # the challenge's judge never gives its verdict in time
+        if schema.__name__ == "ChallengeVerdict":
+            raise CallTimeoutError(seconds=240, model="echo:judge")
+        return minimal(schema)
+
+    monkeypatch.setattr(scripted, "_minimal", reply)
+    debates = server.home / "debates"
+    before = {p.name for p in debates.iterdir()} if debates.is_dir() else set()
+    motion = ["Should the judge be given more time?", "--format", "challenge", "--rounds", "1"]
+    done = cli("run", *motion, "--dry-run", "--yes", home=server.home)
+    assert done.returncode == 0, done.stderr
+    [folder] = {p.name for p in debates.iterdir()} - before
+
+    page.goto(f"{server.base}/#/saved/{folder}")
+    page.wait_for_selector(".debate.saved .document")
+    assert page.locator(".debate.saved .state").inner_text() == "finished, the judge did not answer"
+    page.goto(server.base + "/#/history")
+    row = page.locator(f".history-table tr[data-id='{folder}'] .state")
+    assert row.inner_text() == "finished, the judge did not answer"

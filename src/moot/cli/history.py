@@ -68,9 +68,14 @@ def list_() -> None:
         err.print("[dim]hint:[/] `moot history rm ID` deletes a debate", highlight=False)
 
 
+# A status in the words the table shows, where its name alone would not say it.
+_SHOWN = {"unjudged": "finished, the judge did not answer"}
+
+
 def _status(d: history.SavedDebate) -> str:
     """Its status, and that its words are scripted where it was a dry run."""
-    return f"{d.status}, dry run" if d.dry_run else d.status
+    status = _SHOWN.get(d.status, d.status)
+    return f"{status}, dry run" if d.dry_run else status
 
 
 def _listed(console: Console, saved: list[history.SavedDebate]) -> None:
@@ -106,6 +111,8 @@ def show(
         return
     turns = history.turns(d)
     said = words(d.language)  # an unfinished debate's turns, headed in its language
+    if d.running:  # not interrupted: it goes on elsewhere, and is not to be resumed
+        console.print(said.say("running_now", id=safe(d.id)), highlight=False)
     if not turns:
         console.print(said.say("no_turns_yet", id=safe(d.id)), highlight=False)
     for turn in turns:

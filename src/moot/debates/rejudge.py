@@ -256,7 +256,7 @@ class RejudgeEngine(Engine):
         decided = {field: decide[field].settle(c) for field, c in read.items()} if decide else {}
         shown["decided"] = decided or None
         request = self._request(
-            role, step, shown, max_tokens, 0, structured=True, follows=follows, appendix=told
+            role, step, shown, max_tokens, 0, structured=schema, follows=follows, appendix=told
         )
         judged = JudgedTurn(
             index=len(self.transcript.turns),

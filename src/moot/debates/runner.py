@@ -34,7 +34,15 @@ from moot.prompts import (
     load_pack,
 )
 from moot.records.files import make_private_dir, write_atomic
-from moot.records.journal import Journal, check_version, load, validate
+from moot.records.journal import (
+    JOURNAL_FILE,
+    Held,
+    Journal,
+    check_version,
+    hold,
+    load,
+    validate,
+)
 from moot.records.transcript import (
     DebateEvidence,
     DebateRecord,
@@ -89,6 +97,7 @@ class DebateRun:
         self.listeners = listeners or []
         self._factory = model_factory
         self._pool: ModelPool | None = None
+        self._held: Held | None = None  # the folder, held while the debate runs
         self.cast: Cast = setup.format.cast(setup.params)
         # The context window of the models this debate loads: --n-ctx, else what it needs.
         self.n_ctx: int | None = setup.run.n_ctx
@@ -251,7 +260,13 @@ class DebateRun:
         assert out is not None
         try:
             make_private_dir(out)
-            journal = Journal(out / "journal.jsonl")
+            journal = Journal(out / JOURNAL_FILE)
+            if self._held is None:  # a folder no front end claimed: held from its journal on
+                try:
+                    self._held = hold(out)
+                except UsageError:
+                    journal.close()
+                    raise
             if not self.replay:
                 journal.append(transcript.header())
         except OSError as exc:
@@ -304,6 +319,18 @@ class DebateRun:
             listener(event)
 
     def run(self) -> DebateResult:
+        """The debate to its end. While it runs it holds its folder (`journal.hold`): the
+        history shows it running, and no other process resumes it."""
+        out = self.setup.out_dir
+        self._held = hold(out) if out is not None and os.path.lexists(out / JOURNAL_FILE) else None
+        try:
+            return self._run()
+        finally:
+            if self._held is not None:
+                self._held.release()
+                self._held = None
+
+    def _run(self) -> DebateResult:
         s = self.setup
         pack = self.pack()
         documents = self.documents()

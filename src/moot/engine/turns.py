@@ -29,6 +29,7 @@ from moot.engine.rules import (
 )
 from moot.engine.stream import Reply, Stream, token_budget
 from moot.errors import (
+    CallTimeoutError,
     DegenerateReplyError,
     MootError,
     ReasoningOnlyError,
@@ -45,7 +46,9 @@ from moot.inference.protocol import (
     Message,
     Sampling,
     chat_structured,
+    held_budget,
     parse_error,
+    sanitize,
 )
 from moot.inference.protocol import degeneracy as find_degeneracy
 from moot.prompts import REDRAW, PromptPack, engine_pack
@@ -302,7 +305,7 @@ class Engine:
         max_tokens: int,
         attempt: int,
         *,
-        structured: bool = False,
+        structured: type[BaseModel] | bool = False,
         think_budget: int | None = None,
         grammar: str | None = None,
         closer: str | None = None,
@@ -310,8 +313,15 @@ class Engine:
         follows: Turn | None = None,
         appendix: str | None = None,
     ) -> ChatRequest:
+        """The request of one step. STRUCTURED: its reply's schema (or True where the caller
+        holds it), which --max-tokens holds too: its prose shorter and its budget within the
+        cap where it can be, never cut into invalid JSON (`protocol.held_budget`)."""
         index = len(self.transcript.turns)
         free = structured is False
+        prose = None
+        capped = self.max_tokens_cap if not isinstance(role.model, HumanSeat) else None
+        if isinstance(structured, type) and capped:
+            max_tokens, prose = held_budget(structured, max_tokens, capped)
         sampling = Sampling(
             temperature=role.temperature,
             max_tokens=max_tokens,
@@ -332,6 +342,7 @@ class Engine:
             think_budget=0 if structured else think_budget,
             grammar=grammar,
             closer=closer,
+            prose=prose,
         )
 
     def speak(
@@ -631,7 +642,7 @@ class Engine:
         decided = {field: decide[field].settle(c) for field, c in read.items()} if decide else {}
         request = self._request(
             role, step, {**variables, "decided": decided or None}, max_tokens, 0,
-            structured=True, follows=follows, appendix=appendix,
+            structured=schema, follows=follows, appendix=appendix,
         )  # fmt: skip
         if isinstance(role.model, HumanSeat):
             parsed, took = role.model.fill(
@@ -700,8 +711,9 @@ class Engine:
         decide: Mapping[str, Decide] | None = None,
         **variables: Any,
     ) -> tuple[T | None, Turn]:
-        """`structured`, where a reply that stays invalid after its re-ask is that seat's failure,
-        not the debate's: it is journaled as a turn with no reply (`data` empty) and a
+        """`structured`, where a reply that stays invalid after its re-ask, or none within the
+        call time limit (said with how to give it longer), is that seat's failure, not the
+        debate's: it is journaled as a turn with no reply (`data` empty) and a
         `failed: …` note that every document built on it names, and a resumed debate reads
         it back as the same failure."""
         index = len(self.transcript.turns)
@@ -717,10 +729,22 @@ class Engine:
             role, request = self.roles[role_name], exc.request
             assert isinstance(request, ChatRequest)  # chat_structured names what it asked
             why = f"{FAILED}{parse_error(exc, exc.raw, schema)}"
-            turn = self._turn(index, round, role, step, request, Completion(text=""), None, why)
-            turn.data = {}
             self.notice(self._say("seat_failed", label, message=exc.message), "warn")
-            return None, self._record(turn, label)
+        except CallTimeoutError as exc:
+            role = self.roles[role_name]
+            shown = {**variables, "round": round, "decided": None}
+            request = self._request(role, step, shown, max_tokens, 0, structured=schema)
+            why = sanitize(f"{FAILED}timeout: {exc.message}")
+            self.timed_out(label)
+        turn = self._turn(index, round, role, step, request, Completion(text=""), None, why)
+        turn.data = {}
+        return None, self._record(turn, label)
+
+    def timed_out(self, label: str) -> None:
+        """Say that the seat LABEL gave no reply within the call time limit, and how to give
+        it longer: `--call-timeout` (the turn, or the format's result, records the failure)."""
+        seconds = f"{self.call_timeout_s:g}" if self.call_timeout_s else "?"
+        self.notice(self._say("timed_out", label, seconds=seconds), "warn")
 
     def _reuse_failed(self, prior: Turn, index: int, round: int | None, label: str) -> Turn:
         """A saved failed seat, shown and recorded again as it was."""

@@ -13,7 +13,7 @@ from typing import Any, Literal, Union, cast, get_args, get_origin
 from pydantic import BaseModel, Field
 
 from moot.config import validate_params
-from moot.engine.turns import Engine
+from moot.engine.turns import Engine, is_failed
 from moot.records.transcript import Transcript
 from moot.words import words
 
@@ -209,6 +209,24 @@ class Judging:
     score: Callable[[Reading], float] | None = None
     kept: Callable[[Transcript], dict[str, Any]] = no_choices
     role: str = "judge"
+
+
+def unjudged(transcript: Transcript, judging: Judging) -> bool:
+    """Whether a finished debate ended without its judge's answer: the judge's last judging
+    step (a turn kept as failed, `engine.turns.is_failed`, or a failure the format's result
+    records, `result.failures`: a timeout, a reply never valid) gave none."""
+    after = 1 << 30  # a step after the rounds (no round) comes last
+    asked = [
+        (turn.round if turn.round is not None else after, not is_failed(turn))
+        for turn in transcript.turns
+        if turn.role == judging.role and turn.step in judging.steps
+    ]
+    failures = (transcript.result or {}).get("failures")
+    for failure in failures if isinstance(failures, list) else []:
+        if isinstance(failure, dict) and failure.get("role") == judging.role:
+            rnd = failure.get("round")
+            asked.append((rnd if isinstance(rnd, int) else after, False))
+    return bool(asked) and not max(asked, key=lambda a: (a[0], not a[1]))[1]
 
 
 def reply_field(name: str) -> Callable[[Reading], object]:

@@ -100,6 +100,10 @@ class ChatRequest(BaseModel):
     closer: str | None = None
     session: str | None = None
     timeout_s: float | None = None  # backends raise CallTimeoutError past it
+    # The most characters each prose field of a structured reply may hold, below its
+    # schema's own bound: a reply held to a shorter budget (`--max-tokens`) still closes.
+    # None: the schema's bounds. Validation keeps the schema's own.
+    prose: int | None = Field(default=None, ge=1)
     # Tokens the model may think before it answers, beside `sampling.max_tokens`, which is
     # the answer's own. 0: thinking off where the model allows it, and the reply's own budget
     # where it thinks anyway; None: reasoning and answer share max_tokens.
@@ -216,40 +220,101 @@ def is_prose(node: dict[str, Any]) -> bool:
     return node.get("type") == "string" and isinstance(most, int) and most > PROSE_CHARS
 
 
-def reply_json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+def reply_json_schema(schema: type[BaseModel], prose: int | None = None) -> dict[str, Any]:
     """SCHEMA's JSON schema as a backend is asked to hold a reply to: its prose (a reason, a
-    summary) at least PROSE_MIN_CHARS long, so that "yes" is not a reason. Validation keeps
-    the schema's own bounds, so saved replies of any length still load."""
-    return _with_prose_floor(schema.model_json_schema())
+    summary) at least PROSE_MIN_CHARS long, so that "yes" is not a reason, and with PROSE
+    at most that many characters. Validation keeps the schema's own bounds, so saved replies
+    of any length still load."""
+    return _held(schema.model_json_schema(), prose)
 
 
-def _with_prose_floor(node: Any) -> Any:
+def _held(node: Any, prose: int | None) -> Any:
     if isinstance(node, list):
-        return [_with_prose_floor(item) for item in node]
+        return [_held(item, prose) for item in node]
     if not isinstance(node, dict):
         return node
-    held = {key: _with_prose_floor(value) for key, value in node.items()}
+    held = {key: _held(value, prose) for key, value in node.items()}
     if is_prose(held):
         least = held.get("minLength", 0)
         held["minLength"] = max(least if isinstance(least, int) else 0, PROSE_MIN_CHARS)
+        if prose is not None:
+            held["maxLength"] = max(min(held["maxLength"], prose), held["minLength"])
     return held
 
 
-@lru_cache(maxsize=64)
-def reply_token_bound(schema: type[BaseModel]) -> int | None:
+@lru_cache(maxsize=256)
+def reply_token_bound(schema: type[BaseModel], prose: int | None = None) -> int | None:
     """The most tokens a reply to SCHEMA's grammar can take, when every string in it has a
     `maxLength` (None when one does not): each character may be a token of its own (digits
     and punctuation are), and every key, value and separator is given a few. A budget under
-    this can cut a reply that keeps to the grammar into invalid JSON."""
-    tree = schema.model_json_schema()
-    return _bound(tree, tree.get("$defs", {}))
+    this can cut a reply that keeps to the grammar into invalid JSON. With PROSE (each prose
+    field held to that many characters, `ChatRequest.prose`), lists of a bounded length
+    count too, so that every judge's reply can be held to a budget."""
+    tree = reply_json_schema(schema, prose)
+    return _bound(tree, tree.get("$defs", {}), lists=prose is not None)
 
 
-def _bound(node: dict[str, object], defs: dict[str, object]) -> int | None:
+def room(schema: type[BaseModel], asked: int) -> int:
+    """The budget of a structured reply whose step asks ASKED tokens: room for the longest
+    reply SCHEMA's grammar allows (a reply cut short is invalid JSON), up to twice the
+    step's budget, so the prompt still fits its context."""
+    return max(asked, min(reply_token_bound(schema) or asked, 2 * asked))
+
+
+def held_budget(schema: type[BaseModel], asked: int, cap: int) -> tuple[int, int | None]:
+    """The budget of a structured reply whose step asks ASKED tokens, under a cap of CAP
+    (`--max-tokens`), and the characters each of its prose fields is held to (None: its
+    schema's). Where the reply's room is over the cap its prose is held shorter
+    (`held_prose`) and the budget is the longest held reply's, between CAP and that room;
+    a schema with no bound to hold keeps its room."""
+    full = room(schema, asked)
+    if cap >= full:
+        return full, None
+    prose = held_prose(schema, cap)
+    if prose is None:
+        bound = reply_token_bound(schema)
+        return (max(cap, bound) if bound is not None else full), None
+    return min(full, max(cap, reply_token_bound(schema, prose) or full)), prose
+
+
+HELD_PROSE = 60  # characters: the least a prose field is held to, a sentence of reason
+
+
+@lru_cache(maxsize=256)
+def held_prose(schema: type[BaseModel], tokens: int) -> int | None:
+    """The most characters each prose field of a reply to SCHEMA may hold for its longest
+    reply to fit TOKENS (`reply_token_bound`), never under HELD_PROSE: a reply held to a
+    budget shorter than its schema's says less, and still closes. None when the schema's
+    own bounds fit, or it has no bound to hold."""
+    longest = _longest_prose(schema.model_json_schema())
+    if not longest or reply_token_bound(schema, longest) is None:
+        return None
+    if (reply_token_bound(schema, longest) or 0) <= tokens:
+        return None
+    low, high = HELD_PROSE, longest  # the bound grows with the prose it allows
+    while low < high:
+        mid = (low + high + 1) // 2
+        if (reply_token_bound(schema, mid) or 0) <= tokens:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _longest_prose(node: Any) -> int:
+    if isinstance(node, list):
+        return max((_longest_prose(item) for item in node), default=0)
+    if not isinstance(node, dict):
+        return 0
+    own = int(node["maxLength"]) if is_prose(node) else 0
+    return max([own, *(_longest_prose(value) for value in node.values())])
+
+
+def _bound(node: dict[str, object], defs: dict[str, object], *, lists: bool = False) -> int | None:
     ref = node.get("$ref")
     if isinstance(ref, str):
         target = defs.get(ref.rsplit("/", 1)[-1])
-        return _bound(target, defs) if isinstance(target, dict) else None
+        return _bound(target, defs, lists=lists) if isinstance(target, dict) else None
     kind = node.get("type")
     if kind == "object":
         props = node.get("properties")
@@ -257,16 +322,20 @@ def _bound(node: dict[str, object], defs: dict[str, object]) -> int | None:
             return None
         total = 2
         for key, sub in props.items():
-            inner = _bound(sub, defs) if isinstance(sub, dict) else None
+            inner = _bound(sub, defs, lists=lists) if isinstance(sub, dict) else None
             if inner is None:
                 return None
             total += len(key) // 2 + 4 + inner  # the quoted key (a token per two letters at
             # most: the grammar spells it out), colon, comma, space
         return total
+    if kind == "array" and lists:
+        items, most = node.get("items"), node.get("maxItems")
+        inner = _bound(items, defs, lists=lists) if isinstance(items, dict) else None
+        return None if inner is None or not isinstance(most, int) else 2 + most * (inner + 2)
+    choices = node.get("enum")
+    if isinstance(choices, list) and choices and (kind == "string" or lists):
+        return max(len(str(v)) for v in choices) + 2
     if kind == "string":
-        choices = node.get("enum")
-        if isinstance(choices, list):
-            return max(len(str(v)) for v in choices) + 2
         most = node.get("maxLength")
         return most + 2 if isinstance(most, int) else None
     if kind in ("boolean", "null"):
@@ -319,10 +388,8 @@ def chat_structured(
     """
     req = request.model_copy(update={"reply_schema": schema})
     asked = req.sampling.max_tokens
-    bound = min(reply_token_bound(schema) or asked, 2 * asked)
+    bound = asked if request.prose is not None else room(schema, asked)  # held: chosen
     if bound > asked:
-        # Room for the longest reply the grammar allows (a reply cut short is invalid
-        # JSON), up to twice the step's budget, so the prompt still fits its context.
         sampling = req.sampling.model_copy(update={"max_tokens": bound})
         req = req.model_copy(update={"sampling": sampling})
     attempts: list[str] = []

@@ -88,13 +88,18 @@ def request_body(
     if s.stop:
         body["stop"] = list(s.stop)
     if request.reply_schema is not None:
-        body["response_format"] = response_format(request.reply_schema, dialect or DIALECTS[0])
+        body["response_format"] = response_format(
+            request.reply_schema, dialect or DIALECTS[0], prose=request.prose
+        )
     return body
 
 
-def response_format(schema: type[BaseModel], dialect: Dialect) -> dict[str, Any]:
-    """Ask for JSON valid against `schema` in the server's dialect."""
-    spec = reply_json_schema(schema)
+def response_format(
+    schema: type[BaseModel], dialect: Dialect, *, prose: int | None = None
+) -> dict[str, Any]:
+    """Ask for JSON valid against `schema` in the server's dialect (each prose field at most
+    PROSE characters, where given)."""
+    spec = reply_json_schema(schema, prose)
     if dialect == "json_schema":
         return {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": spec}}
     return {"type": "json_object", "schema": spec}

@@ -7,11 +7,17 @@ import json
 import os
 import re
 import stat
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
+
+try:
+    import fcntl
+except ImportError:  # Windows: no lock, and a running debate reads as interrupted there
+    fcntl = None  # type: ignore[assignment]
 
 from moot._version import __version__
 from moot.errors import RecordError, UsageError
@@ -56,6 +62,68 @@ class Journal:
 
     def close(self) -> None:
         self._fh.close()
+
+
+# -- the running debate's hold on its folder ---------------------------------------------
+
+JOURNAL_FILE = "journal.jsonl"
+_TRIES = 20  # a reader's brief shared hold (`running`) is waited out, 50 ms at a time
+
+
+class Held:
+    """A running debate's hold on its folder: an exclusive `flock` on its journal, kept
+    until `release` or until the process ends, when the system drops it, so that a debate
+    killed mid-run reads as interrupted at once and resumes."""
+
+    def __init__(self, fd: int | None) -> None:
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the file gives the lock back
+            self._fd = None
+
+
+def hold(folder: Path) -> Held:
+    """Hold the debate in FOLDER for this process while it runs; refused (a UsageError)
+    while another holds it. A system without `flock` (Windows) holds nothing."""
+    if fcntl is None:
+        return Held(None)
+    try:
+        fd = os.open(folder / JOURNAL_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:  # a journal moot cannot open: opening it to write says why
+        return Held(None)
+    for attempt in range(_TRIES):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return Held(fd)
+        except BlockingIOError:
+            if attempt < _TRIES - 1:
+                time.sleep(0.05)
+    os.close(fd)
+    raise UsageError(key="records.journal.running", field="debate", folder=folder)
+
+
+def running(folder: Path) -> bool:
+    """Whether a process holds the debate in FOLDER now (`hold`): it is running, and no
+    other may resume it. Never on a system without `flock`."""
+    if fcntl is None:
+        return False
+    try:
+        fd = os.open(folder / JOURNAL_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return False
 
 
 def _mend_torn_end(fd: int) -> None:

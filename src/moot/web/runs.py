@@ -134,13 +134,14 @@ def _run(job: Job, debate: Debate) -> None:
 def done(result: Result) -> dict[str, Any]:
     """The end of a debate: where it is saved, its document, why its rounds ended."""
     folder = result.folder.name if result.folder is not None else None
-    files = []
+    files, unjudged = [], False
     if result.folder is not None:
         saved = history.find(str(result.folder), readable=False)
-        files = wire.downloads(saved)
+        files, unjudged = wire.downloads(saved), saved.unjudged
     return {
         "type": "done",
         "folder": folder,
+        "unjudged": unjudged,  # finished, but the judge did not answer
         "stop_reason": result.stop_reason,
         "document": wire.document_html(result.markdown),
         "files": files,

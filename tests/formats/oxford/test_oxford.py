@@ -12,6 +12,7 @@ from conftest import REPO
 from moot.debates.runner import DebateRun
 from moot.debates.settings import DebateSetup
 from moot.engine.turns import Engine
+from moot.errors import CallTimeoutError
 from moot.events import TurnFinished, TurnStarted
 from moot.formats.oxford.flow import FORMAT
 from moot.formats.oxford.schemas import Brief, CompletenessReply, CompletenessRubric, OxfordParams
@@ -844,3 +845,75 @@ def test_the_real_tiny_judge_answers_the_rulebooks_score_under_the_grammar() -> 
     assert 0 <= score <= 10
     assert t.turns[-1].data is not None and set(t.turns[-1].data) == {"score", "reasoning"}
     assert t.scores["2"]["score"] == score and t.scores["2"]["reasoning"].strip()
+
+
+class SlowJudge(Chamber):
+    """A Completeness Judge that never answers within the call time limit."""
+
+    def reply(self, request: ChatRequest) -> str:
+        if request.reply_schema is CompletenessRubric:
+            raise CallTimeoutError(seconds=240, model="slow-judge")
+        return super().reply(request)
+
+
+def test_a_judge_that_times_out_is_a_failed_seat_said_with_the_option_that_gives_it_longer(
+    tmp_path: Path,
+) -> None:
+    from moot import history
+
+    result, events = run_debate(tmp_path, SlowJudge(), max_rounds=3)
+    judged = [t for t in result.transcript.turns if t.step == "judge"]
+    assert [t.round for t in judged] == [2, 3]  # every round it judges asked it, none scored
+    assert all(t.data == {} and t.note == "failed: timeout: slow-judge did not finish within 240 s"
+               for t in judged)  # fmt: skip
+    assert result.transcript.scores == {} and result.transcript.stop_reason == "hard_cap"
+    # The journal holds each failure as it happened, not a silence.
+    failed = [r for r in journal_of(tmp_path) if r.get("step") == "judge"]
+    assert [r["note"].startswith("failed: timeout:") for r in failed] == [True] * 2
+    notices = [e.message for e in events if type(e).__name__ == "Notice"]
+    told = [n for n in notices if "--call-timeout" in n]
+    assert told == ["Completeness Judge: no reply within 240 s; hint: raise --call-timeout "
+                    "to give each model call longer"] * 2  # fmt: skip
+    brief = (tmp_path / "out" / "debate.md").read_text()  # the brief names what it lacks
+    assert "round 2 · Judge · completeness score (failed: timeout: slow-judge" in brief
+    assert history.find(str(tmp_path / "out")).status == "unjudged"
+
+
+def test_a_judge_that_answers_in_the_last_round_leaves_the_debate_judged(tmp_path: Path) -> None:
+    from moot import history
+
+    class LateJudge(Chamber):
+        asked = 0
+
+        def reply(self, request: ChatRequest) -> str:
+            if request.reply_schema is CompletenessRubric:
+                self.asked += 1
+                if self.asked == 1:
+                    raise CallTimeoutError(seconds=240, model="slow-judge")
+            return super().reply(request)
+
+    result, _ = run_debate(tmp_path, LateJudge(), max_rounds=3)
+    assert [t.data == {} for t in result.transcript.turns if t.step == "judge"] == [True, False]
+    assert history.find(str(tmp_path / "out")).status == "finished"
+
+
+def test_max_tokens_holds_the_judges_reply_too_and_it_still_closes(tmp_path: Path) -> None:
+    from moot.config import RunSettings
+    from moot.inference.protocol import reply_token_bound
+
+    def judged(cap: int | None) -> list[ChatRequest]:
+        chamber = Chamber()
+        setup = DebateSetup(
+            format=FORMAT, motion=MOTION, language="en", seed=11,
+            params=OxfordParams(max_rounds=3), out_dir=None, run=RunSettings(max_tokens=cap),
+        )  # fmt: skip
+        DebateRun(setup, model_factory=lambda ref: chamber.model).run()
+        return [r for r in chamber.model.requests if r.reply_schema is not None]
+
+    free, held = judged(None), judged(48)
+    assert [r.reply_schema for r in free] == [r.reply_schema for r in held]
+    for before, after in zip(free, held, strict=True):
+        assert before.prose is None and after.prose is not None  # shorter reasons asked
+        assert after.sampling.max_tokens < before.sampling.max_tokens
+        bound = reply_token_bound(after.reply_schema, after.prose)  # type: ignore[arg-type]
+        assert bound is not None and bound <= after.sampling.max_tokens  # it still closes

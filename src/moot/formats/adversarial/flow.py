@@ -106,6 +106,8 @@ class _Review:
         if outcome.error is not None:
             self.failures.append({"round": rnd, "role": role, "error": outcome.error})
             self.engine.notice(text.failed(self.lang, role, self.names, outcome.error), "warn")
+        if outcome.timed_out:
+            self.engine.timed_out(self.engine.labels.get(role, role))
         return outcome.turn
 
     def common(self) -> dict[str, Any]:

@@ -125,6 +125,8 @@ class _Debate:
         outcome = attempt(call, schema)
         if outcome.error is not None:
             self.failures.append(_Failure(rnd, role, outcome.error, outcome.timed_out))
+        if outcome.timed_out:
+            self.engine.timed_out(self.engine.labels.get(role, role))
         return outcome.turn
 
     # -- rounds -------------------------------------------------------------------------

@@ -24,13 +24,14 @@ _PROSE_CHAR = _JSON_CHAR.replace(r"\x00-\x1F]", r"\x00-\x1F\x5B\x5D\x7B\x7D]", 1
 
 
 @lru_cache(maxsize=64)
-def schema_to_gbnf(schema: type[BaseModel]) -> str:
-    """A GBNF grammar for JSON replies valid against `schema`; MootError if it cannot be built."""
+def schema_to_gbnf(schema: type[BaseModel], prose: int | None = None) -> str:
+    """A GBNF grammar for JSON replies valid against `schema` (each prose field at most PROSE
+    characters, where given); MootError if it cannot be built."""
     try:
         converter = _converter_class()(
             prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False
         )
-        resolved = converter.resolve_refs(reply_json_schema(schema), "stdin")
+        resolved = converter.resolve_refs(reply_json_schema(schema, prose), "stdin")
         converter.visit(resolved, "")
         return str(converter.format_grammar())
     except Exception as exc:  # the converter asserts on schemas it does not know

@@ -163,7 +163,9 @@ class LlamaCppModel:
             if not self._runtime.keeps_alone:
                 alone = [False] * len(tokens)
             grammar = (
-                schema_to_gbnf(request.reply_schema) if request.reply_schema else request.grammar
+                schema_to_gbnf(request.reply_schema, request.prose)
+                if request.reply_schema
+                else request.grammar
             )
             plan = plan_decode(request, format_stops=stops, grammar=grammar)
             spare = self.n_ctx - len(tokens) - plan.max_tokens

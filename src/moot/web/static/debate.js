@@ -25,6 +25,7 @@ export class DebateView {
     this.root.replaceChildren();
     this.round = undefined;
     this.current = null;
+    this.unjudged = false; // finished without the judge's answer (the done event says)
     this.seat = null; // the box of what a person's seat is asked now
     this.evidence = null; // the box of the evidence a review asks for now
     this.state = el("span", { class: "state" });
@@ -63,7 +64,8 @@ export class DebateView {
     this.title = info.title;
     this.heading.textContent = info.title;
     this.meta.querySelector(".format").textContent = this.formatName(info.format);
-    this.setState(info.state);
+    // A debate that finished without its judge's answer says so, not plainly "finished".
+    this.setState(info.state === "finished" && this.unjudged ? "unjudged" : info.state);
     this.waiting.textContent = info.waiting && info.waiting.length ? this.t("waiting_for", { models: info.waiting.join(", ") }) : "";
     this.actions.replaceChildren();
     if (!["finished", "stopped", "failed"].includes(info.state)) {
@@ -245,6 +247,10 @@ export class DebateView {
   }
 
   done(ev) {
+    if (ev.unjudged) {
+      this.unjudged = true;
+      this.setState("unjudged");
+    }
     const body = el("div", { class: "document-body" });
     body.innerHTML = ev.document; // rendered by the server from Markdown with raw HTML escaped
     const links = (ev.files || []).map((name) =>
