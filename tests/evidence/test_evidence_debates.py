@@ -32,8 +32,8 @@ class Citing(ScriptedModel):
     """Speaks, wherever it is shown passages, three sentences: the first passage quoted
     exactly and cited; a quotation it does not hold, cited to it; an id no passage has."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, model_id: str = "scripted") -> None:
+        super().__init__(model_id=model_id)
         self.planted: list[dict[str, str]] = []  # each speech's (id, exact quote) as written
 
     def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
@@ -74,17 +74,30 @@ PARAMS: dict[str, dict[str, Any]] = {
 
 
 def run(
-    tmp_path: Path, fmt: str, lang: str, documents: Path, *, listeners: list[Any] | None = None
+    tmp_path: Path,
+    fmt: str,
+    lang: str,
+    documents: Path,
+    *,
+    listeners: list[Any] | None = None,
+    each_its_own: bool = False,
+    **params: Any,
 ) -> tuple[Any, Citing]:
+    """A debate of FMT given DOCUMENTS on Citing models: one for every seat, or with
+    EACH_ITS_OWN one of its own for each model reference (named by it)."""
     models = ("a", "b") if fmt == "adversarial" else ()
     chosen = settings(
         motion=MOTIONS[lang], format=fmt, lang=lang, seed=5, models=models,
-        params={**PARAMS[fmt], "evidence": [str(documents)]},
+        params={**PARAMS[fmt], "evidence": [str(documents)], **params},
         run={"dry_run": True},
     )  # fmt: skip
     setup = prepare(chosen, out_dir=tmp_path / "out", check_models=False)
-    model = Citing()
-    result = DebateRun(setup, model_factory=lambda ref: model, listeners=listeners).run()
+    model, own = Citing(), {}
+
+    def factory(ref: str) -> Citing:
+        return own.setdefault(ref, Citing(model_id=ref)) if each_its_own else model
+
+    result = DebateRun(setup, model_factory=factory, listeners=listeners).run()
     return result, model
 
 
@@ -303,3 +316,60 @@ def test_a_dry_run_cites_a_passage_in_every_speech_shown_one_and_each_holds(
     assert shown
     for turn in shown:
         assert [c.check for c in turn.evidence.citations] == ["ok"]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_transcript_and_history_show_count_each_seats_and_each_models_citations(
+    tmp_path: Path, documents: Path, cli: Any, lang: str
+) -> None:
+    result, _ = run(tmp_path, "adversarial", lang, documents, each_its_own=True)
+    turns = result.transcript.turns
+    saved = json.loads((tmp_path / "out" / "transcript.json").read_text(encoding="utf-8"))
+    summary = saved["evidence"]["summary"]
+    for by, key in (("seats", "role"), ("models", "model")):
+        expected: dict[str, dict[str, int]] = {}
+        for t in turns:
+            if t.evidence is None:
+                continue
+            tally = expected.setdefault(
+                getattr(t, key),
+                dict.fromkeys(
+                    ("cited", "supported", "unsupported", "unknown_id", "quote_not_found"), 0
+                ),
+            )
+            for c in t.evidence.citations:
+                tally["cited"] += 1
+                tally["supported" if c.check == "ok" else "unsupported"] += 1
+                if c.check != "ok":
+                    tally[c.check] += 1
+        assert summary[by] == expected
+    # Two participants on two models, each speech citing a passage, misquoting it and
+    # citing one that no passage is (the voice rules may take a sentence out).
+    assert set(summary["models"]) == {"a", "b"}
+    for tally in summary["models"].values():
+        assert tally["unknown_id"] >= 1 and tally["quote_not_found"] >= 1
+        assert tally["unsupported"] == tally["unknown_id"] + tally["quote_not_found"]
+        assert tally["cited"] == tally["supported"] + tally["unsupported"]
+    assert sum(t["supported"] for t in summary["models"].values()) >= 1
+    # The journal's header, written before any turn, has no summary.
+    header = json.loads((tmp_path / "out" / "journal.jsonl").read_text().splitlines()[0])
+    assert "summary" not in header["evidence"]
+
+    shown = cli("history", "show", str(tmp_path / "out"), home=tmp_path / "home")
+    assert shown.returncode == 0, shown.stderr
+    a, b = summary["models"]["a"], summary["models"]["b"]
+    if lang == "en":
+        assert "By model" in shown.stdout
+        for name, t in (("a", a), ("b", b)):
+            assert (
+                f"  {name}: {t['cited']} cited, {t['supported']} supported, "
+                f"{t['unsupported']} unsupported ({t['unknown_id']} to no such passage, "
+                f"{t['quote_not_found']} misquoted)"
+            ) in shown.stdout
+    else:
+        assert "按模型" in shown.stdout
+        assert f"  a：引用{a['cited']}处，{a['supported']}处有据，{a['unsupported']}处无据" in (
+            shown.stdout
+        )
+    seat_lines = [line for line in shown.stdout.splitlines() if line.startswith("  ")]
+    assert len(seat_lines) >= len(summary["seats"]) + 2

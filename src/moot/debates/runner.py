@@ -42,6 +42,7 @@ from moot.records.transcript import (
     Record,
     Transcript,
     Turn,
+    citation_summary,
 )
 
 
@@ -353,6 +354,8 @@ class DebateRun:
             if self._pool is not None:  # the models this debate loaded for itself
                 self._pool.close()
                 self._pool = None
+        if transcript.evidence is not None:
+            transcript.evidence.summary = citation_summary(transcript.turns)
         markdown = s.format.render(transcript)
         if s.out_dir is not None:
             write_atomic(
