@@ -373,3 +373,65 @@ def test_the_transcript_and_history_show_count_each_seats_and_each_models_citati
         )
     seat_lines = [line for line in shown.stdout.splitlines() if line.startswith("  ")]
     assert len(seat_lines) >= len(summary["seats"]) + 2
+
+
+SOURCES = {"en": ("## Sources", "No citation"), "zh": ("## 来源", "没有一处")}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("fmt", ["oxford", "decision", "challenge", "adversarial"])
+def test_the_document_ends_with_the_passages_cited_and_supported_and_history_show_lists_them(
+    tmp_path: Path, documents: Path, cli: Any, fmt: str, lang: str
+) -> None:
+    from moot.formats import get_format
+
+    result, _ = run(tmp_path, fmt, lang, documents)
+    cited = [c for t in result.transcript.turns if t.evidence for c in t.evidence.citations]
+    held = list(dict.fromkeys(c.id for c in cited if c.check == "ok"))
+    # The ids no passage has, and the passages only ever misquoted: none is a source.
+    wrong = {c.cited for c in cited if c.check == "unknown_id"}
+    wrong |= {c.id for c in cited if c.check == "quote_not_found" and c.id not in held}
+    assert held and wrong
+    saved = (tmp_path / "out" / get_format(fmt).document).read_text(encoding="utf-8")
+    brief = saved.split("<!-- moot: every speech -->")[0]
+    heading, _ = SOURCES[lang]
+    assert brief.count(heading) == 1
+    listed = brief.split(heading)[1]
+    assert listed.rstrip().endswith(f"`{held[-1]}`")  # the brief's last section
+    for pid in held:
+        assert f"`{pid}`" in listed
+        colon = "：" if lang == "zh" else ": "
+        assert f"`{pid.split(' ')[0]}`{colon}" in listed  # under its document's name
+    for bad in wrong:
+        assert bad not in listed
+    assert result.markdown.count(heading) == 1  # what moot run shows, and moot.debate gives
+
+    shown = cli("history", "show", str(tmp_path / "out"), home=tmp_path / "home")
+    assert shown.returncode == 0, shown.stderr
+    assert heading.removeprefix("## ") in shown.stdout
+    for pid in held:
+        assert pid in shown.stdout
+
+
+def test_a_debate_whose_citations_all_fail_says_so_under_its_sources(
+    tmp_path: Path, documents: Path
+):
+    class Inventing(Citing):
+        def speech(self, pid: str, text: str, *, n: int) -> str:
+            return f"Annex {n} agrees [annex-{n}.pdf p.{n + 40} ¶9]."
+
+    chosen = settings(
+        motion=MOTIONS["en"], format="challenge", seed=5, run={"dry_run": True},
+        params={**PARAMS["challenge"], "evidence": [str(documents)]},
+    )  # fmt: skip
+    setup = prepare(chosen, out_dir=tmp_path / "out", check_models=False)
+    result = DebateRun(setup, model_factory=lambda ref: Inventing()).run()
+    assert "## Sources\n\nNo citation of the documents was checked as supported." in (
+        result.markdown
+    )
+
+
+def test_a_debate_without_documents_has_no_sources_section(tmp_path: Path) -> None:
+    chosen = settings(motion=MOTIONS["en"], seed=5, params={"max_rounds": 3}, run={"dry_run": True})
+    result = DebateRun(prepare(chosen, out_dir=tmp_path / "out", check_models=False)).run()
+    assert "## Sources" not in result.markdown

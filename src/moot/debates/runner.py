@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from moot import speeches
 from moot.config import SESSION_CACHE_MB, THINK_BUDGET, Decoding, RunSettings, Seed
+from moot.debates import sources
 from moot.debates.settings import DebateSetup, Temperature
 from moot.engine.evidence import EVIDENCE_TOKENS, Documents, check_pack
 from moot.engine.turns import Engine, Role
@@ -357,6 +358,8 @@ class DebateRun:
         if transcript.evidence is not None:
             transcript.evidence.summary = citation_summary(transcript.turns)
         markdown = s.format.render(transcript)
+        if transcript.evidence is not None:  # the passages cited and supported, by document
+            markdown = f"{markdown.rstrip()}\n\n{sources.section(transcript.turns, s.language)}"
         if s.out_dir is not None:
             write_atomic(
                 s.out_dir / "transcript.json", transcript.model_dump_json(indent=2, by_alias=True)
