@@ -185,7 +185,7 @@ def test_a_resumed_debate_reuses_the_cached_index_and_shows_the_same_passages(
             raise Crash
 
     with pytest.raises(Crash):
-        run(tmp_path / "cut", "oxford", "en", documents, listeners=[crash])
+        run(tmp_path / "cut", "oxford", "en", documents, listeners=[crash], keep_sources=True)
     folder = tmp_path / "cut" / "out"
     cache = folder / "evidence"
     kept = {p.name: p.stat().st_mtime_ns for p in (cache / "paragraphs").iterdir()}
@@ -206,7 +206,7 @@ def test_a_resumed_debate_reuses_the_cached_index_and_shows_the_same_passages(
 
 def test_a_changed_document_is_read_again_on_resume(tmp_path: Path, documents: Path) -> None:
     memo = documents / "notes" / "memo.md"
-    result, _ = run(tmp_path, "challenge", "en", documents)
+    result, _ = run(tmp_path, "challenge", "en", documents, keep_sources=True)
     cache = tmp_path / "out" / "evidence" / "paragraphs"
     before = {p.name for p in cache.iterdir()}
     memo.write_text(memo.read_text() + "\nDiesel hedging was discussed at length.\n")

@@ -279,10 +279,13 @@ class DebateRun:
             paths = [p for p in paths if p.is_dir() or p.suffix.lower() in _read_kinds()]
             if not paths:
                 return None
+        # The cache holds each document's whole extracted text: in the debate's folder only
+        # where the caller chose to keep it (--keep-sources); else nothing of the documents
+        # is written but the passages the transcript keeps.
         cache = None
-        if s.out_dir is not None:
+        if s.out_dir is not None and s.keep_sources:
             make_private_dir(s.out_dir)
-            cache = s.out_dir / "evidence"
+            cache = s.out_dir / EVIDENCE_CACHE
         fresh = cache is not None and not os.path.lexists(cache)
         try:
             library = open_library(paths, cache=cache)
@@ -298,6 +301,7 @@ class DebateRun:
             paths=[str(p) for p in s.evidence],
             files=library.files,
             skipped=[str(k) for k in library.skipped],
+            keep_sources=s.keep_sources,
         )
         return Documents(library, record)
 
@@ -370,6 +374,10 @@ class DebateRun:
             )
             write_atomic(s.out_dir / s.format.document, f"{markdown.rstrip()}\n\n{every}")
         return DebateResult(transcript, s.out_dir, markdown)
+
+
+# The evidence cache's folder in a debate's (moot.evidence.open_library's `cache`).
+EVIDENCE_CACHE = "evidence"
 
 
 def _read_kinds() -> frozenset[str]:
@@ -506,6 +514,7 @@ def setup_from_record(
         began=h.began,
         echo=ran.echo,
         evidence=tuple(Path(p) for p in h.evidence.paths) if h.evidence else (),
+        keep_sources=h.evidence.keep_sources if h.evidence else False,
     )
 
 

@@ -136,13 +136,19 @@ class DebateEvidence(BaseModel):
     skipped: list[str] = Field(default_factory=list)
     passages: dict[str, str] = Field(default_factory=dict)
     summary: CitationSummary | None = None
+    # Whether the debate's folder keeps each document's whole extracted text (its evidence
+    # cache, `--keep-sources`); by default it keeps only `passages`.
+    keep_sources: bool = False
 
     @model_serializer(mode="wrap")
     def _no_summary_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # The journal's header, written before any turn, has none.
+        # The journal's header, written before any turn, has no summary; a debate that keeps
+        # only its passages saves as one did before the choice existed.
         data: dict[str, Any] = handler(self)
         if "summary" in data and data["summary"] is None:
             del data["summary"]
+        if data.get("keep_sources") is False:
+            del data["keep_sources"]
         return data
 
 

@@ -13,7 +13,14 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from moot.config import validate_params
 from moot.engine.rules import length_units
 from moot.errors import UsageError, concerning
-from moot.formats.base import MAX_MOTION, Documents, RunOptions, documents_param, param
+from moot.formats.base import (
+    MAX_MOTION,
+    Documents,
+    RunOptions,
+    documents_param,
+    keep_sources_param,
+    param,
+)
 from moot.records.files import KIB, RECORD_LIMIT, read_json, read_text
 from moot.records.journal import check_version, validate
 
@@ -81,6 +88,7 @@ class AdversarialOptions(BaseModel):
         "a document or folder of documents to cite (md, txt, html, pdf, docx); a text "
         "file named alone is also shown whole to every seat"
     )
+    keep_sources: bool = keep_sources_param()
 
 
 class AdversarialParams(BaseModel):

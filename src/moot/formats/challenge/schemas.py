@@ -17,7 +17,7 @@ from pydantic import (
 
 from moot.config import validate_params
 from moot.errors import UsageError
-from moot.formats.base import Documents, RunOptions, documents_param, param
+from moot.formats.base import Documents, RunOptions, documents_param, keep_sources_param, param
 from moot.records.transcript import reading_saved
 
 Effort = Literal["low", "medium", "high", "max"]
@@ -36,6 +36,7 @@ class ChallengeOptions(BaseModel):
         None, "low, medium, high or max", label={"en": "Effort", "zh": "力度"}
     )
     evidence: Documents = documents_param()
+    keep_sources: bool = keep_sources_param()
 
 
 class ChallengeParams(BaseModel):
