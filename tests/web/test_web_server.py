@@ -317,11 +317,25 @@ def test_the_pages_form_keeps_the_documents_whole_text_only_when_its_box_is_tick
     for ticked in (True, False):
         params = {"max_rounds": "3", "evidence": f"{documents}\n", "keep_sources": ticked}
         job = start(client, params=params)
-        wait_state(client, job["id"], "finished")
+        seen = events(client, job["id"])
         folder = client.get(f"/api/jobs/{job['id']}").json()["folder"]
         saved = client.get(f"/api/history/{folder}/files/transcript.json").json()
         assert saved["evidence"]["passages"]
+        # Live, each finished turn carries the text of the passages it was shown or cited.
+        finished = [e for e in seen if e["type"] == "turn_finished" and e["turn"]["evidence"]]
+        assert finished
+        for e in finished:
+            ids = {*e["turn"]["evidence"]["shown"]}
+            ids |= {c["id"] for c in e["turn"]["evidence"]["citations"]}
+            assert e["passages"] == {i: saved["evidence"]["passages"][i] for i in ids}
         assert saved["evidence"].get("keep_sources", False) is ticked
+        # The page reads each turn's citations and the text of the passages they name from
+        # the saved debate's own ledger.
+        shown = client.get(f"/api/history/{folder}").json()
+        assert shown["passages"] == saved["evidence"]["passages"]
+        ledgers = [t["evidence"] for t in shown["list"] if t["evidence"]]
+        assert ledgers == [t["evidence"] for t in saved["turns"] if "evidence" in t]
+        assert all(c["id"] in shown["passages"] for e in ledgers for c in e["citations"])
         [path] = [p for p in server.home.rglob(folder) if p.is_dir()]
         kept[ticked] = (path / "evidence" / "paragraphs").is_dir()
     assert kept == {True: True, False: False}
