@@ -101,6 +101,7 @@ class AdversarialParams(BaseModel):
     earlier: list[Earlier] = Field(default_factory=list)  # from --continue
     continued_from: str | None = None
     evidence: list[Evidence] = Field(default_factory=list)  # from --evidence, read once
+    keep_sources: bool = False  # the documents' whole text kept in the debate's folder
 
 
 def make_params(given: AdversarialOptions, options: RunOptions) -> AdversarialParams:
@@ -123,6 +124,7 @@ def make_params(given: AdversarialOptions, options: RunOptions) -> AdversarialPa
         earlier=earlier,
         continued_from=str(path) if path else None,
         evidence=evidence,
+        keep_sources=given.keep_sources,
     )
 
 

@@ -50,6 +50,7 @@ class ChallengeParams(BaseModel):
     challenger_model: str | None = None  # a second --model
     effort_model: str | None = None  # the installed model that --effort picked, if any
     evidence: Documents = ()  # the documents given: the engine reads them, not the format
+    keep_sources: bool = False  # their whole text kept in the debate's folder (the engine's)
 
 
 # -- effort: model choice and the words of a turn -----------------------------------------
@@ -96,6 +97,7 @@ def make_params(given: ChallengeOptions, options: RunOptions) -> ChallengeParams
         # An explicit --model wins over the model that effort would choose.
         effort_model=None if models else effort_model(options.installed, given.effort),
         evidence=given.evidence,
+        keep_sources=given.keep_sources,
     )
 
 

@@ -75,6 +75,7 @@ class DecisionParams(BaseModel):
     positions: tuple[str, ...] = ()  # given with --positions; empty: inferred in Phase 0
     out_of_scope: tuple[str, ...] = ()
     evidence: Documents = ()  # the documents given: the engine reads them, not the format
+    keep_sources: bool = False  # their whole text kept in the debate's folder (the engine's)
 
 
 # A model's framing is kept shorter than what a user may type: a position is a few words.
