@@ -11,7 +11,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import bench_attention  # noqa: E402
 import bench_choice  # noqa: E402
+import bench_citations  # noqa: E402
 import bench_compliance  # noqa: E402
+import bench_evidence  # noqa: E402
 import bench_formats  # noqa: E402
 import bench_inference  # noqa: E402
 import bench_judges  # noqa: E402
@@ -44,6 +46,8 @@ def main() -> None:
     bench_tournament_parallel.run(results)  # a tournament's debates one by one and at once
     bench_choice.run(results)  # a judge's decision read, against a sampled ballot
     bench_judges.run(results)  # each tiny judge and their jury on the labelled set
+    bench_evidence.run(results)  # documents read, indexed, searched, citations checked
+    bench_citations.run(results)  # how often each tiny model cites, and how it checks
     results["speed_summary"] = (
         bench_roofline.summary(results)
         + bench_parallel.summary(results)
@@ -52,6 +56,8 @@ def main() -> None:
         + bench_tournament_parallel.summary(results)
         + bench_choice.summary(results)
         + bench_judges.summary(results)
+        + bench_evidence.summary(results)
+        + bench_citations.summary(results)
     )
     print(json.dumps(results, indent=2, ensure_ascii=False))
 

@@ -37,7 +37,7 @@ SHORT = {  # the fewest rounds each format takes
 def documents(folder: Path) -> Path:
     """The test suite's document set, written into FOLDER."""
     sys.path.insert(0, str(ROOT / "tests" / "evidence"))
-    import conftest as fixtures
+    import evidence_documents as fixtures
 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "notes").mkdir(exist_ok=True)
@@ -64,6 +64,70 @@ def ledger(result: Any) -> dict[str, int]:
     }
 
 
+def measure(
+    models: list[str],
+    *,
+    fmt: str = "decision",
+    lang: str = "en",
+    seeds: int = 1,
+    max_tokens: int | None = 64,
+    call_timeout: float = 1800.0,
+) -> dict[str, Any]:
+    """Debates seeds 1..SEEDS given the document set, and their ledgers' figures."""
+    if fmt == "adversarial" and len(models) < 2:
+        models = models * 2
+    debates, totals = [], dict.fromkeys(ledger_keys(), 0)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = documents(Path(tmp) / "documents")
+        for seed in range(1, seeds + 1):
+            began = time.perf_counter()
+            result = moot.debate(
+                MOTIONS[lang],
+                format=fmt,
+                model=models,
+                lang=lang,
+                seed=seed,
+                out=Path(tmp) / f"debate-{seed}",
+                run={"max_tokens": max_tokens, "call_timeout_s": call_timeout},
+                evidence=[str(folder)],
+                **SHORT[fmt],
+            )
+            figures = ledger(result)
+            figures["seconds"] = round(time.perf_counter() - began, 1)
+            debates.append({"seed": seed, **figures})
+            for key in totals:
+                totals[key] += figures[key]
+    return {
+        "models": models,
+        "format": fmt,
+        "language": lang,
+        "debates": debates,
+        "total": totals,
+        "share_of_speeches_citing": _share(
+            totals["citing_at_least_one"], totals["speeches_shown_passages"]
+        ),
+        "share_of_citations_ok": _share(totals["ok"], totals["citations"]),
+    }
+
+
+def run(results: dict[str, Any]) -> None:
+    """`make bench`'s measure: one short decision (three openings and the judge) on each
+    tiny model, as docs/evidence.md reports it."""
+    results["citations"] = {m: measure([m]) for m in ("smollm2-135m", "gemma3-270m")}
+
+
+def summary(results: dict[str, Any]) -> list[str]:
+    lines = []
+    for model, row in results.get("citations", {}).items():
+        total = row["total"]
+        lines.append(
+            f"citations, {model}: {total['citing_at_least_one']} of "
+            f"{total['speeches_shown_passages']} speeches shown passages cite one; "
+            f"{total['ok']} of {total['citations']} citations check out"
+        )
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", action="append", help="model reference (repeatable)")
@@ -73,47 +137,15 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=None, help="cap on tokens a speech")
     parser.add_argument("--call-timeout", type=float, default=240.0, help="seconds a call")
     args = parser.parse_args()
-    models = args.model or ["smollm2-135m"]
-    if args.format == "adversarial" and len(models) < 2:
-        models = models * 2
-    debates, totals = [], dict.fromkeys(ledger_keys(), 0)
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = documents(Path(tmp) / "documents")
-        for seed in range(1, args.seeds + 1):
-            began = time.perf_counter()
-            result = moot.debate(
-                MOTIONS[args.lang],
-                format=args.format,
-                model=models,
-                lang=args.lang,
-                seed=seed,
-                out=Path(tmp) / f"debate-{seed}",
-                run={"max_tokens": args.max_tokens, "call_timeout_s": args.call_timeout},
-                evidence=[str(folder)],
-                **SHORT[args.format],
-            )
-            figures = ledger(result)
-            figures["seconds"] = round(time.perf_counter() - began, 1)
-            debates.append({"seed": seed, **figures})
-            for key in totals:
-                totals[key] += figures[key]
-    print(
-        json.dumps(
-            {
-                "models": models,
-                "format": args.format,
-                "language": args.lang,
-                "debates": debates,
-                "total": totals,
-                "share_of_speeches_citing": _share(
-                    totals["citing_at_least_one"], totals["speeches_shown_passages"]
-                ),
-                "share_of_citations_ok": _share(totals["ok"], totals["citations"]),
-            },
-            ensure_ascii=False,
-            indent=2,
-        )
+    figures = measure(
+        args.model or ["smollm2-135m"],
+        fmt=args.format,
+        lang=args.lang,
+        seeds=args.seeds,
+        max_tokens=args.max_tokens,
+        call_timeout=args.call_timeout,
     )
+    print(json.dumps(figures, ensure_ascii=False, indent=2))
 
 
 def ledger_keys() -> tuple[str, ...]:

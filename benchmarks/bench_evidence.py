@@ -140,6 +140,18 @@ def run(results: dict[str, Any]) -> None:
     }
 
 
+def summary(results: dict[str, Any]) -> list[str]:
+    e = results.get("evidence")
+    if not e:
+        return []
+    return [
+        f"evidence: {e['pages']} pages ({e['passages']} passages) read and indexed in "
+        f"{e['index_cold_cpu_s']} s CPU ({e['index_cold_s']} s wall), opened again from the "
+        f"cache in {e['open_cached_s']} s; search {e['retrieval_ms_median']} ms a query "
+        f"(median), check {e['check_ms_median']} ms a speech"
+    ]
+
+
 def main() -> None:
     results: dict[str, Any] = {}
     run(results)

@@ -62,10 +62,14 @@ class Token:
 @dataclass(frozen=True)
 class TurnFinished:
     """A turn is over: `turn` is the Turn the transcript keeps, the one the journal's `turn`
-    line holds (`records.TurnRecord.of(turn)`); `label` its heading."""
+    line holds (`records.TurnRecord.of(turn)`); `label` its heading; in a debate given
+    documents, `passages`: the text of each passage the turn was shown or cited, by id, as
+    the transcript's evidence ledger keeps it (what a reader of the turn opens a citation
+    to)."""
 
     turn: Turn
     label: str
+    passages: dict[str, str] = Field(default_factory=dict)
     type: Literal["turn_finished"] = "turn_finished"
 
 

@@ -32,7 +32,15 @@ from moot.models.labels import model_labels
 from moot.records import files
 from moot.records.files import make_private_dir
 from moot.records.journal import read_records, read_transcript, running
-from moot.records.transcript import DebateRecord, Record, Transcript, Turn, TurnRecord
+from moot.records.transcript import (
+    CitationSummary,
+    DebateRecord,
+    Record,
+    Transcript,
+    Turn,
+    TurnRecord,
+    citation_summary,
+)
 
 JOURNAL = "journal.jsonl"
 TRANSCRIPT = "transcript.json"
@@ -448,34 +456,14 @@ def html_page(debate: SavedDebate) -> str:
     )
 
 
-@dataclass(frozen=True)
-class Citations:
-    """What checking one seat's citations found over a debate (`Turn.evidence`)."""
-
-    role: str
-    held: int = 0
-    unknown: int = 0  # ids no passage has
-    misquoted: int = 0  # quotations the passage cited does not hold
-
-    @property
-    def total(self) -> int:
-        return self.held + self.unknown + self.misquoted
-
-
-def citations(debate: SavedDebate) -> list[Citations]:
-    """Each seat's citations and what checking them found, in the order the seats first
-    spoke; none for a debate given no documents."""
-    counts: dict[str, dict[str, int]] = {}
-    for turn in speeches_of(debate):
-        if turn.evidence is None:
-            continue
-        seat = counts.setdefault(turn.role, {"ok": 0, "unknown_id": 0, "quote_not_found": 0})
-        for c in turn.evidence.citations:
-            seat[c.check] += 1
-    return [
-        Citations(role, c["ok"], c["unknown_id"], c["quote_not_found"])
-        for role, c in counts.items()
-    ]
+def citations(debate: SavedDebate) -> CitationSummary | None:
+    """Each seat's and each model's citations and what checking them found, the seats in
+    the order they first spoke; None for a debate given no documents. Counted from the
+    turns' ledgers (a transcript's own summary sums the same)."""
+    said = speeches_of(debate)
+    if not any(t.evidence is not None for t in said):
+        return None
+    return citation_summary(said)
 
 
 def turns(debate: SavedDebate) -> list[dict[str, Any]]:

@@ -79,8 +79,10 @@ def test_an_old_interrupted_journal_resumes_into_the_saved_debate(
     assert resumed["began"] in days and "began" not in finished
     if fmt == "decision":
         assert _dated(resumed) in days and _dated(finished) == "2026-12-03"
-    # A parameter newer than the record takes its default: no documents given (evidence []).
+    # A parameter newer than the record takes its default: no documents given (evidence []),
+    # nothing of them kept (keep_sources false).
     assert resumed["params"].pop("evidence", []) == []
+    assert resumed["params"].pop("keep_sources", False) is False
     for key in ("turns", "scores", "stop_reason", "result", "params", "models", "seed"):
         assert resumed[key] == finished[key], key
     # The lines it goes on with are of today's form: a score written now carries the

@@ -125,3 +125,45 @@ def test_a_hostile_speech_is_checked_quickly():
     started = time.perf_counter()
     parse(speech)
     assert time.perf_counter() - started < 2
+
+
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [
+        ("board-pack.pdf  p.2 ¶ 2", "board-pack.pdf p.2 ¶2"),  # two spaces, one after ¶
+        ("board-pack.pdf\u3000p.2\u3000¶2", "board-pack.pdf p.2 ¶2"),  # full-width spaces
+        ("board-pack. pdf p.3 ¶1", "board-pack.pdf p.3 ¶1"),  # inside the file's name
+        ("board-pack.pdf p. 2¶2", "board-pack.pdf p.2 ¶2"),  # one missing, one too many
+        ("board-pack.pdf p.2\u200b ¶\u00a02", "board-pack.pdf p.2 ¶2"),  # zero-width, no-break
+        ("可行性报告 .txt\u3000¶ 3", "可行性报告.txt ¶3"),
+        ("memo .md §3 ¶1", "notes/memo.md §3 ¶1"),  # its folder left out too
+    ],
+)
+def test_an_id_with_stray_spaces_inside_names_its_passage(library: Library, written, meant):
+    assert library.get(meant) is not None
+    assert library.get(written) == library.get(meant)
+
+
+def test_stray_spaces_in_a_chinese_speech_s_citation_are_normalised_before_checking(
+    library: Library,
+):
+    speech = (
+        "报告指出「客流预测显示，开通后第三年日均客流将达到二十五万人次」"
+        "【可行性报告.txt\u3000¶ 3】。"
+    )
+    [result] = library.check(speech)
+    assert result.check is Check.OK
+    assert result.passage == library.get("可行性报告.txt ¶3")
+    assert result.citation.written == "可行性报告.txt\u3000¶ 3"  # kept as the speech wrote it
+
+
+def test_squeezing_spaces_out_never_joins_two_passages_into_one(tmp_path: Path):
+    # "a b.txt" and "ab.txt" squeeze alike: an id written with a space between is no
+    # guess at either, though each id as written is found.
+    (tmp_path / "a b.txt").write_text("Alpha paragraph.\n", encoding="utf-8")
+    (tmp_path / "ab.txt").write_text("Beta paragraph.\n", encoding="utf-8")
+    library = open_library([tmp_path])
+    assert library.get("a b.txt ¶1").text == "Alpha paragraph."
+    assert library.get("ab.txt ¶1").text == "Beta paragraph."
+    assert library.get("a  b .txt ¶1") is None
+    assert library.get("ab. txt ¶1") is None

@@ -32,8 +32,8 @@ class Citing(ScriptedModel):
     """Speaks, wherever it is shown passages, three sentences: the first passage quoted
     exactly and cited; a quotation it does not hold, cited to it; an id no passage has."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, model_id: str = "scripted") -> None:
+        super().__init__(model_id=model_id)
         self.planted: list[dict[str, str]] = []  # each speech's (id, exact quote) as written
 
     def chat(self, request: ChatRequest, *, on_text: OnText | None = None) -> Completion:
@@ -74,17 +74,30 @@ PARAMS: dict[str, dict[str, Any]] = {
 
 
 def run(
-    tmp_path: Path, fmt: str, lang: str, documents: Path, *, listeners: list[Any] | None = None
+    tmp_path: Path,
+    fmt: str,
+    lang: str,
+    documents: Path,
+    *,
+    listeners: list[Any] | None = None,
+    each_its_own: bool = False,
+    **params: Any,
 ) -> tuple[Any, Citing]:
+    """A debate of FMT given DOCUMENTS on Citing models: one for every seat, or with
+    EACH_ITS_OWN one of its own for each model reference (named by it)."""
     models = ("a", "b") if fmt == "adversarial" else ()
     chosen = settings(
         motion=MOTIONS[lang], format=fmt, lang=lang, seed=5, models=models,
-        params={**PARAMS[fmt], "evidence": [str(documents)]},
+        params={**PARAMS[fmt], "evidence": [str(documents)], **params},
         run={"dry_run": True},
     )  # fmt: skip
     setup = prepare(chosen, out_dir=tmp_path / "out", check_models=False)
-    model = Citing()
-    result = DebateRun(setup, model_factory=lambda ref: model, listeners=listeners).run()
+    model, own = Citing(), {}
+
+    def factory(ref: str) -> Citing:
+        return own.setdefault(ref, Citing(model_id=ref)) if each_its_own else model
+
+    result = DebateRun(setup, model_factory=factory, listeners=listeners).run()
     return result, model
 
 
@@ -172,7 +185,7 @@ def test_a_resumed_debate_reuses_the_cached_index_and_shows_the_same_passages(
             raise Crash
 
     with pytest.raises(Crash):
-        run(tmp_path / "cut", "oxford", "en", documents, listeners=[crash])
+        run(tmp_path / "cut", "oxford", "en", documents, listeners=[crash], keep_sources=True)
     folder = tmp_path / "cut" / "out"
     cache = folder / "evidence"
     kept = {p.name: p.stat().st_mtime_ns for p in (cache / "paragraphs").iterdir()}
@@ -193,7 +206,7 @@ def test_a_resumed_debate_reuses_the_cached_index_and_shows_the_same_passages(
 
 def test_a_changed_document_is_read_again_on_resume(tmp_path: Path, documents: Path) -> None:
     memo = documents / "notes" / "memo.md"
-    result, _ = run(tmp_path, "challenge", "en", documents)
+    result, _ = run(tmp_path, "challenge", "en", documents, keep_sources=True)
     cache = tmp_path / "out" / "evidence" / "paragraphs"
     before = {p.name for p in cache.iterdir()}
     memo.write_text(memo.read_text() + "\nDiesel hedging was discussed at length.\n")
@@ -303,3 +316,122 @@ def test_a_dry_run_cites_a_passage_in_every_speech_shown_one_and_each_holds(
     assert shown
     for turn in shown:
         assert [c.check for c in turn.evidence.citations] == ["ok"]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_transcript_and_history_show_count_each_seats_and_each_models_citations(
+    tmp_path: Path, documents: Path, cli: Any, lang: str
+) -> None:
+    result, _ = run(tmp_path, "adversarial", lang, documents, each_its_own=True)
+    turns = result.transcript.turns
+    saved = json.loads((tmp_path / "out" / "transcript.json").read_text(encoding="utf-8"))
+    summary = saved["evidence"]["summary"]
+    for by, key in (("seats", "role"), ("models", "model")):
+        expected: dict[str, dict[str, int]] = {}
+        for t in turns:
+            if t.evidence is None:
+                continue
+            tally = expected.setdefault(
+                getattr(t, key),
+                dict.fromkeys(
+                    ("cited", "supported", "unsupported", "unknown_id", "quote_not_found"), 0
+                ),
+            )
+            for c in t.evidence.citations:
+                tally["cited"] += 1
+                tally["supported" if c.check == "ok" else "unsupported"] += 1
+                if c.check != "ok":
+                    tally[c.check] += 1
+        assert summary[by] == expected
+    # Two participants on two models, each speech citing a passage, misquoting it and
+    # citing one that no passage is (the voice rules may take a sentence out).
+    assert set(summary["models"]) == {"a", "b"}
+    for tally in summary["models"].values():
+        assert tally["unknown_id"] >= 1 and tally["quote_not_found"] >= 1
+        assert tally["unsupported"] == tally["unknown_id"] + tally["quote_not_found"]
+        assert tally["cited"] == tally["supported"] + tally["unsupported"]
+    assert sum(t["supported"] for t in summary["models"].values()) >= 1
+    # The journal's header, written before any turn, has no summary.
+    header = json.loads((tmp_path / "out" / "journal.jsonl").read_text().splitlines()[0])
+    assert "summary" not in header["evidence"]
+
+    shown = cli("history", "show", str(tmp_path / "out"), home=tmp_path / "home")
+    assert shown.returncode == 0, shown.stderr
+    a, b = summary["models"]["a"], summary["models"]["b"]
+    if lang == "en":
+        assert "By model" in shown.stdout
+        for name, t in (("a", a), ("b", b)):
+            assert (
+                f"  {name}: {t['cited']} cited, {t['supported']} supported, "
+                f"{t['unsupported']} unsupported ({t['unknown_id']} to no such passage, "
+                f"{t['quote_not_found']} misquoted)"
+            ) in shown.stdout
+    else:
+        assert "按模型" in shown.stdout
+        assert f"  a：引用{a['cited']}处，{a['supported']}处有据，{a['unsupported']}处无据" in (
+            shown.stdout
+        )
+    seat_lines = [line for line in shown.stdout.splitlines() if line.startswith("  ")]
+    assert len(seat_lines) >= len(summary["seats"]) + 2
+
+
+SOURCES = {"en": ("## Sources", "No citation"), "zh": ("## 来源", "没有一处")}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("fmt", ["oxford", "decision", "challenge", "adversarial"])
+def test_the_document_ends_with_the_passages_cited_and_supported_and_history_show_lists_them(
+    tmp_path: Path, documents: Path, cli: Any, fmt: str, lang: str
+) -> None:
+    from moot.formats import get_format
+
+    result, _ = run(tmp_path, fmt, lang, documents)
+    cited = [c for t in result.transcript.turns if t.evidence for c in t.evidence.citations]
+    held = list(dict.fromkeys(c.id for c in cited if c.check == "ok"))
+    # The ids no passage has, and the passages only ever misquoted: none is a source.
+    wrong = {c.cited for c in cited if c.check == "unknown_id"}
+    wrong |= {c.id for c in cited if c.check == "quote_not_found" and c.id not in held}
+    assert held and wrong
+    saved = (tmp_path / "out" / get_format(fmt).document).read_text(encoding="utf-8")
+    brief = saved.split("<!-- moot: every speech -->")[0]
+    heading, _ = SOURCES[lang]
+    assert brief.count(heading) == 1
+    listed = brief.split(heading)[1]
+    assert listed.rstrip().endswith(f"`{held[-1]}`")  # the brief's last section
+    for pid in held:
+        assert f"`{pid}`" in listed
+        colon = "：" if lang == "zh" else ": "
+        assert f"`{pid.split(' ')[0]}`{colon}" in listed  # under its document's name
+    for bad in wrong:
+        assert bad not in listed
+    assert result.markdown.count(heading) == 1  # what moot run shows, and moot.debate gives
+
+    shown = cli("history", "show", str(tmp_path / "out"), home=tmp_path / "home")
+    assert shown.returncode == 0, shown.stderr
+    assert heading.removeprefix("## ") in shown.stdout
+    for pid in held:
+        assert pid in shown.stdout
+
+
+def test_a_debate_whose_citations_all_fail_says_so_under_its_sources(
+    tmp_path: Path, documents: Path
+):
+    class Inventing(Citing):
+        def speech(self, pid: str, text: str, *, n: int) -> str:
+            return f"Annex {n} agrees [annex-{n}.pdf p.{n + 40} ¶9]."
+
+    chosen = settings(
+        motion=MOTIONS["en"], format="challenge", seed=5, run={"dry_run": True},
+        params={**PARAMS["challenge"], "evidence": [str(documents)]},
+    )  # fmt: skip
+    setup = prepare(chosen, out_dir=tmp_path / "out", check_models=False)
+    result = DebateRun(setup, model_factory=lambda ref: Inventing()).run()
+    assert "## Sources\n\nNo citation of the documents was checked as supported." in (
+        result.markdown
+    )
+
+
+def test_a_debate_without_documents_has_no_sources_section(tmp_path: Path) -> None:
+    chosen = settings(motion=MOTIONS["en"], seed=5, params={"max_rounds": 3}, run={"dry_run": True})
+    result = DebateRun(prepare(chosen, out_dir=tmp_path / "out", check_models=False)).run()
+    assert "## Sources" not in result.markdown

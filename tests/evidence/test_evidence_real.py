@@ -40,4 +40,8 @@ def test_a_real_debate_given_documents_records_its_ledger(
         for c in ledger["citations"]:
             assert c["check"] in ("ok", "unknown_id", "quote_not_found")
             assert (c["id"] is None) == (c["check"] == "unknown_id")
-    assert (out / "evidence" / "paragraphs").is_dir()  # the cache, in the debate's folder
+    # Nothing of the documents is kept but the passages used (no --keep-sources): no cache.
+    assert not (out / "evidence").exists()
+    seats = record["summary"]["seats"]
+    assert sum(t["cited"] for t in seats.values()) == sum(len(e["citations"]) for e in ledgers)
+    assert "## Sources" in (out / "decision.md").read_text(encoding="utf-8")

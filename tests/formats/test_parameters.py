@@ -178,12 +178,14 @@ def test_the_options_keep_their_names_and_the_formats_their_parameters() -> None
         "effort": "--effort",
         "continue_from": "--continue",
         "evidence": "--evidence",
+        "keep_sources": "--keep-sources",
     }
+    documents = {"evidence", "keep_sources"}
     assert {name: set(get_format(name).reads) for name in NAMES} == {
-        "oxford": {"min_score", "max_rounds", "judge_rubric", "evidence"},
-        "decision": {"rounds", "preset", "positions", "out_of_scope", "evidence"},
-        "challenge": {"rounds", "effort", "evidence"},
-        "adversarial": {"rounds", "continue_from", "evidence"},
+        "oxford": {"min_score", "max_rounds", "judge_rubric", *documents},
+        "decision": {"rounds", "preset", "positions", "out_of_scope", *documents},
+        "challenge": {"rounds", "effort", *documents},
+        "adversarial": {"rounds", "continue_from", *documents},
     }
 
 

@@ -437,3 +437,90 @@ def test_a_debate_whose_judge_did_not_answer_is_shown_as_such_not_plainly_finish
     page.goto(server.base + "/#/history")
     row = page.locator(f".history-table tr[data-id='{folder}'] .state")
     assert row.inner_text() == "finished, the judge did not answer"
+
+
+_SHOWN = re.compile(r"^\[([^\]\n]*¶[^\]\n]*)\] (.+)$", re.MULTILINE)
+_WORDS = "amber basalt cobalt dune ember fjord garnet harbour iris jasper kelp lagoon".split()
+
+
+def _citing_model() -> Any:
+    """A scripted speaker that, wherever it is shown passages, quotes the first exactly and
+    cites it, cites it for words it does not hold, and cites an id no passage has."""
+    from moot.inference.scripted import ScriptedModel
+
+    class Citing(ScriptedModel):
+        def chat(self, request: Any, *, on_text: Any = None) -> Any:
+            last = request.messages[-1].content if request.messages else ""
+            shown = _SHOWN.findall(last)
+            if request.reply_schema is None and request.closer is None and shown:
+                pid, text = shown[0]
+                n = request.sampling.seed % 997 + 1
+                quote = " ".join(text.split()[:6]).rstrip(".,;:")
+                made = " ".join(_WORDS[(n * 5 + i) % len(_WORDS)] for i in range(5))
+                self.queue(
+                    f'The documents back this side: "{quote}" [{pid}]. They also report '
+                    f'that "{made} were promised" [{pid}]. Annex {n} agrees '
+                    f"[annex-{n}.pdf p.{n + 40} ¶9]."
+                )
+            return super().chat(request, on_text=on_text)
+
+    return Citing()
+
+
+def test_each_turn_shows_its_citations_checked_and_a_cited_id_opens_its_passage(
+    page: Any, server: Served, documents: Path
+) -> None:
+    from moot.debates.runner import DebateRun
+    from moot.debates.settings import prepare, settings
+
+    chosen = settings(
+        motion="Northwind Logistics should hedge its diesel purchases", seed=5,
+        params={"max_rounds": 3, "evidence": [str(documents)]}, run={"dry_run": True},
+    )  # fmt: skip
+    folder = server.home / "debates" / "cited"
+    setup = prepare(chosen, out_dir=folder, check_models=False)
+    model = _citing_model()
+    DebateRun(setup, model_factory=lambda ref: model).run()
+    saved = json.loads((folder / "transcript.json").read_text(encoding="utf-8"))
+    cited = [c for t in saved["turns"] if "evidence" in t for c in t["evidence"]["citations"]]
+    checks = {check: sum(c["check"] == check for c in cited) for check in ("ok", "unknown_id",
+              "quote_not_found")}  # fmt: skip
+    assert all(checks.values()), checks  # each kind of mark has something to show
+
+    page.goto(server.base + "/#/saved/cited")
+    page.wait_for_selector(".debate.saved .document")
+    for check, n in checks.items():
+        assert page.locator(f".turn .citation.{check}").count() == n
+    assert page.locator(".citation.ok .mark").first.inner_text() == "✓ supported"
+    assert page.locator(".citation.unknown_id .mark").first.inner_text() == "✗ no such passage"
+    assert page.locator(".citation.quote_not_found .mark").first.inner_text() == "✗ invented quote"
+
+    first = next(c for c in cited if c["check"] == "ok")
+    turn = page.locator(".turn", has=page.locator(".citation.ok")).first
+    turn.locator(".citation.ok .cite-id").first.click()
+    passage = turn.locator(".passage")
+    passage.wait_for()
+    assert passage.locator(".passage-id").inner_text() == first["id"]
+    assert (
+        passage.locator(".passage-text").inner_text() == saved["evidence"]["passages"][first["id"]]
+    )
+    turn.locator(".citation.unknown_id .cite-id").first.click()
+    assert (
+        passage.locator(".passage-text").inner_text() == "No passage of the documents has this id."
+    )
+    turn.locator(".citation.unknown_id .cite-id").first.click()  # again: closed
+    assert passage.is_hidden()
+
+    # A debate from the form, given the documents: its scripted speakers cite as they speak.
+    page.goto(server.url)
+    page.wait_for_selector("#debate-form")
+    page.fill("textarea[name='params.evidence']", str(documents))
+    start(page, "Northwind Logistics should hedge its diesel purchases")
+    page.wait_for_selector(".debate[data-state=finished] .document")
+    assert page.locator(".turn .citation.ok").count() > 0
+    assert page.locator(".turn .citation.unknown_id, .turn .citation.quote_not_found").count() == 0
+    live = page.locator(".turn", has=page.locator(".citation.ok")).first
+    live.locator(".cite-id").first.click()
+    text = live.locator(".passage .passage-text").inner_text()
+    assert text and text != "No passage of the documents has this id."
+    assert "Sources" in page.locator(".document").inner_text()

@@ -310,6 +310,41 @@ def test_an_adversarial_review_from_the_page_shows_its_evidence_files(
     assert "missing.md does not exist" in beside["message"] and beside["hint"]
 
 
+def test_the_pages_form_keeps_the_documents_whole_text_only_when_its_box_is_ticked(
+    client: httpx.Client, server: Served, documents: Path
+) -> None:
+    kept = {}
+    for ticked in (True, False):
+        params = {"max_rounds": "3", "evidence": f"{documents}\n", "keep_sources": ticked}
+        job = start(client, params=params)
+        seen = events(client, job["id"])
+        folder = client.get(f"/api/jobs/{job['id']}").json()["folder"]
+        saved = client.get(f"/api/history/{folder}/files/transcript.json").json()
+        assert saved["evidence"]["passages"]
+        # Live, each finished turn carries the text of the passages it was shown or cited.
+        finished = [e for e in seen if e["type"] == "turn_finished" and e["turn"]["evidence"]]
+        assert finished
+        for e in finished:
+            ids = {*e["turn"]["evidence"]["shown"]}
+            ids |= {c["id"] for c in e["turn"]["evidence"]["citations"]}
+            assert e["passages"] == {i: saved["evidence"]["passages"][i] for i in ids}
+        assert saved["evidence"].get("keep_sources", False) is ticked
+        # The page reads each turn's citations and the text of the passages they name from
+        # the saved debate's own ledger.
+        shown = client.get(f"/api/history/{folder}").json()
+        assert shown["passages"] == saved["evidence"]["passages"]
+        ledgers = [t["evidence"] for t in shown["list"] if t["evidence"]]
+        assert ledgers == [t["evidence"] for t in saved["turns"] if "evidence" in t]
+        assert all(c["id"] in shown["passages"] for e in ledgers for c in e["citations"])
+        [path] = [p for p in server.home.rglob(folder) if p.is_dir()]
+        kept[ticked] = (path / "evidence" / "paragraphs").is_dir()
+    assert kept == {True: True, False: False}
+    wrong = {"max_rounds": "3", "evidence": f"{documents}\n", "keep_sources": "yes"}
+    answer = client.post("/api/debates", json={"motion": MOTION, "params": wrong})
+    assert answer.status_code == 400, answer.text
+    assert "a boolean" in answer.json()["errors"]["params.keep_sources"]["message"]
+
+
 def test_the_transcript_downloads_as_an_attachment(client: httpx.Client, finished: str) -> None:
     answer = client.get(f"/api/history/{finished}/files/transcript.json")
     assert answer.status_code == 200
@@ -611,15 +646,17 @@ def test_the_formats_describe_their_seats_and_rules(client: httpx.Client) -> Non
     oxford = formats["oxford"]
     assert oxford["roles"] == ["proposition", "opposition", "devil", "chair", "judge"]
     assert [p["name"] for p in oxford["params"]] == [
-        "min_score", "max_rounds", "judge_rubric", "evidence"
+        "min_score", "max_rounds", "judge_rubric", "evidence", "keep_sources"
     ]  # fmt: skip
-    # Every format takes documents, one path a line.
-    assert all(("evidence", "array") in [(p["name"], p["kind"]) for p in f["params"]]
+    # Every format takes documents, one path a line, and whether to keep their whole text.
+    assert all({("evidence", "array"), ("keep_sources", "boolean")}
+               <= {(p["name"], p["kind"]) for p in f["params"]}
                for f in formats.values())  # fmt: skip
     adversarial = formats["adversarial"]["params"]
     assert [(p["name"], p["kind"]) for p in adversarial] == [
         ("rounds", "integer"),
         ("evidence", "array"),
+        ("keep_sources", "boolean"),
     ]
     rubric = oxford["params"][2]
     assert rubric["default"] == "checklist"

@@ -18,8 +18,9 @@ from moot import history
 from moot.cli.helpview import App
 from moot.cli.root import Console, app, err
 from moot.errors import MootError, UsageError
+from moot.records.transcript import CitationTally
 from moot.render import printable, safe, show_document
-from moot.words import words
+from moot.words import Words, words
 
 history_app = App(help="See and delete saved debates.", no_args_is_help=True)
 app.add_typer(history_app, name="history")
@@ -122,22 +123,32 @@ def show(
 
 
 def _show_citations(console: Console, d: history.SavedDebate) -> None:
-    """Each seat's citations of the debate's documents and what checking them found."""
-    counted = history.citations(d)
-    if not counted:
+    """Each seat's and each model's citations of the debate's documents and what checking
+    them found: how many held (supported), how many did not and why."""
+    summary = history.citations(d)
+    if summary is None:
         return
     said = words(d.language)
     console.print(f"[bold]{said.say('citations_heading')}[/]", highlight=False)
-    for c in counted:
-        line = said.say(
-            "citations_of_seat",
-            seat=safe(_capital(said.name(c.role, d.format).replace("_", " "))),
-            total=c.total,
-            held=c.held,
-            unknown=c.unknown,
-            misquoted=c.misquoted,
-        )
-        console.print(f"  {line}", highlight=False)
+    for role, tally in summary.seats.items():
+        seat = _capital(said.name(role, d.format).replace("_", " "))
+        console.print(f"  {_tallied(said, seat, tally)}", highlight=False)
+    console.print(f"[bold]{said.say('citations_by_model')}[/]", highlight=False)
+    labels = history.model_labels(summary.models)
+    for model, tally in summary.models.items():
+        console.print(f"  {_tallied(said, labels[model], tally)}", highlight=False)
+
+
+def _tallied(said: Words, who: str, tally: CitationTally) -> str:
+    return said.say(
+        "citations_of_seat",
+        seat=safe(who),
+        total=tally.cited,
+        held=tally.supported,
+        unsupported=tally.unsupported,
+        unknown=tally.unknown_id,
+        misquoted=tally.quote_not_found,
+    )
 
 
 def _capital(name: str) -> str:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from moot import speeches
 from moot.config import SESSION_CACHE_MB, THINK_BUDGET, Decoding, RunSettings, Seed
+from moot.debates import sources
 from moot.debates.settings import DebateSetup, Temperature
 from moot.engine.evidence import EVIDENCE_TOKENS, Documents, check_pack
 from moot.engine.turns import Engine, Role
@@ -50,6 +51,7 @@ from moot.records.transcript import (
     Record,
     Transcript,
     Turn,
+    citation_summary,
 )
 
 
@@ -292,10 +294,13 @@ class DebateRun:
             paths = [p for p in paths if p.is_dir() or p.suffix.lower() in _read_kinds()]
             if not paths:
                 return None
+        # The cache holds each document's whole extracted text: in the debate's folder only
+        # where the caller chose to keep it (--keep-sources); else nothing of the documents
+        # is written but the passages the transcript keeps.
         cache = None
-        if s.out_dir is not None:
+        if s.out_dir is not None and s.keep_sources:
             make_private_dir(s.out_dir)
-            cache = s.out_dir / "evidence"
+            cache = s.out_dir / EVIDENCE_CACHE
         fresh = cache is not None and not os.path.lexists(cache)
         try:
             library = open_library(paths, cache=cache)
@@ -311,6 +316,7 @@ class DebateRun:
             paths=[str(p) for p in s.evidence],
             files=library.files,
             skipped=[str(k) for k in library.skipped],
+            keep_sources=s.keep_sources,
         )
         return Documents(library, record)
 
@@ -380,7 +386,11 @@ class DebateRun:
             if self._pool is not None:  # the models this debate loaded for itself
                 self._pool.close()
                 self._pool = None
+        if transcript.evidence is not None:
+            transcript.evidence.summary = citation_summary(transcript.turns)
         markdown = s.format.render(transcript)
+        if transcript.evidence is not None:  # the passages cited and supported, by document
+            markdown = f"{markdown.rstrip()}\n\n{sources.section(transcript.turns, s.language)}"
         if s.out_dir is not None:
             write_atomic(
                 s.out_dir / "transcript.json", transcript.model_dump_json(indent=2, by_alias=True)
@@ -391,6 +401,10 @@ class DebateRun:
             )
             write_atomic(s.out_dir / s.format.document, f"{markdown.rstrip()}\n\n{every}")
         return DebateResult(transcript, s.out_dir, markdown)
+
+
+# The evidence cache's folder in a debate's (moot.evidence.open_library's `cache`).
+EVIDENCE_CACHE = "evidence"
 
 
 def _read_kinds() -> frozenset[str]:
@@ -527,6 +541,7 @@ def setup_from_record(
         began=h.began,
         echo=ran.echo,
         evidence=tuple(Path(p) for p in h.evidence.paths) if h.evidence else (),
+        keep_sources=h.evidence.keep_sources if h.evidence else False,
     )
 
 

@@ -236,11 +236,15 @@ class DebateSetup:
     # The documents given with --evidence, as absolute paths: read into passages before any
     # model loads (debates.evidence). Empty: none.
     evidence: tuple[Path, ...] = ()
+    # Whether the debate's folder keeps each document's whole extracted text (`evidence/`,
+    # the cache of paragraphs and index) rather than only the passages its turns used.
+    keep_sources: bool = False
 
     def __post_init__(self) -> None:
         self.asked = self.asked or self.motion
         # A setup made from a format's params alone (a tournament's debate): its documents.
         self.evidence = self.evidence or documents_in(self.params)
+        self.keep_sources = self.keep_sources or getattr(self.params, "keep_sources", False)
 
 
 def installed_models() -> tuple[tuple[str, int], ...]:
@@ -290,6 +294,10 @@ def format_params(fmt: Format, given: FormatParams, models: tuple[str, ...] = ()
             )
     if "evidence" in given:  # absolute, so a resumed debate finds them from anywhere
         given["evidence"] = given_documents(given["evidence"])
+    elif given.get("keep_sources") is True:
+        raise UsageError(
+            key="debates.settings.keep_sources_without_evidence", field="params.keep_sources"
+        )
     # The store is listed only if the format asks (challenge's --effort picks a model).
     return fmt.params(RunOptions(models=models, installed=installed_models, **given))
 
@@ -371,6 +379,7 @@ def prepare(
         run=chosen.run,
         # The adversarial format's params hold the text it shows whole, not the paths.
         evidence=documents_in(params) or given_documents(chosen.params.get("evidence") or ()),
+        keep_sources=chosen.params.get("keep_sources") is True,
     )
 
 

@@ -209,8 +209,16 @@ class Engine:
         self.transcript.turns.append(turn)
         if self.journal:
             self.journal.append(TurnRecord.of(turn))
-        self.emit(TurnFinished(turn, label))
+        self.emit(TurnFinished(turn, label, self._passages_of(turn)))
         return turn
+
+    def _passages_of(self, turn: Turn) -> dict[str, str]:
+        """The text of each passage TURN was shown or cited, from the debate's ledger."""
+        if self.documents is None or turn.evidence is None:
+            return {}
+        kept = self.documents.record.passages
+        ids = [*turn.evidence.shown, *(c.id for c in turn.evidence.citations if c.id)]
+        return {i: kept[i] for i in dict.fromkeys(ids) if i in kept}
 
     def record_score(self, rnd: int, record: dict[str, Any], threshold: float) -> None:
         """Round RND's score RECORD (the format's), which ends the rounds at THRESHOLD: kept
@@ -768,7 +776,7 @@ class Engine:
 
     def _reuse(self, turn: Turn, label: str) -> Turn:
         self.transcript.turns.append(turn)
-        self.emit(TurnFinished(turn, label))
+        self.emit(TurnFinished(turn, label, self._passages_of(turn)))
         return turn
 
     def _turn(

@@ -95,13 +95,26 @@ def _quote_for(
     return None
 
 
+# Characters that take no room: a model's tokenizer or a copy from a PDF leaves them inside
+# a word, where they are not seen and an id read with them would match nothing.
+_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"))
+
+
 def normal_id(written: str) -> str:
-    """A cited id as ids are written: `report.pdf, p. 12, ¶ 3` → `report.pdf p.12 ¶3`."""
-    text = unicodedata.normalize("NFKC", written).replace("，", ",")
+    """A cited id as ids are written: `report.pdf, p. 12, ¶ 3` → `report.pdf p.12 ¶3`; every
+    kind of space (a full-width one, a no-break one) is one space, and a run of them one."""
+    text = unicodedata.normalize("NFKC", written).translate(_INVISIBLE).replace("，", ",")
     text = re.sub(r"\s*,\s*", " ", text)
     text = re.sub(r"(?i)\b(?:p\.?|page|pp\.?)\s*(\d+)", r"p.\1", text)
     text = re.sub(r"([¶§])\s*(\d+)", r"\1\2", text)
     return " ".join(text.split())
+
+
+def squeezed_id(written: str) -> str:
+    """A cited id with no space left in it at all (`board-pack. pdf p. 3 ¶ 1` →
+    `board-pack.pdfp.3¶1`): what an id written with stray spaces inside its file's name is
+    matched by, where only one passage's id squeezes so."""
+    return "".join(normal_id(written).split())
 
 
 _MARKS = str.maketrans({

@@ -47,6 +47,15 @@ class Library:
         self._by_base = {
             base: next(iter(files)) for base, files in names.items() if len(files) == 1
         }
+        # An id cited with stray spaces inside it (`board-pack. pdf p.3 ¶1`), by the id or
+        # its unique file name with every space gone; one two passages share names neither.
+        squeezed: dict[str, set[str]] = {}
+        for p in passages:
+            rest = p.id[len(p.file) :]
+            for name in {p.file, posixpath.basename(p.file)}:
+                if name == p.file or self._by_base.get(name) == p.file:
+                    squeezed.setdefault(citations.squeezed_id(name + rest), set()).add(p.id)
+        self._by_squeezed = {key: next(iter(ids)) for key, ids in squeezed.items() if len(ids) == 1}
 
     def __len__(self) -> int:
         return len(self.passages)
@@ -58,7 +67,8 @@ class Library:
 
     def get(self, cited: str) -> Passage | None:
         """The passage CITED names: its id as written, or as a speaker may write it
-        (`report.pdf, p. 12, ¶ 3`), or with the file's folders left out where its name is
+        (`report.pdf, p. 12, ¶ 3`, or with stray spaces anywhere inside it: `board-pack. pdf
+        p.3 ¶1`, a full-width space), or with the file's folders left out where its name is
         unique; None if none."""
         found = self._by_id.get(cited)
         if found is not None:
@@ -69,7 +79,11 @@ class Library:
             return found
         name, sep, rest = wanted.partition(" ")
         full = self._by_base.get(name)
-        return self._by_id.get(f"{full} {rest}") if full and sep else None
+        found = self._by_id.get(f"{full} {rest}") if full and sep else None
+        if found is not None:
+            return found
+        squeezed = self._by_squeezed.get(citations.squeezed_id(wanted))
+        return self._by_id.get(squeezed) if squeezed else None
 
     def search(
         self,

@@ -72,6 +72,21 @@ def documents_param(help: str = DOCUMENTS_HELP) -> Any:
     return param((), help, metavar="PATH", label=DOCUMENTS_LABEL)
 
 
+def keep_sources_param() -> Any:
+    """The `keep_sources` parameter, as every format declares it beside `evidence`: the
+    debate's folder keeps each document's whole extracted text (the evidence cache), not
+    only the passages its turns used."""
+    return param(
+        False,
+        "keep each document's whole extracted text in the debate's folder (by default it "
+        "keeps only the passages the speeches were shown or cited)",
+        label={
+            "en": "Keep the documents' whole text in the debate's folder",
+            "zh": "在辩论文件夹中保留文件的全部文本",
+        },
+    )
+
+
 @dataclass(frozen=True)
 class Parameter:
     """One parameter of a format, as its `param(...)` declares it."""

@@ -13,6 +13,7 @@ one keeps, and read as schema 1.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
@@ -79,15 +80,76 @@ class TurnEvidence(BaseModel):
         return sum(c.check == check for c in self.citations)
 
 
+class CitationTally(BaseModel):
+    """How one seat's or one model's citations checked over a debate: `supported` (`ok`),
+    `unsupported` (the rest: `unknown_id`, an id no passage has, and `quote_not_found`, a
+    quotation its passage does not hold)."""
+
+    cited: int = 0
+    supported: int = 0
+    unsupported: int = 0
+    unknown_id: int = 0
+    quote_not_found: int = 0
+
+    def add(self, check: str) -> None:
+        self.cited += 1
+        if check == "ok":
+            self.supported += 1
+            return
+        self.unsupported += 1
+        if check == "unknown_id":
+            self.unknown_id += 1
+        elif check == "quote_not_found":
+            self.quote_not_found += 1
+
+
+class CitationSummary(BaseModel):
+    """Every seat's and every model's citations, checked: by role, in the order the seats
+    first spoke, and by model reference. A seat shown passages that cited none counts 0."""
+
+    seats: dict[str, CitationTally] = Field(default_factory=dict)
+    models: dict[str, CitationTally] = Field(default_factory=dict)
+
+
+def citation_summary(turns: Sequence[Turn]) -> CitationSummary:
+    """The summary of TURNS' evidence ledgers (turns with none are not counted)."""
+    summary = CitationSummary()
+    for turn in turns:
+        if turn.evidence is None:
+            continue
+        seat = summary.seats.setdefault(turn.role, CitationTally())
+        model = summary.models.setdefault(turn.model, CitationTally())
+        for c in turn.evidence.citations:
+            seat.add(c.check)
+            model.add(c.check)
+    return summary
+
+
 class DebateEvidence(BaseModel):
     """The documents a debate was given (`--evidence`): the paths as given (absolute), the
     files read (by the names their passages cite), those left out and why, and the text of
-    every passage a turn was shown or cited, by id: nothing else of a document is kept."""
+    every passage a turn was shown or cited, by id: nothing else of a document is kept.
+    A finished debate's also sums its citations up, by seat and by model (`summary`)."""
 
     paths: list[str]
     files: list[str] = Field(default_factory=list)
     skipped: list[str] = Field(default_factory=list)
     passages: dict[str, str] = Field(default_factory=dict)
+    summary: CitationSummary | None = None
+    # Whether the debate's folder keeps each document's whole extracted text (its evidence
+    # cache, `--keep-sources`); by default it keeps only `passages`.
+    keep_sources: bool = False
+
+    @model_serializer(mode="wrap")
+    def _no_summary_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # The journal's header, written before any turn, has no summary; a debate that keeps
+        # only its passages saves as one did before the choice existed.
+        data: dict[str, Any] = handler(self)
+        if "summary" in data and data["summary"] is None:
+            del data["summary"]
+        if data.get("keep_sources") is False:
+            del data["keep_sources"]
+        return data
 
 
 class Turn(BaseModel):

@@ -87,7 +87,7 @@ def params_of(fmt: Format) -> list[dict[str, Any]]:
         offered.append(
             {
                 "name": p.name,
-                "kind": kind,  # number, integer, choice, array, string
+                "kind": kind,  # number, integer, boolean, choice, array, string
                 "default": spec.get("default"),
                 "minimum": typed.get("minimum"),
                 "maximum": typed.get("maximum"),
@@ -274,6 +274,8 @@ def read_params(fmt: Format, form: object, errors: FieldErrors) -> dict[str, Any
         elif spec["kind"] in ("number", "integer"):
             kind = int if spec["kind"] == "integer" else float
             given[name] = number_of(value, field, errors, kind)
+        elif spec["kind"] == "boolean":  # a box ticked: true; left empty: not given
+            given[name] = flag_of(value, field, errors) or None
         else:
             given[name] = text_at(value, field, errors).strip() or None
     return {name: value for name, value in given.items() if value is not None}
@@ -411,6 +413,16 @@ def text_of(value: object) -> str:
     """VALUE as text where only a guess is asked (the language a form's problems are said
     in): anything but text is none."""
     return value[: TEXT_LIMIT + 1] if isinstance(value, str) else ""
+
+
+def flag_of(value: object, field: str, errors: FieldErrors) -> bool:
+    """VALUE as a box ticked or not (the form's FIELD): true or false, or "" for not
+    given; another kind goes to ERRORS."""
+    if isinstance(value, bool):
+        return value
+    if value != "":
+        wrong_kind(value, field, errors, "a boolean")
+    return False
 
 
 def number_of(value: object, field: str, errors: FieldErrors, kind: type[Any]) -> Any:

@@ -13,7 +13,14 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from moot.config import validate_params
 from moot.engine.rules import length_units
 from moot.errors import UsageError, concerning
-from moot.formats.base import MAX_MOTION, Documents, RunOptions, documents_param, param
+from moot.formats.base import (
+    MAX_MOTION,
+    Documents,
+    RunOptions,
+    documents_param,
+    keep_sources_param,
+    param,
+)
 from moot.records.files import KIB, RECORD_LIMIT, read_json, read_text
 from moot.records.journal import check_version, validate
 
@@ -81,6 +88,7 @@ class AdversarialOptions(BaseModel):
         "a document or folder of documents to cite (md, txt, html, pdf, docx); a text "
         "file named alone is also shown whole to every seat"
     )
+    keep_sources: bool = keep_sources_param()
 
 
 class AdversarialParams(BaseModel):
@@ -93,6 +101,7 @@ class AdversarialParams(BaseModel):
     earlier: list[Earlier] = Field(default_factory=list)  # from --continue
     continued_from: str | None = None
     evidence: list[Evidence] = Field(default_factory=list)  # from --evidence, read once
+    keep_sources: bool = False  # the documents' whole text kept in the debate's folder
 
 
 def make_params(given: AdversarialOptions, options: RunOptions) -> AdversarialParams:
@@ -115,6 +124,7 @@ def make_params(given: AdversarialOptions, options: RunOptions) -> AdversarialPa
         earlier=earlier,
         continued_from=str(path) if path else None,
         evidence=evidence,
+        keep_sources=given.keep_sources,
     )
 
 

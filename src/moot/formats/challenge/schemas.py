@@ -17,7 +17,7 @@ from pydantic import (
 
 from moot.config import validate_params
 from moot.errors import UsageError
-from moot.formats.base import Documents, RunOptions, documents_param, param
+from moot.formats.base import Documents, RunOptions, documents_param, keep_sources_param, param
 from moot.records.transcript import reading_saved
 
 Effort = Literal["low", "medium", "high", "max"]
@@ -36,6 +36,7 @@ class ChallengeOptions(BaseModel):
         None, "low, medium, high or max", label={"en": "Effort", "zh": "力度"}
     )
     evidence: Documents = documents_param()
+    keep_sources: bool = keep_sources_param()
 
 
 class ChallengeParams(BaseModel):
@@ -49,6 +50,7 @@ class ChallengeParams(BaseModel):
     challenger_model: str | None = None  # a second --model
     effort_model: str | None = None  # the installed model that --effort picked, if any
     evidence: Documents = ()  # the documents given: the engine reads them, not the format
+    keep_sources: bool = False  # their whole text kept in the debate's folder (the engine's)
 
 
 # -- effort: model choice and the words of a turn -----------------------------------------
@@ -95,6 +97,7 @@ def make_params(given: ChallengeOptions, options: RunOptions) -> ChallengeParams
         # An explicit --model wins over the model that effort would choose.
         effort_model=None if models else effort_model(options.installed, given.effort),
         evidence=given.evidence,
+        keep_sources=given.keep_sources,
     )
 
 

@@ -376,6 +376,7 @@ def make_params(given: DecisionOptions, options: RunOptions) -> DecisionParams:
     return validate_params(
         DecisionParams, preset=preset, rounds=rounds, positions=positions, out_of_scope=scope,
         evidence=given.evidence,
+        keep_sources=given.keep_sources,
     )  # fmt: skip
 
 

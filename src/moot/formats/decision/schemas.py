@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model
 
-from moot.formats.base import Documents, documents_param, param
+from moot.formats.base import Documents, documents_param, keep_sources_param, param
 
 PRESETS = ("quick", "standard", "deep")
 PRESET_ROUNDS = {"quick": 0, "standard": 1, "deep": 2}
@@ -62,6 +62,7 @@ class DecisionOptions(BaseModel):
         label={"en": "Out of scope, one a line", "zh": "不讨论的话题，每行一个"},
     )
     evidence: Documents = documents_param()
+    keep_sources: bool = keep_sources_param()
 
 
 class DecisionParams(BaseModel):
@@ -74,6 +75,7 @@ class DecisionParams(BaseModel):
     positions: tuple[str, ...] = ()  # given with --positions; empty: inferred in Phase 0
     out_of_scope: tuple[str, ...] = ()
     evidence: Documents = ()  # the documents given: the engine reads them, not the format
+    keep_sources: bool = False  # their whole text kept in the debate's folder (the engine's)
 
 
 # A model's framing is kept shorter than what a user may type: a position is a few words.

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from moot.formats.base import Documents, documents_param, param
+from moot.formats.base import Documents, documents_param, keep_sources_param, param
 
 # How the Completeness Judge answers: the rulebook's score, or a checklist code scores.
 JudgeRubric = Literal["checklist", "score"]
@@ -36,6 +36,7 @@ class OxfordParams(BaseModel):
         label={"en": "How the Completeness Judge answers", "zh": "完整性裁判的作答方式"},
     )
     evidence: Documents = documents_param()
+    keep_sources: bool = keep_sources_param()
 
 
 class CompletenessReply(BaseModel):

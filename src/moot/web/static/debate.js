@@ -28,6 +28,9 @@ export class DebateView {
     this.unjudged = false; // finished without the judge's answer (the done event says)
     this.seat = null; // the box of what a person's seat is asked now
     this.evidence = null; // the box of the evidence a review asks for now
+    // The text of each passage a turn was shown or cited, by id: the debate's ledger as its
+    // events and its saved transcript give it (never read from the documents themselves).
+    this.passages = new Map();
     this.state = el("span", { class: "state" });
     this.waiting = el("span", { class: "waiting" });
     this.actions = el("div", { class: "actions" });
@@ -169,7 +172,12 @@ export class DebateView {
     return body;
   }
 
+  keepPassages(passages) {
+    for (const [id, text] of Object.entries(passages || {})) this.passages.set(id, text);
+  }
+
   turnFinished(ev) {
+    this.keepPassages(ev.passages);
     let node = this.current && this.current.node.dataset.index === String(ev.turn.index) ? this.current.node : null;
     if (!node) {
       this.turnStarted({ ...ev.turn, label: ev.label, streams: ev.turn.data === null });
@@ -207,6 +215,38 @@ export class DebateView {
     const shown = () => node.querySelector(".text pre") || node.querySelector(".text");
     facts.push(copyButton(said, shown, (key) => this.t(key)));
     node.append(el("footer", {}, ...facts));
+    const cited = turn.evidence?.citations || [];
+    if (cited.length) node.append(this.citations(cited));
+  }
+
+  // Each citation of a turn with its check's mark; its id opens the passage's text below.
+  citations(cited) {
+    const passage = el("blockquote", { class: "passage", hidden: true });
+    const items = cited.map((c) => {
+      const open = el("button", {
+        class: "cite-id",
+        type: "button",
+        title: this.t("cite_open"),
+        text: c.id || c.cited,
+        onclick: () => {
+          const same = !passage.hidden && passage.dataset.id === (c.id || c.cited);
+          passage.hidden = same;
+          if (same) return;
+          passage.dataset.id = c.id || c.cited;
+          const text = c.id ? this.passages.get(c.id) : undefined;
+          passage.dataset.found = String(text !== undefined);
+          const said = text ?? this.t(c.id ? "passage_not_kept" : "passage_none");
+          passage.replaceChildren(
+            el("p", { class: "passage-id", text: c.id || c.cited }),
+            el("p", { class: "passage-text", text: said }),
+            c.quote ? el("p", { class: "quoted", text: `${this.t("quoted_as")}: “${c.quote}”` }) : null,
+          );
+        },
+      });
+      const check = ["ok", "unknown_id", "quote_not_found"].includes(c.check) ? c.check : "unknown_id";
+      return el("li", { class: `citation ${check}`, "data-check": check }, el("span", { class: "mark", text: this.t(`cite_${check}`) }), " ", open);
+    });
+    return el("section", { class: "citations" }, el("h4", { text: this.t("citations") }), el("ul", {}, ...items), passage);
   }
 
   scored(ev) {
@@ -267,6 +307,7 @@ export class DebateView {
 
   showSaved(saved, { onDeleted } = {}) {
     this.setState(saved.status);
+    this.keepPassages(saved.passages);
     const scores = new Map((saved.scores || []).map((s) => [String(s.round), s]));
     for (const turn of saved.list) {
       this.turnStarted({ ...turn, streams: turn.data === null });

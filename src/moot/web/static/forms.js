@@ -57,6 +57,7 @@ function paramControl(spec, lang) {
     );
   }
   if (spec.kind === "array") return el("textarea", { name: `params.${spec.name}`, rows: 3 });
+  if (spec.kind === "boolean") return el("input", { name: `params.${spec.name}`, type: "checkbox" });
   return el("input", {
     name: `params.${spec.name}`,
     inputmode: spec.kind === "integer" ? "numeric" : "decimal",
@@ -87,8 +88,9 @@ function values(form) {
       node = node[key];
     }
     const last = path[path.length - 1];
-    if (Array.isArray(node)) node[Number(last)] = control.value;
-    else node[last] = control.value;
+    const value = control.type === "checkbox" ? control.checked : control.value;
+    if (Array.isArray(node)) node[Number(last)] = value;
+    else node[last] = value;
   }
   return out;
 }
