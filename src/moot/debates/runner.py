@@ -150,6 +150,8 @@ class DebateRun:
                 resolved = local[ref] = store.resolve(ref)
                 infos[r] = ModelInfo(id=resolved.id, sha256=resolved.sha256)
         run = self.setup.run
+        if local and run.gpu_layers:
+            self._say_offload(run.gpu_layers)
         budgets: dict[str, int] = {}
         if local:  # before the first loads: do the debate's models fit in memory together?
             seated = [local[ref] for ref in refs.values() if not is_remote_ref(ref)]
@@ -164,6 +166,18 @@ class DebateRun:
             snapshot_budgets=budgets,
         )
         return {r: pool.get(ref) for r, ref in refs.items()}, infos
+
+    def _say_offload(self, layers: int) -> None:
+        """Say, once before the first turn, that --gpu-layers is ignored by a build of
+        llama.cpp that cannot offload: every layer then runs on the CPU."""
+        from moot.inference.llama.build import build
+        from moot.words import words
+
+        built = build()
+        if built.gpu_offload:
+            return
+        said = words(self.setup.language)
+        self._tell(Notice("warn", said.say("no_gpu_offload", layers=layers, backend=built.backend)))
 
     def _plan_memory(self, seated: list[ResolvedModel]) -> dict[str, int]:
         """Refuse a debate whose models do not fit in the memory free; return each model's
