@@ -4,6 +4,7 @@ refuses one it does not know; a --gpu-layers this build cannot honour is said, o
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -120,3 +121,21 @@ def test_models_list_names_the_build(cli: Cli, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(builds, "build", lambda: Build("0.3.36", True, ("CUDA", "CPU")))
     shown = cli("models", "list").stdout.strip().splitlines()[-1]
     assert shown == "llama.cpp: cuda build (GPU offload), llama-cpp-python 0.3.36"
+
+
+def test_moot_run_json_reports_the_build(cli: Cli, tmp_path: Path) -> None:
+    done = cli(
+        "run", "Cities should ban cars", "--dry-run", "--json", "--yes", "--out",
+        str(tmp_path / "debate"), home=tmp_path / "home",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)  # stdout is the JSON alone
+    assert result["llama_cpp"] == builds.build().as_dict()
+    assert result["llama_cpp"]["gpu_offload"] is False
+    assert result["saved"] == str(tmp_path / "debate" / "transcript.json")
+    saved = json.loads(Path(result["saved"]).read_text(encoding="utf-8"))
+    assert result["transcript"]["turns"] == saved["turns"] and saved["format"] == "oxford"
+    unsaved = json.loads(
+        cli("run", "Cities should ban cars", "--dry-run", "--json", "--no-save", "--yes").stdout
+    )
+    assert unsaved["saved"] is None and unsaved["transcript"]["motion"]
