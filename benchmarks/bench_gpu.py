@@ -120,8 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     if not built["gpu_offload"] and not args.cpu_ok:
         print(
             f"llama-cpp-python {built['llama_cpp_python']} was built for the CPU only; rebuild "
-            f'it with CUDA: CMAKE_ARGS="-DGGML_CUDA=on" {sys.executable} -m pip install '
-            f"--force-reinstall --no-cache-dir llama-cpp-python=={built['llama_cpp_python']}",
+            "it with CUDA: `make install GPU=cuda` (or, outside the Makefile's .venv, "
+            f'CMAKE_ARGS="-DGGML_CUDA=on" {sys.executable} -m pip install '
+            f"--force-reinstall --no-cache-dir llama-cpp-python=={built['llama_cpp_python']})",
             file=sys.stderr,
         )
         return 1

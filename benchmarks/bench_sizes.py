@@ -70,14 +70,17 @@ def count_sessions(counts: Counts) -> None:
     put, spill = SessionCache.put, SessionCache.spill
 
     def counted_put(self: Any, name: str, snap: Any) -> None:
-        before = len(self._items) - (name in self._items)
+        dropped, spilled = self.dropped, self.spilled
+        too_large = snap.nbytes > self.budget
         put(self, name, snap)
-        if name not in self._items:
+        counts.spilled += self.spilled - spilled  # out of memory to disk: kept, not dropped
+        lost = self.dropped - dropped
+        if too_large and name not in self._items:
             counts.too_large += 1
-            counts.dropped += max(0, before - len(self._items))
-            return
-        counts.kept += 1
-        counts.dropped += max(0, before + 1 - len(self._items))
+            lost -= 1
+        else:
+            counts.kept += 1
+        counts.dropped += lost
         counts.peak_bytes = max(counts.peak_bytes, self.nbytes)
 
     def counted_spill(self: Any, directory: Path) -> Any:
@@ -114,16 +117,14 @@ def replayed(turns: Sequence[Any], shape: shapes.Shape, *, budget: int) -> dict[
 
 def planned(path: Path, *, n_ctx: int, speakers: int) -> dict[str, Any]:
     """What moot's memory plan predicts for this debate (as the runner plans it: one model,
-    a snapshot per seat, the session cache's budget)."""
+    a snapshot per seat, the snapshots' budget sized to the memory free now)."""
     from moot.config import SESSION_CACHE_MB
     from moot.models import memory
 
-    plan = memory.plan(
-        [(path.stem, path)],
-        n_ctx,
-        snapshots=speakers,
-        snapshot_budget=SESSION_CACHE_MB * MiB,
-    )
+    plan = memory.plan([(path.stem, path)], n_ctx, snapshots=speakers)
+    free = memory.free_memory(gpu=False).ram
+    budget = memory.snapshot_budget(plan, free, fallback=SESSION_CACHE_MB * MiB)
+    plan = memory.replace(plan, snapshot_budget=budget)
     (model,) = plan.models
     return {
         "n_ctx": n_ctx,
@@ -132,6 +133,7 @@ def planned(path: Path, *, n_ctx: int, speakers: int) -> dict[str, Any]:
         "plan_kv_cache_mb": round(model.kv_cache / MiB),
         "plan_compute_mb": round(model.compute / MiB),
         "plan_snapshots_mb": round(plan.snapshot_total / MiB),
+        "snapshot_budget_mb": round(budget / MiB),
         "kv_kib_per_token": model.shape.kv_per_token / 1024,
     }
 

@@ -23,6 +23,17 @@ def data_dir() -> Path:
     return base / "moot"
 
 
+def cache_dir() -> Path:
+    """What moot can make again: $MOOT_HOME/cache, else $XDG_CACHE_HOME/moot, else
+    ~/.cache/moot. Speakers' KV snapshots spill here, not to the temporary folder, which is
+    often a tmpfs: memory, the very thing a spill makes room in."""
+    home = os.environ.get("MOOT_HOME")
+    if home:
+        return Path(home).expanduser().absolute() / "cache"
+    xdg = Path(os.environ.get("XDG_CACHE_HOME") or "").expanduser()
+    return (xdg if xdg.is_absolute() else Path.home() / ".cache") / "moot"
+
+
 def models_dir() -> Path:
     """Where models installed from PyPI wheels or registered locally are recorded."""
     return data_dir() / "models"
@@ -73,8 +84,10 @@ def physical_cores() -> int:
 # Tokens a speaker may think before it speaks, beside the speech's own budget: enough for a
 # plan, not for an essay (Qwen3 runs to thousands when left alone).
 THINK_BUDGET = 1024
-# The memory a loaded model keeps its speakers' KV snapshots in, in MiB: the least recently
-# used is dropped beyond it. The memory plan counts it (`models.memory.plan`).
+# The memory a loaded model keeps its speakers' KV snapshots in, in MiB, where the memory
+# free cannot be read; else the memory plan sizes it to the machine
+# (`models.memory.snapshot_budget`). Beyond it the least recently used is spilled to disk or
+# dropped.
 SESSION_CACHE_MB = 256
 
 # Seeds are what llama.cpp takes: an unsigned 32-bit number. One rule for debates and tournaments.

@@ -87,3 +87,13 @@ def test_a_replay_drops_what_a_larger_shape_cannot_keep() -> None:
     # MiB) is more than the whole budget, never kept.
     big = shapes.SHAPES["llama-3.1-8b"]
     assert bench_sizes.replayed(turns, big, budget=budget) == {"dropped": 1, "too_large": 1}
+
+
+def test_a_snapshot_the_budget_pushes_to_disk_counts_as_spilled_not_dropped(
+    counts: bench_sizes.Counts, tmp_path: Path
+) -> None:
+    cache = SessionCache(100, spill_to=lambda: tmp_path)
+    cache.put("proposition", snap(60))
+    cache.put("opposition", snap(60))  # the proposition's goes to disk
+    cache.put("judge", snap(101))  # larger than the budget: straight to disk
+    assert (counts.spilled, counts.dropped, counts.too_large, counts.kept) == (2, 0, 0, 3)

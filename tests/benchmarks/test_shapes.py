@@ -91,3 +91,31 @@ def test_the_padding_words_are_new_and_distinct() -> None:
     words = shapes._padding(500, taken)
     assert len(words) == len(set(words)) == 500
     assert not taken & set(words) and all(w.startswith("Ġ") for w in words)
+
+
+def test_the_8b_shape_is_refused_by_the_plan_where_it_does_not_fit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`moot run` on a file with the 8B shape's header, 1 GiB free: exit 2, with the figures."""
+    from conftest import Cli
+    from moot.models.free import Free
+
+    s = shapes.SHAPES["llama-3.1-8b"]
+    path = write_gguf(
+        tmp_path / f"{s.name}.gguf",
+        arch=s.arch,
+        chat_template="{% for m in messages %}{{ m['content'] }}{% endfor %}",
+        extra=shape(
+            s.arch, layers=s.layers, heads=s.heads, kv_heads=s.kv_heads, embedding=s.embedding
+        ),
+    )
+    monkeypatch.setattr(memory, "free_memory", lambda gpu=False: Free(ram=1 << 30))
+    done = Cli()(
+        "run", "Tea is better than coffee", "--model", str(path), "--n-ctx", "8192",
+        "--no-save", "--yes", home=tmp_path / "home",
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    # Its cache alone at 8,192 tokens is 1 GiB (128 KiB a token): more than is free.
+    assert done.stderr.startswith("error: the debate's model needs "), done.stderr
+    assert "at n_ctx 8192" in done.stderr and "1.0 GiB is free" in done.stderr
+    assert "\nhint: " in done.stderr and "Traceback" not in done.stderr

@@ -72,3 +72,22 @@ def test_a_short_debate_runs_on_it(
     )
     assert done.returncode == 0, done.stderr
     assert path.stem in done.stdout + done.stderr  # the model that spoke: the shape's file
+
+
+def test_a_shape_that_does_not_fit_in_memory_is_refused_before_it_loads(
+    small_qwen: tuple[shapes.Shape, Path],
+    cli: Cli,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from moot.models.free import Free
+
+    _, path = small_qwen
+    monkeypatch.setattr(memory, "free_memory", lambda gpu=False: Free(ram=8 << 20))
+    done = cli(
+        "run", "Tea is better than coffee", "--model", str(path), "--no-save", "--yes",
+        home=tmp_path / "home",
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith("error: the debate's model needs "), done.stderr
+    assert "8 MiB is free" in done.stderr and "Traceback" not in done.stderr

@@ -120,6 +120,19 @@ def list_(as_json: AsJson = False, installed: Installed = False) -> None:
         _blocks(console, entries)
     if any(e.installed and e.verified is None for e in entries):
         console.print("[dim]`moot models verify` checks the ones not verified yet.[/]")
+    console.print(f"[dim]{safe(backend_line())}[/]")
+
+
+def backend_line() -> str:
+    """What runs the local models: `llama.cpp: cpu build (no GPU offload), llama-cpp-python
+    0.3.36`, or that llama-cpp-python is not installed."""
+    from moot.inference.llama.build import build
+
+    built = build()
+    if built.version is None:
+        return "llama.cpp: llama-cpp-python is not installed (`make install`)"
+    offload = "GPU offload" if built.gpu_offload else "no GPU offload"
+    return f"llama.cpp: {built.backend} build ({offload}), llama-cpp-python {built.version}"
 
 
 def _room(console: Console, table: Table) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 import time
@@ -150,6 +151,14 @@ def run(
         ),
     ] = False,
     dry_run: DryRun = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the result as one JSON object (the transcript, where it is saved, "
+            "the llama.cpp build the models ran on); the debate's progress goes to stderr.",
+        ),
+    ] = False,
     **params: Any,
 ) -> None:
     """Run a debate on MOTION and print its result. `--role ROLE=human` takes a seat
@@ -209,7 +218,7 @@ def run(
         setup, save=folder is not None, ask=_asker(console, setup.language) if interactive else None
     )
     try:
-        _run(debate, console, quiet=quiet, hide_reasoning=hide_reasoning)
+        _run(debate, console, quiet=quiet, hide_reasoning=hide_reasoning, as_json=as_json)
     except BaseException:
         if folder:
             folder.release()  # a debate that wrote nothing leaves nothing behind
@@ -345,7 +354,16 @@ def _view(
     )
 
 
-def _run(debate: Debate, console: Console, *, quiet: bool, hide_reasoning: bool = False) -> None:
+def _run(
+    debate: Debate,
+    console: Console,
+    *,
+    quiet: bool,
+    hide_reasoning: bool = False,
+    as_json: bool = False,
+) -> None:
+    if as_json:  # stdout holds the JSON alone; what is said on the way goes to stderr
+        console, quiet = err, True
     setup = debate.setup
     seated = people(setup)
     said = words(setup.language)
@@ -385,6 +403,9 @@ def _run(debate: Debate, console: Console, *, quiet: bool, hide_reasoning: bool 
         err.print(f"[dim]{said.say('hint')}[/] {safe(hint)}", highlight=False)
         raise typer.Exit(2) from None
     wall = time.monotonic() - started
+    if as_json:
+        print(json.dumps(_as_json(result, wall), ensure_ascii=False, indent=2))
+        return
     show_document(console, result.markdown)
     if result.folder is not None:
         for name in ("transcript.json", setup.format.document):
@@ -398,6 +419,19 @@ def _run(debate: Debate, console: Console, *, quiet: bool, hide_reasoning: bool 
         transcript = result.transcript
         outcome = setup.format.outcome(transcript, models)
         show_outcome(console, said, outcome, transcript.stop_reason, transcript.turns, wall)
+
+
+def _as_json(result: Any, wall: float) -> dict[str, Any]:
+    """`moot run --json`: the transcript as saved, where it is, and the build that ran it."""
+    from moot.inference.llama.build import build
+
+    folder = result.folder
+    return {
+        "transcript": result.transcript.model_dump(mode="json"),
+        "saved": str(folder / "transcript.json") if folder is not None else None,
+        "wall_s": round(wall, 1),
+        "llama_cpp": build().as_dict(),
+    }
 
 
 def _header(

@@ -23,7 +23,7 @@ from moot.events import Listener, Notice
 from moot.formats.base import MAX_MOTION, Cast
 from moot.inference.human import HUMAN, Ask, HumanSeat, Said, is_human_ref
 from moot.inference.pool import ModelPool
-from moot.inference.protocol import ChatModel
+from moot.inference.protocol import ChatModel, ResolvedModel
 from moot.inference.scripted import ECHO_FORM, EchoModel
 from moot.models import store
 from moot.models.catalog import default_model_id
@@ -161,23 +161,12 @@ class DebateRun:
                 resolved = local[ref] = store.resolve(ref)
                 infos[r] = ModelInfo(id=resolved.id, sha256=resolved.sha256)
         run = self.setup.run
+        if local and run.gpu_layers:
+            self._say_offload(run.gpu_layers)
+        budgets: dict[str, int] = {}
         if local:  # before the first loads: do the debate's models fit in memory together?
-            from moot.models import memory
-
-            distinct = {m.id: m for m in local.values()}.values()
-            self.n_ctx = run.n_ctx or self._needed_ctx([m.context_length for m in distinct])
-            # A KV snapshot per seat on a local model, in the cache of each loaded model
-            # (with one at a time, an unloaded model's wait on disk).
-            loaded = 1 if run.one_model_at_a_time else len(distinct)
-            planned = memory.plan(
-                [(m.id, m.files or m.path) for m in distinct],
-                self.n_ctx,
-                gpu_layers=run.gpu_layers,
-                one_at_a_time=run.one_model_at_a_time,
-                snapshots=sum(not is_remote_ref(ref) for ref in refs.values()),
-                snapshot_budget=loaded * SESSION_CACHE_MB * 2**20,
-            )
-            memory.check_fits(planned)
+            seated = [local[ref] for ref in refs.values() if not is_remote_ref(ref)]
+            budgets = self._plan_memory(seated)
         pool = self._pool = ModelPool(
             resolve=store.resolve,
             n_gpu_layers=run.gpu_layers,
@@ -185,8 +174,50 @@ class DebateRun:
             one_at_a_time=run.one_model_at_a_time,
             # A debate decoded side by side with others (a replay of one, too): its threads.
             n_threads=run.decoding.threads if run.decoding else None,
+            snapshot_budgets=budgets,
         )
         return {r: pool.get(ref) for r, ref in refs.items()}, infos
+
+    def _say_offload(self, layers: int) -> None:
+        """Say, once before the first turn, that --gpu-layers is ignored by a build of
+        llama.cpp that cannot offload: every layer then runs on the CPU."""
+        from moot.inference.llama.build import build
+        from moot.words import words
+
+        built = build()
+        if built.gpu_offload:
+            return
+        said = words(self.setup.language)
+        self._tell(Notice("warn", said.say("no_gpu_offload", layers=layers, backend=built.backend)))
+
+    def _plan_memory(self, seated: list[ResolvedModel]) -> dict[str, int]:
+        """Refuse a debate whose models do not fit in the memory free; return each model's
+        memory for its speakers' KV snapshots (by file), sized to what is free."""
+        from moot.models import memory
+
+        run = self.setup.run
+        distinct = {m.id: m for m in seated}.values()
+        self.n_ctx = run.n_ctx or self._needed_ctx([m.context_length for m in distinct])
+        # A KV snapshot per seat on a local model, in the cache of each loaded model
+        # (with one at a time, an unloaded model's wait on disk).
+        loaded = 1 if run.one_model_at_a_time else len(distinct)
+        planned = memory.plan(
+            [(m.id, m.files or m.path) for m in distinct],
+            self.n_ctx,
+            gpu_layers=run.gpu_layers,
+            one_at_a_time=run.one_model_at_a_time,
+            snapshots=len(seated),
+        )
+        free = memory.free_memory(gpu=planned.gpu > 0)
+        fallback = loaded * SESSION_CACHE_MB * 2**20
+        budget = memory.snapshot_budget(planned, free.ram, fallback=fallback)
+        memory.check_fits(replace(planned, snapshot_budget=budget), free)
+        if run.one_model_at_a_time:  # one model in memory at a time: each has all of it
+            return {str(m.path): budget for m in distinct}
+        seats: dict[str, int] = {}
+        for m in seated:
+            seats[str(m.path)] = seats.get(str(m.path), 0) + 1
+        return memory.shares(budget, seats)
 
     def _advise(self) -> None:
         """A notice for each model the catalog says was not made for the debate's language,

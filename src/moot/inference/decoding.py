@@ -7,6 +7,7 @@ import ctypes
 import os
 import re
 import tempfile
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from moot.inference.protocol import ChatRequest, OnText
+from moot.inference.spill import RestoreCosts, disk_has_room
 
 RANDOM_SEED = 0xFFFFFFFF  # LLAMA_DEFAULT_SEED: llama.cpp draws a fresh random seed
 TOP_K = 40  # llama.cpp's default; it also spares top-p a sort over 262k-token vocabularies
@@ -290,15 +292,34 @@ class Snapshot:
 
 
 class SessionCache:
-    """Snapshots per session, least recently used dropped first to stay within a byte budget."""
+    """Snapshots per session, least recently used first out, within a byte budget of memory.
 
-    def __init__(self, budget: int) -> None:
+    With SPILL_TO (a callable giving the folder) a snapshot the budget cannot hold is
+    written to a file there instead of dropped, when reading it back would cost less than
+    evaluating its tokens again (COSTS, `inference.spill`); one that would not is dropped.
+    `dropped` and `spilled` count what the budget pushed out.
+    """
+
+    def __init__(
+        self,
+        budget: int,
+        *,
+        spill_to: Callable[[], Path] | None = None,
+        costs: RestoreCosts | None = None,
+    ) -> None:
         self.budget = budget
+        self.spill_to = spill_to
+        self.costs = costs or RestoreCosts()
+        self.dropped = self.spilled = 0
         self._items: OrderedDict[str, Snapshot] = OrderedDict()
 
     @property
     def enabled(self) -> bool:
-        return self.budget > 0
+        return self.budget > 0 or self.spill_to is not None
+
+    def emptied(self) -> SessionCache:
+        """A cache like this one (budget, folder, rates), holding nothing."""
+        return SessionCache(self.budget, spill_to=self.spill_to, costs=self.costs)
 
     def __contains__(self, name: str) -> bool:
         return name in self._items
@@ -327,16 +348,49 @@ class SessionCache:
 
     def put(self, name: str, snap: Snapshot) -> None:
         self.discard(name)
-        if snap.nbytes > self.budget:
-            return
         self._items[name] = snap
+        if snap.nbytes > self.budget:  # larger than the whole budget: the others stay
+            self._push_out(name)
+            return
         while self.nbytes > self.budget:
-            _forget(self._items.popitem(last=False)[1])
+            oldest = next(n for n, s in self._items.items() if s.path is None)
+            self._push_out(oldest)
+
+    def _push_out(self, name: str) -> None:
+        """NAME's snapshot out of memory: to a file where keeping it pays, else dropped."""
+        snap = self._items[name]
+        tokens = len(snap.tokens)
+        if self.spill_to is not None and self.costs.reading_pays(snap.nbytes, tokens):
+            folder = self.spill_to()
+            if disk_has_room(folder, snap.nbytes):
+                try:
+                    self._items[name] = self._write(snap, folder)
+                except OSError:  # a disk that fails to take it: dropped, as with no room
+                    pass
+                else:
+                    self.spilled += 1
+                    return
+        del self._items[name]
+        self.dropped += 1
+
+    def _write(self, snap: Snapshot, directory: Path) -> Snapshot:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, where = tempfile.mkstemp(suffix=".kv", dir=directory)
+        os.close(fd)
+        start = time.perf_counter()
+        spilled = snap.spill(Path(where))
+        self.costs.written(snap.nbytes, time.perf_counter() - start)
+        return spilled
 
     @property
     def nbytes(self) -> int:
-        """The memory the snapshots hold."""
-        return sum(s.nbytes for s in self._items.values())
+        """The memory the snapshots hold (those spilled to files hold none)."""
+        return sum(s.nbytes for s in self._items.values() if s.path is None)
+
+    @property
+    def on_disk(self) -> int:
+        """The bytes of the snapshots spilled to files."""
+        return sum(s.nbytes for s in self._items.values() if s.path is not None)
 
     def clear(self) -> None:
         for snap in self._items.values():
@@ -348,12 +402,10 @@ class SessionCache:
         what a model unloaded for another's turns keeps, so its speakers do not start cold
         when it is loaded again. The files are read back only when a snapshot is used."""
         directory.mkdir(parents=True, exist_ok=True)
-        kept = SessionCache(self.budget)
+        kept = self.emptied()
         for name, snap in self._items.items():
             if snap.path is None:  # one read back from its file is still there, unused
-                fd, where = tempfile.mkstemp(suffix=".kv", dir=directory)
-                os.close(fd)
-                snap = snap.spill(Path(where))
+                snap = self._write(snap, directory)
             kept._items[name] = snap
         self._items.clear()
         return kept

@@ -5,10 +5,11 @@ from __future__ import annotations
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from moot import config
 from moot.inference.decoding import SessionCache
 from moot.inference.llama import LlamaCppModel
 from moot.inference.llama.batch import Batcher, Lane, SharedContext
@@ -34,18 +35,24 @@ class ModelPool:
         n_ctx: int | None = None,
         n_threads: int | None = None,
         one_at_a_time: bool = False,
+        snapshot_budgets: Mapping[str, int] | None = None,
     ) -> None:
         self._one_at_a_time = one_at_a_time
         self._options: dict[str, Any] = {
             "n_gpu_layers": n_gpu_layers,
             "n_ctx": n_ctx,
             "n_threads": n_threads,
+            "spill_to": self._spill_to,
         }
+        # Each model's memory for its speakers' snapshots, by the path of its file (the
+        # memory plan's shares); a model not named keeps config.SESSION_CACHE_MB.
+        self._budgets = {str(Path(k).resolve()): v for k, v in (snapshot_budgets or {}).items()}
         self._resolve = resolve
         self._models: dict[str, ChatModel] = {}  # load key → loaded model
         # One at a time: an unloaded model's KV snapshots, on disk, until it is loaded again.
         self._kept: dict[str, SessionCache] = {}
         self._spill_dir: Path | None = None
+        self._spill_lock = threading.Lock()  # models spill from their own threads
         # Loading takes seconds; one lock keeps two threads from loading the same file twice.
         # Each LlamaCppModel serialises its own calls.
         self._lock = threading.Lock()
@@ -76,7 +83,7 @@ class ModelPool:
             return _Turns(self, key, resolved)
         with self._lock:
             if key not in self._models:
-                self._models[key] = LlamaCppModel(resolved, **self._options)
+                self._models[key] = LlamaCppModel(resolved, **self._load_options(key))
             return self._models[key]
 
     def only(self, key: str, resolved: ResolvedModel) -> ChatModel:
@@ -93,14 +100,23 @@ class ModelPool:
                     closer()
             if key not in self._models:
                 kept = self._kept.pop(key, None)  # its speakers' snapshots, if it had any
-                self._models[key] = LlamaCppModel(resolved, **self._options, sessions=kept)
+                options = self._load_options(key)
+                self._models[key] = LlamaCppModel(resolved, **options, sessions=kept)
             return self._models[key]
 
+    def _load_options(self, key: str) -> dict[str, Any]:
+        budget = self._budgets.get(key)
+        return {**self._options, **({"snapshot_budget": budget} if budget is not None else {})}
+
     def _spill_to(self) -> Path:
-        """The folder unloaded models' snapshots are written to; removed on close."""
-        if self._spill_dir is None:
-            self._spill_dir = Path(tempfile.mkdtemp(prefix="moot-kv-"))
-        return self._spill_dir
+        """The folder snapshots are written to (an unloaded model's, and those its memory
+        budget cannot hold): private, in moot's cache (`config.cache_dir`), removed on close."""
+        with self._spill_lock:
+            if self._spill_dir is None:
+                root = config.cache_dir() / "kv"
+                root.mkdir(parents=True, exist_ok=True)
+                self._spill_dir = Path(tempfile.mkdtemp(prefix="moot-kv-", dir=root))
+            return self._spill_dir
 
     def bind(self, roles: dict[str, str]) -> dict[str, ChatModel]:
         """Map each role to the model its reference names; roles naming one model share it."""

@@ -417,6 +417,31 @@ def default_n_ctx(needed_tokens: int, trained: int | None) -> int:
     return min(want, trained) if trained and trained > 0 else want
 
 
+# ---------------------------------------------------------------- the snapshots' share
+
+# Of the memory left free once the models are loaded, the part their speakers' snapshots
+# may take: the rest stays for the machine's other work and its file cache.
+SNAPSHOT_SHARE = 0.5
+
+
+def snapshot_budget(plan: MemoryPlan, free: int | None, *, fallback: int) -> int:
+    """The bytes PLAN's loaded models may keep their speakers' snapshots in memory: all of
+    them at a full context (`snapshots` × `snapshot_bytes`) where FREE (system memory free
+    now, MemAvailable) leaves room for it, else SNAPSHOT_SHARE of what the models leave;
+    FALLBACK where FREE is unknown. Beyond it snapshots spill to disk or are dropped."""
+    wanted = plan.snapshots * plan.snapshot_bytes
+    if free is None:
+        return min(wanted, fallback)
+    room = free - replace(plan, snapshots=0).host
+    return max(0, min(wanted, int(room * SNAPSHOT_SHARE)))
+
+
+def shares(budget: int, seats: dict[str, int]) -> dict[str, int]:
+    """BUDGET split among models in proportion to their SEATS (model → seats on it)."""
+    total = sum(seats.values())
+    return {k: budget * n // total for k, n in seats.items()} if total else {}
+
+
 # ---------------------------------------------------------------- the check
 
 

@@ -9,7 +9,9 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from moot import config
@@ -62,6 +64,8 @@ class LlamaCppModel:
         n_batch: int = 512,
         n_gpu_layers: int = 0,
         session_cache_mb: int = config.SESSION_CACHE_MB,
+        snapshot_budget: int | None = None,
+        spill_to: Callable[[], Path] | None = None,
         sessions: SessionCache | None = None,
     ) -> None:
         from llama_cpp import Llama
@@ -91,8 +95,11 @@ class LlamaCppModel:
         self._lock = threading.Lock()
         self._runtime = Runtime(self._llm)
         # A model loaded again (one at a time) takes back the snapshots it had: `sessions`.
+        # SNAPSHOT_BUDGET (bytes, the memory plan's share for this model) wins over the
+        # fixed SESSION_CACHE_MB; with SPILL_TO what the budget cannot hold may go to disk.
         if sessions is None:
-            sessions = SessionCache(session_cache_mb * 2**20)
+            budget = session_cache_mb * 2**20 if snapshot_budget is None else snapshot_budget
+            sessions = SessionCache(budget, spill_to=spill_to)
         self._sessions = sessions
         self._closed = False
         self._owns_model = True
@@ -110,7 +117,7 @@ class LlamaCppModel:
         )
         model._lock = threading.Lock()
         model._runtime = runtime
-        model._sessions = SessionCache(loaded._sessions.budget)
+        model._sessions = SessionCache(loaded._sessions.budget)  # in memory only: a lane's
         model._closed = False
         model._owns_model = False
         return model
@@ -275,7 +282,7 @@ class LlamaCppModel:
         """The speakers' KV snapshots, handed over (this model keeps none): what a model
         unloaded for another's turns passes on to itself loaded again."""
         with self._lock:
-            taken, self._sessions = self._sessions, SessionCache(self._sessions.budget)
+            taken, self._sessions = self._sessions, self._sessions.emptied()
             return taken
 
     def close(self) -> None:
@@ -366,9 +373,16 @@ class LlamaCppModel:
         """Evaluate the prompt, reusing the longest prefix already cached; return its length."""
         rt = self._runtime
         live = rt.common_prefix(tokens, alone)
-        snapshot, shared = self._sessions.best(tokens, alone) if session else (None, 0)
+        sessions = self._sessions
+        snapshot, shared = sessions.best(tokens, alone) if session else (None, 0)
         if snapshot and shared > live + _MIN_RESTORE_GAIN:
-            live = shared if rt.restore(snapshot) else 0
+            # A spilled snapshot is read back only where that beats evaluating what it spares.
+            on_disk = snapshot.path is not None
+            if not on_disk or sessions.costs.reading_pays(snapshot.nbytes, shared - live):
+                began = time.perf_counter()
+                live = shared if rt.restore(snapshot) else 0
+                if on_disk and live:
+                    sessions.costs.read(snapshot.nbytes, time.perf_counter() - began)
         # At least two tokens are evaluated: the last one for its logits, and never alone.
         n_past = max(0, min(live, len(tokens) - 2))
         # Nor is a batch's first token left alone: the stretch evaluated from N_PAST that
@@ -377,7 +391,9 @@ class LlamaCppModel:
             n_past -= 1
         if n_past > 0 and not rt.truncate(n_past):
             n_past = 0
+        began = time.perf_counter()
         rt.eval_from(n_past, tokens, alone)
+        sessions.costs.evaluated(len(tokens) - n_past, time.perf_counter() - began)
         return n_past
 
 
