@@ -27,6 +27,9 @@ TOOLS = {
     "resume_debate",
     "list_models",
     "judge_debate",
+    "start_tournament",
+    "wait_tournament",
+    "get_tournament",
 }
 MOTION = "cities should ban cars"
 # What each format is asked in its test: a decision is a choice between named positions.

@@ -40,8 +40,9 @@ def mcp_command(
     ] = 0.0,
 ) -> None:
     """Serve moot's debates to an MCP client over standard input and output: start, wait
-    for, read, stop and resume debates, list models, judge again. Debates are saved as
-    `moot run` saves them and go on when the client leaves. See docs/mcp.md."""
+    for, read, stop and resume debates, list models, judge again, rank models in a
+    tournament. Debates are saved as `moot run` saves them and go on when the client leaves.
+    See docs/mcp.md."""
     from moot.mcp.desk import Desk
     from moot.mcp.server import serve
 

@@ -16,7 +16,7 @@ from moot._version import __version__
 from moot.errors import MootError
 from moot.mcp import schemas
 from moot.mcp.arguments import Args
-from moot.mcp.desk import Desk, Run
+from moot.mcp.desk import Desk, Work
 from moot.mcp.tools import URI, Tools, language_of
 from moot.words import words
 
@@ -89,6 +89,27 @@ TOOLS = (
         "Returns each judge's agreement with the original judge.",
         schemas.judge_debate,
     ),
+    Tool(
+        "start_tournament",
+        "Rank models as debaters: every pair debates every motion twice, sides swapped, "
+        "judges who took no part decide each debate, and the models are rated "
+        "(Bradley-Terry). Returns its id at once while it runs here. dry_run: scripted "
+        "models, nothing loads.",
+        schemas.start_tournament,
+    ),
+    Tool(
+        "wait_tournament",
+        "Wait up to `seconds` for a tournament to end; returns its state, the debates "
+        "decided so far, those under way and, once finished, the ranking. Call it again "
+        "while the state is queued or running.",
+        schemas.wait_tournament,
+    ),
+    Tool(
+        "get_tournament",
+        "A tournament: each debate's winner so far and, once finished, the ratings report; "
+        "the ranking as a Markdown table.",
+        schemas.get_tournament,
+    ),
 )
 
 
@@ -131,10 +152,11 @@ def serve(desk: Desk, *, allow_remote: bool) -> None:
 
     async def call_tool(ctx: Any, params: Any) -> types.CallToolResult:
         args: Args = params.arguments or {}
-        language = language_of(args) if params.name == "start_debate" else "en"
+        language = language_of(args) if params.name.startswith("start_") else "en"
         try:
-            if params.name == "wait_debate":
-                text, data = await _wait(tools, args, ctx.session.report_progress)
+            if params.name in ("wait_debate", "wait_tournament"):
+                find = tools.run_of if params.name == "wait_debate" else tools.ranking_of
+                text, data = await _wait(tools, args, ctx.session.report_progress, find)
             else:
                 text, data = await anyio.to_thread.run_sync(_call, tools, params.name, args)
         except MootError as exc:
@@ -223,6 +245,8 @@ def _call(tools: Tools, name: str, args: Args) -> tuple[str, dict[str, Any]]:
 
     if name == "get_debate":
         return tools.get_debate(args)
+    if name == "get_tournament":
+        return tools.get_tournament(args)
     work = {
         "start_debate": tools.start_debate,
         "stop_debate": tools.stop_debate,
@@ -230,6 +254,7 @@ def _call(tools: Tools, name: str, args: Args) -> tuple[str, dict[str, Any]]:
         "list_debates": tools.list_debates,
         "list_models": tools.list_models,
         "judge_debate": tools.judge_debate,
+        "start_tournament": tools.start_tournament,
     }.get(name)
     if work is None:
         known = ", ".join(t.name for t in TOOLS)
@@ -239,14 +264,14 @@ def _call(tools: Tools, name: str, args: Args) -> tuple[str, dict[str, Any]]:
 
 
 async def _wait(
-    tools: Tools, args: Args, progress: Callable[..., Any]
+    tools: Tools, args: Args, progress: Callable[..., Any], find: Callable[[Args], Work]
 ) -> tuple[str, dict[str, Any]]:
-    """wait_debate: look at the debate every PROGRESS_STEP seconds until it is over or the
-    time is up, telling the client each turn as it starts and ends."""
+    """wait_debate, wait_tournament: look at the work FIND names every PROGRESS_STEP seconds
+    until it is over or the time is up, telling the client each step as it starts and ends."""
     import anyio
 
     seconds = tools.wait_seconds(args)
-    run: Run = await anyio.to_thread.run_sync(tools.run_of, args)
+    run: Work = await anyio.to_thread.run_sync(find, args)
     deadline = time.monotonic() + seconds
     seen, sent = run.changes, -1.0
     while not run.over:
@@ -257,18 +282,9 @@ async def _wait(
         now = await anyio.to_thread.run_sync(look)
         if now != seen:
             seen = now
-            done = run.turns + (0.5 if run.speaking else 0.0)
+            done = run.done()
             if done > sent:
                 sent = done
-                await progress(done, None, _said(run))
+                await progress(done, run.total(), run.said())
     data = run.view()
     return json.dumps(data, ensure_ascii=False, indent=1), data
-
-
-def _said(run: Run) -> str:
-    """One line on where RUN stands, for a progress notification."""
-    if run.speaking:
-        return f"turn {run.turns + 1}: {run.speaking['label'] or run.speaking['role']}"
-    if run.last:
-        return f"{run.turns} turns: {run.last['label'] or run.last['role']} spoke"
-    return run.state
