@@ -10,7 +10,7 @@ import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from moot._version import __version__
 from moot.errors import MootError
@@ -19,6 +19,9 @@ from moot.mcp.arguments import Args
 from moot.mcp.desk import Desk, Work
 from moot.mcp.tools import URI, Tools, language_of
 from moot.words import words
+
+if TYPE_CHECKING:
+    from moot.mcp.http import Bound
 
 INSTRUCTIONS = (
     "moot runs structured debates between local language models on this machine. "
@@ -133,13 +136,38 @@ def refusal_text(shown: dict[str, str], language: str) -> str:
     return "\n".join(lines)
 
 
-def serve(desk: Desk, *, allow_remote: bool) -> None:
-    """Serve the tools on standard input and output until the client closes them; then
-    wait for the debates started here to end (they outlive the client)."""
+def serve(desk: Desk, *, allow_remote: bool, http: Bound | None = None) -> None:
+    """Serve the tools on standard input and output until the client closes them, then
+    wait for the debates started here to end (they outlive the client); or, given HTTP (a
+    loopback socket and its token), over streamable HTTP until Ctrl-C."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    server = protocol(desk, allow_remote=allow_remote)
+    if http is not None:
+        try:
+            http.run(server)
+        finally:
+            desk.abandon()
+        return
+
+    async def main() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    signal.signal(signal.SIGTERM, _ended)  # a client ending the server: as Ctrl-C
+    try:
+        anyio.run(main)
+        desk.close()
+    finally:
+        desk.abandon()
+
+
+def protocol(desk: Desk, *, allow_remote: bool) -> Any:
+    """The MCP server of DESK's tools and resources, over whichever transport."""
     import anyio
     import mcp_types as types
     from mcp.server.lowlevel import Server
-    from mcp.server.stdio import stdio_server
 
     tools = Tools(desk, allow_remote=allow_remote)
     listed = [
@@ -222,17 +250,7 @@ def serve(desk: Desk, *, allow_remote: bool) -> None:
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
     )
-
-    async def main() -> None:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
-
-    signal.signal(signal.SIGTERM, _ended)  # a client ending the server: as Ctrl-C
-    try:
-        anyio.run(main)
-        desk.close()
-    finally:
-        desk.abandon()
+    return server
 
 
 def _ended(signum: int, frame: object) -> None:
