@@ -64,9 +64,7 @@ async def _session_tools(url: str, headers: dict[str, str]) -> tuple[set[str], d
                 assert not started.is_error, started.content
                 debate_id = (started.structured_content or {})["id"]
                 for _ in range(300):
-                    waited = await session.call_tool(
-                        "wait_debate", {"id": debate_id, "seconds": 1}
-                    )
+                    waited = await session.call_tool("wait_debate", {"id": debate_id, "seconds": 1})
                     state = waited.structured_content or {}
                     if state.get("state") not in ("queued", "running"):
                         break

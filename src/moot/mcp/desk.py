@@ -15,8 +15,9 @@ from moot.api import Debate
 from moot.api.debates import DebateStopped, ModelSource
 from moot.debates.runner import DebateRun as Runner
 from moot.debates.settings import DebateSetup
-from moot.errors import MootError
+from moot.errors import MootError, UsageError
 from moot.events import Event, TurnFinished, TurnStarted
+from moot.mcp import locks
 from moot.web.runs import PacedEchoes
 from moot.words import words
 
@@ -38,6 +39,7 @@ class Work:
     error: dict[str, str] | None = None  # a failed one's message and hint
     started: float = field(default_factory=time.time)
     changes: int = 0  # how often it changed: a waiter wakes when this moves
+    lock: int | None = None  # its journal's lock (locks.hold) while it is queued or runs
 
     @property
     def over(self) -> bool:
@@ -180,16 +182,25 @@ class Desk:
         run = Run(
             id=claim.path.name, setup=setup, debate=debate, holds=holds_of(setup), claim=claim
         )
+        run.lock = locks.hold(claim.path / history.JOURNAL)  # made by the claim: none else
         return self._queued(run)
 
     def resume(self, saved: history.SavedDebate, *, check: Callable[[DebateSetup], None]) -> Run:
         """The interrupted debate SAVED, going on from its journal (`moot resume`), once
-        CHECK has let its setup through."""
-        debate = Debate.resume(saved.path)
-        check(debate.setup)
+        CHECK has let its setup through; refused while another server runs it."""
+        lock = locks.hold(saved.path / history.JOURNAL)
+        if lock is None:
+            raise UsageError(key="mcp.desk.running_elsewhere", id=saved.id)
+        try:
+            debate = Debate.resume(saved.path)
+            check(debate.setup)
+        except BaseException:
+            locks.release(lock)
+            raise
         debate.pool = self._models(debate.setup)
         holds = holds_of(debate.setup)
         run = Run(id=saved.id, setup=debate.setup, debate=debate, holds=holds, claim=None)
+        run.lock = lock
         return self._queued(run)
 
     def add(self, work: Work) -> Work:
@@ -219,7 +230,7 @@ class Desk:
                 run.state = "stopped"
                 self._changed(run)
         if queued:
-            run.give_back()
+            self._let_go(run)
             self._dispatch()
         else:
             run.halt()
@@ -255,7 +266,7 @@ class Desk:
                 run.state = "stopped"
                 self._changed(run)
         for run in queued:
-            run.give_back()
+            self._let_go(run)
 
     # -- running --------------------------------------------------------------------------
 
@@ -303,6 +314,14 @@ class Desk:
 
         return update
 
+    def _let_go(self, run: Work, *, finished: bool = False) -> None:
+        """RUN has ended: its journal's lock let go, and unless it FINISHED what was claimed
+        for it and holds nothing."""
+        locks.release(run.lock)
+        run.lock = None
+        if not finished:
+            run.give_back()
+
     def _run(self, run: Work) -> None:
         state, error = "finished", None  # type: tuple[str, MootError | None]
         try:
@@ -315,8 +334,7 @@ class Desk:
             state = "failed"
             error = MootError(key="mcp.desk.unexpected", kind=type(exc).__name__, why=str(exc))
         finally:
-            if state != "finished":
-                run.give_back()
+            self._let_go(run, finished=state == "finished")
             with self._lock:
                 run.state = state
                 if isinstance(run, Run):

@@ -17,6 +17,7 @@ from moot.errors import UsageError
 from moot.events import TurnStarted
 from moot.inference.human import is_human_ref
 from moot.inference.remote import is_remote_ref
+from moot.mcp import locks
 from moot.mcp.arguments import Args, text, texts
 from moot.mcp.desk import Update, Work
 from moot.mcp.schemas import TOURNAMENT_RUN, start_tournament
@@ -190,7 +191,9 @@ def start(args: Args, *, allow_remote: bool) -> Ranking:
             run=run,
             **params,
         )
-    return ranking_of(t, parallel=parallel, batch=batch)
+    ranking = ranking_of(t, parallel=parallel, batch=batch)
+    ranking.lock = locks.hold(t.folder / PLAN)  # a fresh folder: no other server holds it
+    return ranking
 
 
 def _check_kinds(args: Args, schema: dict[str, Any]) -> None:
@@ -301,6 +304,8 @@ def read(ref: str, here: Ranking | None) -> tuple[str, dict[str, Any]]:
     if (folder / RATINGS).is_file():
         report = files.read_json(folder / RATINGS, what="ratings", follow_symlinks=False)
     state = here.state if here is not None else ("finished" if report else "interrupted")
+    if state == "interrupted" and locks.held_elsewhere(folder / PLAN):
+        state = "running elsewhere"  # another `moot mcp` plays it now
     got = {
         **(here.view() if here is not None else {"id": folder.name, "folder": str(folder)}),
         **_planned(t),

@@ -24,6 +24,7 @@ from moot.errors import UsageError
 from moot.formats import get_format
 from moot.inference.human import is_human_ref
 from moot.inference.remote import is_remote_ref
+from moot.mcp import locks
 from moot.mcp.arguments import Args, flag, number, text, texts
 from moot.mcp.desk import Desk, Run, Work
 from moot.mcp.schemas import MAX_WAIT, RUN_FIELDS
@@ -271,12 +272,15 @@ def _row(saved: history.SavedDebate, run: Run | None) -> dict[str, Any]:
     """A saved debate as the tools list it; one this server runs, as it stands here (a
     queued one's folder holds nothing yet)."""
     if run is None:
+        state = saved.status
+        if state == "interrupted" and locks.held_elsewhere(saved.path / history.JOURNAL):
+            state = "running elsewhere"  # another `moot mcp` runs it now
         return {
             "id": saved.id,
             "format": saved.format,
             "motion": saved.motion,
             "turns": saved.turns,
-            "state": saved.status,
+            "state": state,
         }
     return {
         "id": saved.id,
