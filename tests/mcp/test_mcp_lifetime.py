@@ -134,5 +134,7 @@ def test_a_debate_goes_on_when_an_http_client_disconnects(moot_home: Path, cli: 
         assert state["state"] == "finished", state
         assert (moot_home / "debates" / debate_id / "transcript.json").is_file()
     finally:
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signal.SIGTERM)  # as a service manager ends it: as Ctrl-C does
         proc.wait(timeout=30)
+    said = proc.stderr.read() if proc.stderr else ""
+    assert proc.returncode == 130 and "Traceback" not in said, said

@@ -106,7 +106,7 @@ BAD = [
         {"models": ["a", "http://127.0.0.1:9/v1"], "motions": MOTIONS, "dry_run": False},
         "--allow-remote",
     ),
-    ({"models": ["a", "human"], "motions": MOTIONS}, "person"),
+    ({"models": ["a", "human"], "motions": MOTIONS}, "is a person"),
     ({"models": ["a", "b"], "motions": ["城市应该禁止汽车"], "swaps": 0}, "--swaps"),
 ]
 

@@ -33,7 +33,7 @@ from moot.tournaments.run import (
     InDebate,
     Tournament,
 )
-from moot.tournaments.settings import check_ballot
+from moot.tournaments.settings import BallotSettings, check_ballot, keyword_of
 
 RATINGS = "ratings.json"
 _naming = threading.Lock()  # two tournaments started in one second get two folders
@@ -154,7 +154,7 @@ def start(args: Args, *, allow_remote: bool) -> Ranking:
     for field_, refs in (("models", models), ("judges", judges)):
         for ref in refs:
             if is_human_ref(ref):
-                raise UsageError(key="mcp.tools.no_person_here", field=field_, role=field_)
+                raise UsageError(key="mcp.ranking.no_person_here", field=field_, ref=ref)
             if is_remote_ref(ref) and not allow_remote and not args.get("dry_run"):
                 raise UsageError(key="mcp.tools.remote_not_allowed", field=field_, ref=ref)
     got = {k: args.get(k) for k in ("swaps", "seed", "controls", "parallel", "budget")}
@@ -170,9 +170,8 @@ def start(args: Args, *, allow_remote: bool) -> Ranking:
     run = validate_params(
         RunSettings, **{n: args[n] for n in TOURNAMENT_RUN if args.get(n) is not None}
     )
-    known = {*schema, "batch"}
     params: dict[str, Any] = {
-        n: tuple(v) if isinstance(v, list) else v for n, v in args.items() if n not in known
+        n: tuple(v) if isinstance(v, list) else v for n, v in args.items() if n not in schema
     }
     with _naming:
         t = plan_tournament(
@@ -206,7 +205,8 @@ def _check_kinds(args: Args, schema: dict[str, Any]) -> None:
             raise UsageError(key="mcp.tools.wrong_kind", name=name, kind=_SAID[kinds[0]])
 
 
-_BALLOT = {"orders": "orders", "method": "ballot", "margin": "margin", "reasons": "reasons"}
+# The ballot's settings, by their names in check_ballot and their keywords (the tool's).
+_BALLOT = {name: keyword_of(name) for name in BallotSettings.model_fields}
 
 
 def _refs(args: Args, name: str, *, required: bool = True) -> list[str]:

@@ -144,6 +144,9 @@ def serve(desk: Desk, *, allow_remote: bool, http: Bound | None = None) -> None:
     from mcp.server.stdio import stdio_server
 
     server = protocol(desk, allow_remote=allow_remote)
+    # A client (or a service manager) ending the server: as Ctrl-C. Over HTTP, uvicorn
+    # stops serving first, then hands the signal on to this.
+    signal.signal(signal.SIGTERM, _ended)
     if http is not None:
         try:
             http.run(server)
@@ -155,7 +158,6 @@ def serve(desk: Desk, *, allow_remote: bool, http: Bound | None = None) -> None:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
-    signal.signal(signal.SIGTERM, _ended)  # a client ending the server: as Ctrl-C
     try:
         anyio.run(main)
         desk.close()
