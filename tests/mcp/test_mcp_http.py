@@ -63,11 +63,19 @@ async def _session_tools(url: str, headers: dict[str, str]) -> tuple[set[str], d
                 )
                 assert not started.is_error, started.content
                 debate_id = (started.structured_content or {})["id"]
+                told: list[float] = []
+
+                async def heard(progress: float, total: float | None, message: str | None) -> None:
+                    told.append(progress)
+
                 for _ in range(300):
-                    waited = await session.call_tool("wait_debate", {"id": debate_id, "seconds": 1})
+                    waited = await session.call_tool(
+                        "wait_debate", {"id": debate_id, "seconds": 1}, progress_callback=heard
+                    )
                     state = waited.structured_content or {}
                     if state.get("state") not in ("queued", "running"):
                         break
+                assert told, "no progress notification over HTTP"
                 return listed, state
 
 

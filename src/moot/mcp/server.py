@@ -28,7 +28,9 @@ INSTRUCTIONS = (
     "start_debate returns an id at once; call wait_debate with that id in a loop until its "
     "state is finished, stopped or failed; get_debate then gives the outcome, the document "
     "(brief, decision, verdict) and every speech. Debates are saved as `moot run` saves "
-    "them: list_debates finds them later, resume_debate goes on with an interrupted one."
+    "them: list_debates finds them later, resume_debate goes on with an interrupted one. "
+    "start_tournament ranks models as debaters, in the same way: wait_tournament in a loop, "
+    "then get_tournament."
 )
 PROGRESS_STEP = 1.0  # seconds between looks at a debate while wait_debate waits
 
