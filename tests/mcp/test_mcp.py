@@ -27,6 +27,9 @@ TOOLS = {
     "resume_debate",
     "list_models",
     "judge_debate",
+    "start_tournament",
+    "wait_tournament",
+    "get_tournament",
 }
 MOTION = "cities should ban cars"
 # What each format is asked in its test: a decision is a choice between named positions.
@@ -333,7 +336,7 @@ def test_the_docs_name_every_tool_and_option() -> None:
     assert {t.name for t in DECLARED} == TOOLS
     for name in TOOLS:
         assert f"### `{name}`" in page, name
-    for option in ("--parallel", "--allow-remote", "--pace"):
+    for option in ("--parallel", "--allow-remote", "--pace", "--http", "--port"):
         assert f"`{option}" in page
     for snippet in re.findall(r"```json\n(.*?)```", page, re.DOTALL):
         json.loads(snippet)  # every snippet a client is given is JSON as written

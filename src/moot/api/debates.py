@@ -38,7 +38,7 @@ from moot.inference.human import HumanConsole
 from moot.inference.protocol import ChatModel
 from moot.models import store
 from moot.prompts import LANGUAGES, resolve_language
-from moot.records.journal import running
+from moot.records.journal import running_elsewhere
 from moot.records.transcript import Record, Transcript, Turn
 from moot.words import words
 
@@ -226,7 +226,7 @@ class Debate:
         path = Path(folder).expanduser()
         if (path / "transcript.json").exists():
             raise UsageError(key="api.debates.holds_finished_debate", path=path)
-        if running(path):  # two processes must never write one journal
+        if running_elsewhere(path):  # two processes must never write one journal
             raise UsageError(key="records.journal.running", field="debate", folder=path)
         setup, records = resume_setup(path)
         setup.human = human

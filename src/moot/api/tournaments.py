@@ -18,7 +18,8 @@ from moot.formats import get_format
 if TYPE_CHECKING:
     from moot.tournaments.controls import ControlEvent, ControlFailed
     from moot.tournaments.report import Report
-    from moot.tournaments.run import DebateFailed, TournamentEvent
+    from moot.tournaments.run import DebateFailed, Tournament, TournamentEvent
+    from moot.tournaments.settings import BallotSettings
 
 
 @dataclass(frozen=True)
@@ -89,9 +90,9 @@ def tournament(
     from moot.tournaments.adaptive import check_executor, check_schedule
     from moot.tournaments.executors import judge_controls, make_executor
     from moot.tournaments.parallel import check_batch, check_parallel
-    from moot.tournaments.plan import check_counts, read_motions, word_motions
+    from moot.tournaments.plan import check_counts
     from moot.tournaments.report import report_of, write
-    from moot.tournaments.run import Tournament, new_tournament
+    from moot.tournaments.run import Tournament
 
     # Everything is checked before anything is written.
     if executor not in ("local", "ray"):
@@ -140,30 +141,23 @@ def tournament(
         check_executor(t.plan.schedule, executor, parallel)
         runner = make_executor(executor, ray_address, parallel, batch=batch)
     else:
-        check_schedule(schedule, budget, len(models))
-        folder = history.out_folder(out, name="out") if out is not None else None
-        chosen = debate_settings("-", format=format, lang=lang, run=run, **params)
-        fmt = get_format(format)
-        if isinstance(motions, str | Path):
-            worded = read_motions(Path(motions).expanduser(), fmt, chosen.lang, what="motions file")
-        else:
-            worded = word_motions(motions, fmt, chosen.lang)
         runner = make_executor(executor, ray_address, parallel, batch=batch)
-        t = new_tournament(
-            fmt,
+        t = plan_tournament(
             models,
-            worded,
-            given=chosen.params,
-            run=chosen.run,
-            seed=seed,
+            motions,
+            format=format,
             judges=judges,
+            lang=lang,
+            seed=seed,
             swaps=swaps,
             schedule=schedule,
             budget=budget,
             controls=controls,
             ballot=read,
+            out=out,
+            run=run,
             resolve=not (executor == "ray" and bool(ray_address)),
-            out=folder,
+            **params,
         )
     tell = _teller(on_event, t.plan.motions[0].language if progress else None)
     failed = t.run(runner, tell)
@@ -173,6 +167,61 @@ def tournament(
     report = report_of(t, samples=bootstrap)
     write(report, t.folder)
     return TournamentResult(report, t.folder, failed, failed_controls)
+
+
+def plan_tournament(
+    models: Sequence[str],
+    motions: Sequence[str] | str | Path,
+    *,
+    format: str = "oxford",
+    judges: Sequence[str] = (),
+    lang: str | None = None,
+    seed: int | None = None,
+    swaps: int = 1,
+    schedule: str = "round-robin",
+    budget: int | None = None,
+    controls: int | None = None,
+    ballot: BallotSettings | None = None,
+    out: str | Path | None = None,
+    run: RunSettings | Mapping[str, Any] | None = None,
+    resolve: bool = True,
+    **params: Any,
+) -> Tournament:
+    """A new tournament checked and planned, its folder created with nothing played yet:
+    `tournament(resume=t.folder)` plays it. What `tournament` checks of the models, motions,
+    format and settings is checked here; a mistake is a UsageError before anything is
+    written."""
+    from moot.tournaments.adaptive import check_schedule
+    from moot.tournaments.plan import read_motions, word_motions
+    from moot.tournaments.run import new_tournament
+
+    for name, refs in (("models", models), ("judges", judges)):
+        if isinstance(refs, str):
+            raise UsageError(key="api.tournaments.one_string", name=name, refs=refs)
+    check_schedule(schedule, budget, len(models))
+    folder = history.out_folder(out, name="out") if out is not None else None
+    chosen = debate_settings("-", format=format, lang=lang, run=run, **params)
+    fmt = get_format(format)
+    if isinstance(motions, str | Path):
+        worded = read_motions(Path(motions).expanduser(), fmt, chosen.lang, what="motions file")
+    else:
+        worded = word_motions(motions, fmt, chosen.lang)
+    return new_tournament(
+        fmt,
+        models,
+        worded,
+        given=chosen.params,
+        run=chosen.run,
+        seed=seed,
+        judges=judges,
+        swaps=swaps,
+        schedule=schedule,
+        budget=budget,
+        controls=controls,
+        ballot=ballot,
+        resolve=resolve,
+        out=folder,
+    )
 
 
 def _teller(

@@ -1,5 +1,6 @@
-"""The debates an MCP server runs: each in a worker thread of the server's process, saved
-where `moot run` saves one, at most PARALLEL at once and never two on the same model."""
+"""The debates and tournaments an MCP server runs: each in a worker thread of the server's
+process, saved where `moot run` and `moot tournament` save theirs, at most PARALLEL at once
+and never two on the same model."""
 
 from __future__ import annotations
 
@@ -7,15 +8,17 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from moot import history
 from moot.api import Debate
 from moot.api.debates import DebateStopped, ModelSource
 from moot.debates.runner import DebateRun as Runner
 from moot.debates.settings import DebateSetup
-from moot.errors import MootError
+from moot.errors import MootError, UsageError
 from moot.events import Event, TurnFinished, TurnStarted
+from moot.mcp import locks
+from moot.records.journal import Held
 from moot.web.runs import PacedEchoes
 from moot.words import words
 
@@ -23,27 +26,92 @@ OVER = ("finished", "stopped", "failed")
 SPEECH_LIMIT = 4000  # characters of the last speech a state carries; the rest is in get_debate
 
 
-@dataclass
-class Run:
-    """One debate of this server: where it stands, what it said last, how it ended."""
+W = TypeVar("W", bound="Work")
+Update = Callable[[Callable[[], None]], None]  # a change made under the desk's lock
 
-    id: str  # its saved folder's name: the id `moot history` lists
-    setup: DebateSetup
-    debate: Debate
-    holds: frozenset[str]  # the models it loads: no other debate loads them meanwhile
-    claim: history.Claim | None  # the folder claimed for it (None: resumed in its own)
+
+@dataclass(kw_only=True)
+class Work:
+    """What the desk runs, a debate or a tournament: where it stands, how it ended."""
+
+    id: str  # its saved folder's name
+    holds: frozenset[str]  # the models it loads: no other work loads them meanwhile
     state: str = "queued"  # queued → running → finished | stopped | failed
-    turns: int = 0  # finished turns, replayed ones included
-    speaking: dict[str, Any] | None = None  # the turn under way: its role and step
-    last: dict[str, Any] | None = None  # the last finished turn: role, step, text
-    error: dict[str, str] | None = None  # a failed debate's message and hint
-    stop_reason: str | None = None
+    error: dict[str, str] | None = None  # a failed one's message and hint
     started: float = field(default_factory=time.time)
     changes: int = 0  # how often it changed: a waiter wakes when this moves
+    lock: Held | None = None  # its journal's hold (locks.hold) while it is queued or runs
 
     @property
     def over(self) -> bool:
         return self.state in OVER
+
+    @property
+    def language(self) -> str:
+        return "en"
+
+    def play(self, update: Update) -> None:
+        """Run to the end (DebateStopped: stopped), each change made through UPDATE."""
+        raise NotImplementedError
+
+    def halt(self) -> None:
+        """Stop a running one at its next event."""
+
+    def give_back(self) -> None:
+        """It ended without finishing: what was claimed for it and holds nothing is freed."""
+
+    def done(self) -> float:
+        """How far it has gone, for a progress notification."""
+        return 0.0
+
+    def total(self) -> float | None:
+        """How far it will go, where that is known."""
+        return None
+
+    def said(self) -> str:
+        """One line on where it stands, for a progress notification."""
+        return self.state
+
+    def view(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+@dataclass(kw_only=True)
+class Run(Work):
+    """One debate of this server: where it stands, what it said last, how it ended."""
+
+    setup: DebateSetup
+    debate: Debate
+    claim: history.Claim | None  # the folder claimed for it (None: resumed in its own)
+    turns: int = 0  # finished turns, replayed ones included
+    speaking: dict[str, Any] | None = None  # the turn under way: its role and step
+    last: dict[str, Any] | None = None  # the last finished turn: role, step, text
+    stop_reason: str | None = None
+
+    @property
+    def language(self) -> str:
+        return self.setup.language
+
+    def play(self, update: Update) -> None:
+        result = self.debate.run(on_event=self._listener(update))
+        self.stop_reason = result.stop_reason
+
+    def halt(self) -> None:
+        self.debate.stop()
+
+    def give_back(self) -> None:
+        if self.claim is not None:
+            self.claim.release()  # a debate that wrote nothing leaves nothing behind
+
+    def done(self) -> float:
+        return self.turns + (0.5 if self.speaking else 0.0)
+
+    def said(self) -> str:
+        if self.speaking:
+            return f"turn {self.turns + 1}: {self.speaking['label'] or self.speaking['role']}"
+        if self.last:
+            return f"{self.turns} turns: {self.last['label'] or self.last['role']} spoke"
+        return self.state
 
     def view(self) -> dict[str, Any]:
         """Where the debate stands, as a tool reports it."""
@@ -62,6 +130,30 @@ class Run:
             "folder": str(self.setup.out_dir) if self.setup.out_dir else None,
         }
 
+    def _listener(self, update: Update) -> Callable[[Event], None]:
+        def heard(event: Event) -> None:
+            if isinstance(event, TurnStarted):
+                speaking = {"role": event.role, "step": event.step, "label": event.label}
+                update(lambda: setattr(self, "speaking", speaking))
+            elif isinstance(event, TurnFinished):
+                turn = event.turn
+                last = {
+                    "index": turn.index,
+                    "role": turn.role,
+                    "step": turn.step,
+                    "label": event.label,
+                    "model": turn.model,
+                    "text": turn.text[:SPEECH_LIMIT],
+                }
+
+                def finished() -> None:
+                    self.turns += 1
+                    self.speaking, self.last = None, last
+
+                update(finished)
+
+        return heard
+
 
 def holds_of(setup: DebateSetup) -> frozenset[str]:
     """The models a debate loads (none in a dry run: its scripted models are its own)."""
@@ -77,9 +169,9 @@ class Desk:
     def __init__(self, *, parallel: int = 1, pace: float = 0.0) -> None:
         self.parallel, self.pace = parallel, pace
         self._lock = threading.Condition()
-        self._runs: dict[str, Run] = {}
-        self._queue: list[Run] = []
-        self._running: list[Run] = []
+        self._runs: dict[str, Work] = {}
+        self._queue: list[Work] = []
+        self._running: list[Work] = []
 
     # -- asking ---------------------------------------------------------------------------
 
@@ -88,30 +180,48 @@ class Desk:
         claim = history.claim(None, motion=setup.asked)  # named as `moot run` names it
         setup.out_dir = claim.path
         debate = Debate.from_setup(setup, save=True, pool=self._models(setup))
-        return self._queued(Run(claim.path.name, setup, debate, holds_of(setup), claim))
+        run = Run(
+            id=claim.path.name, setup=setup, debate=debate, holds=holds_of(setup), claim=claim
+        )
+        run.lock = locks.hold(claim.path / history.JOURNAL)  # made by the claim: none else
+        return self._queued(run)
 
     def resume(self, saved: history.SavedDebate, *, check: Callable[[DebateSetup], None]) -> Run:
         """The interrupted debate SAVED, going on from its journal (`moot resume`), once
-        CHECK has let its setup through."""
-        debate = Debate.resume(saved.path)
-        check(debate.setup)
+        CHECK has let its setup through; refused while another server runs it."""
+        lock = locks.hold(saved.path / history.JOURNAL)
+        if lock is None:
+            raise UsageError(key="mcp.desk.running_elsewhere", id=saved.id)
+        try:
+            debate = Debate.resume(saved.path)
+            check(debate.setup)
+        except BaseException:
+            locks.release(lock)
+            raise
         debate.pool = self._models(debate.setup)
-        return self._queued(Run(saved.id, debate.setup, debate, holds_of(debate.setup), None))
+        holds = holds_of(debate.setup)
+        run = Run(id=saved.id, setup=debate.setup, debate=debate, holds=holds, claim=None)
+        run.lock = lock
+        return self._queued(run)
 
-    def get(self, run_id: str) -> Run | None:
+    def add(self, work: Work) -> Work:
+        """Queue WORK (a tournament planned in its folder); it runs when its turn comes."""
+        return self._queued(work)
+
+    def get(self, run_id: str) -> Work | None:
         with self._lock:
             return self._runs.get(run_id)
 
-    def live(self, run_id: str) -> Run | None:
-        """The debate RUN_ID if it is queued or running here."""
+    def live(self, run_id: str) -> Work | None:
+        """The work RUN_ID if it is queued or running here."""
         run = self.get(run_id)
         return run if run is not None and not run.over else None
 
-    def runs(self) -> list[Run]:
+    def runs(self) -> list[Work]:
         with self._lock:
             return list(self._runs.values())
 
-    def stop(self, run: Run) -> None:
+    def stop(self, run: Work) -> None:
         """Take a queued debate off the queue (its folder given back), or stop a running one
         at its next event (its finished turns stay in its journal)."""
         with self._lock:
@@ -121,13 +231,12 @@ class Desk:
                 run.state = "stopped"
                 self._changed(run)
         if queued:
-            if run.claim is not None:
-                run.claim.release()
+            self._let_go(run)
             self._dispatch()
         else:
-            run.debate.stop()
+            run.halt()
 
-    def wait(self, run: Run, seconds: float, *, seen: int) -> int:
+    def wait(self, run: Work, seconds: float, *, seen: int) -> int:
         """Block until RUN has changed since SEEN (its `changes` then), it is over, or
         SECONDS pass; its `changes` now."""
         deadline = time.monotonic() + seconds
@@ -158,8 +267,7 @@ class Desk:
                 run.state = "stopped"
                 self._changed(run)
         for run in queued:
-            if run.claim is not None:
-                run.claim.release()
+            self._let_go(run)
 
     # -- running --------------------------------------------------------------------------
 
@@ -168,14 +276,14 @@ class Desk:
         own."""
         return PacedEchoes(self.pace) if setup.run.dry_run and self.pace > 0 else None
 
-    def _queued(self, run: Run) -> Run:
+    def _queued(self, run: W) -> W:
         with self._lock:
             self._runs[run.id] = run
             self._queue.append(run)
         self._dispatch()
         return run
 
-    def _changed(self, run: Run) -> None:
+    def _changed(self, run: Work) -> None:
         """RUN changed (the lock held): wake whoever waits on it."""
         run.changes += 1
         self._lock.notify_all()
@@ -199,11 +307,26 @@ class Desk:
             name = f"moot-mcp-{run.id[:24]}"
             threading.Thread(target=self._run, args=(run,), name=name, daemon=True).start()
 
-    def _run(self, run: Run) -> None:
+    def _update(self, run: Work) -> Update:
+        def update(change: Callable[[], None]) -> None:
+            with self._lock:
+                change()
+                self._changed(run)
+
+        return update
+
+    def _let_go(self, run: Work, *, finished: bool = False) -> None:
+        """RUN has ended: its journal's lock let go, and unless it FINISHED what was claimed
+        for it and holds nothing."""
+        locks.release(run.lock)
+        run.lock = None
+        if not finished:
+            run.give_back()
+
+    def _run(self, run: Work) -> None:
         state, error = "finished", None  # type: tuple[str, MootError | None]
         try:
-            result = run.debate.run(on_event=self._listener(run))
-            run.stop_reason = result.stop_reason
+            run.play(self._update(run))
         except DebateStopped:
             state = "stopped"
         except MootError as exc:
@@ -212,35 +335,13 @@ class Desk:
             state = "failed"
             error = MootError(key="mcp.desk.unexpected", kind=type(exc).__name__, why=str(exc))
         finally:
-            if state != "finished" and run.claim is not None:
-                run.claim.release()  # a debate that wrote nothing leaves nothing behind
+            self._let_go(run, finished=state == "finished")
             with self._lock:
-                run.state, run.speaking = state, None
+                run.state = state
+                if isinstance(run, Run):
+                    run.speaking = None
                 if error is not None:
-                    run.error = words(run.setup.language).error(error)
+                    run.error = words(run.language).error(error)
                 self._running.remove(run)
                 self._changed(run)
             self._dispatch()
-
-    def _listener(self, run: Run) -> Callable[[Event], None]:
-        def heard(event: Event) -> None:
-            if isinstance(event, TurnStarted):
-                with self._lock:
-                    run.speaking = {"role": event.role, "step": event.step, "label": event.label}
-                    self._changed(run)
-            elif isinstance(event, TurnFinished):
-                turn = event.turn
-                with self._lock:
-                    run.turns += 1
-                    run.speaking = None
-                    run.last = {
-                        "index": turn.index,
-                        "role": turn.role,
-                        "step": turn.step,
-                        "label": event.label,
-                        "model": turn.model,
-                        "text": turn.text[:SPEECH_LIMIT],
-                    }
-                    self._changed(run)
-
-        return heard

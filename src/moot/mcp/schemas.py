@@ -1,6 +1,7 @@
 """The tools' input schemas, made from moot's own declarations: the settings of a debate
-(`DebateSettings`, `RunSettings`) and every format's parameters (`formats.parameters()`),
-so a parameter a format declares reaches the tools with no change here."""
+(`DebateSettings`, `RunSettings`), of a tournament (`TournamentSettings`) and every
+format's parameters (`formats.parameters()`), so a parameter or a setting declared there
+reaches the tools with no change here."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ from typing import Any
 from moot.config import MAX_PARALLEL, RunSettings
 from moot.debates.settings import DebateSettings
 from moot.formats import NAMES, SharedParameter, get_format, parameters
+from moot.tournaments.judge import SIDES
+from moot.tournaments.plan import MAX_MODELS, MAX_MOTION_CHARS, MAX_MOTIONS, MAX_REF_CHARS
+from moot.tournaments.settings import TournamentSettings, help_of, keyword_of
 
 # What pydantic's schema carries that a tool's caller has no use for: the page's and the
 # command line's own words about a field.
-_FRONT_END = ("page", "option", "metavar", "label", "title", "default")
+_FRONT_END = ("page", "option", "keyword", "metavar", "label", "title", "default")
 # The run settings a tool takes, with what each does (RunSettings says it in comments).
 RUN_FIELDS = {
     "max_tokens": "cap on tokens per speech (shorter, faster debates)",
@@ -24,6 +28,8 @@ RUN_FIELDS = {
     "one_model_at_a_time": "load each model for its turns and unload it after",
     "dry_run": "scripted models: checks the set-up and the prompts, loads no model",
 }
+# The run settings `moot tournament` takes: each debate of it runs with them.
+TOURNAMENT_RUN = ("max_tokens", "n_ctx", "gpu_layers", "call_timeout_s", "dry_run")
 MAX_WAIT = 600.0  # seconds one wait_debate call may wait
 DEBATE_ID = {
     "type": "string",
@@ -47,19 +53,20 @@ def _plain(spec: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
-def _parameter(shared: SharedParameter) -> dict[str, Any]:
-    """One format parameter: its type as its first format declares it, its range where
-    every format that declares it agrees (else each format refuses what is out of its own),
-    and its help after the names of the formats that take it."""
+def _parameter(shared: SharedParameter, among: tuple[str, ...] = NAMES) -> dict[str, Any]:
+    """One format parameter: its type as its first format (of AMONG) declares it, its range
+    where every format that declares it agrees (else each format refuses what is out of its
+    own), and its help after the names of the formats that take it."""
+    formats = [fmt for fmt, _ in shared.declared if fmt in among]
     specs = [
         _plain(get_format(fmt).options.model_json_schema()["properties"][shared.name])
-        for fmt, _ in shared.declared
+        for fmt in formats
     ]
     spec = dict(specs[0])
     for key in ("minimum", "maximum", "maxItems", "enum"):
         if any(s.get(key) != spec.get(key) for s in specs[1:]):
             spec.pop(key, None)
-    spec["description"] = f"{shared.help()} (formats: {', '.join(shared.formats)})"
+    spec["description"] = f"{shared.help()} (formats: {', '.join(formats)})"
     return spec
 
 
@@ -178,3 +185,66 @@ def judge_debate() -> dict[str, Any]:
         },
         required=["id", "judges"],
     )
+
+
+def start_tournament() -> dict[str, Any]:
+    """`start_tournament`'s input: the models, the motions, the tournament's settings as
+    they are declared once (`TournamentSettings`, by their keywords in `moot.tournament`),
+    the run settings `moot tournament` takes, and the two-sided formats' parameters."""
+    declared = TournamentSettings.model_json_schema()["properties"]
+    run = RunSettings.model_json_schema()["properties"]
+    ref = {"type": "string", "minLength": 1, "maxLength": MAX_REF_CHARS}
+    props: dict[str, Any] = {
+        "models": {
+            "type": "array",
+            "items": ref,
+            "minItems": 2,
+            "maxItems": MAX_MODELS,
+            "description": "the models to rank (as start_debate's model)",
+        },
+        "motions": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1, "maxLength": MAX_MOTION_CHARS},
+            "minItems": 1,
+            "maxItems": MAX_MOTIONS,
+            "description": "the motions every pair of models debates (English or Chinese)",
+        },
+        "format": {
+            "type": "string",
+            "enum": list(SIDES),
+            "description": "the format of its debates: a two-sided one",
+        },
+        "lang": {
+            **_plain(DebateSettings.model_json_schema()["properties"]["lang"]),
+            "description": "auto (by the motions), en or zh",
+        },
+    }
+    for name in TournamentSettings.model_fields:
+        props[keyword_of(name)] = {**_plain(declared[name]), "description": help_of(name)}
+    for name in TOURNAMENT_RUN:
+        props[name] = {**_plain(run[name]), "description": RUN_FIELDS[name]}
+    for name, shared in parameters().items():
+        if set(shared.formats) & set(SIDES):
+            props[name] = _parameter(shared, tuple(SIDES))
+    return _object(props, required=["models", "motions"])
+
+
+TOURNAMENT_ID = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 300,
+    "description": "a tournament: the id start_tournament gave, a unique prefix, or `last`",
+}
+
+
+def wait_tournament() -> dict[str, Any]:
+    schema = wait_debate()
+    schema["properties"]["id"] = {**TOURNAMENT_ID}
+    schema["properties"]["seconds"]["description"] = (
+        "the longest this call waits for the tournament to end (default 20)"
+    )
+    return schema
+
+
+def get_tournament() -> dict[str, Any]:
+    return _object({"id": TOURNAMENT_ID}, required=["id"])

@@ -10,22 +10,27 @@ import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from moot._version import __version__
 from moot.errors import MootError
 from moot.mcp import schemas
 from moot.mcp.arguments import Args
-from moot.mcp.desk import Desk, Run
+from moot.mcp.desk import Desk, Work
 from moot.mcp.tools import URI, Tools, language_of
 from moot.words import words
+
+if TYPE_CHECKING:
+    from moot.mcp.http import Bound
 
 INSTRUCTIONS = (
     "moot runs structured debates between local language models on this machine. "
     "start_debate returns an id at once; call wait_debate with that id in a loop until its "
     "state is finished, stopped or failed; get_debate then gives the outcome, the document "
     "(brief, decision, verdict) and every speech. Debates are saved as `moot run` saves "
-    "them: list_debates finds them later, resume_debate goes on with an interrupted one."
+    "them: list_debates finds them later, resume_debate goes on with an interrupted one. "
+    "start_tournament ranks models as debaters, in the same way: wait_tournament in a loop, "
+    "then get_tournament."
 )
 PROGRESS_STEP = 1.0  # seconds between looks at a debate while wait_debate waits
 
@@ -89,6 +94,27 @@ TOOLS = (
         "Returns each judge's agreement with the original judge.",
         schemas.judge_debate,
     ),
+    Tool(
+        "start_tournament",
+        "Rank models as debaters: every pair debates every motion twice, sides swapped, "
+        "judges who took no part decide each debate, and the models are rated "
+        "(Bradley-Terry). Returns its id at once while it runs here. dry_run: scripted "
+        "models, nothing loads.",
+        schemas.start_tournament,
+    ),
+    Tool(
+        "wait_tournament",
+        "Wait up to `seconds` for a tournament to end; returns its state, the debates "
+        "decided so far, those under way and, once finished, the ranking. Call it again "
+        "while the state is queued or running.",
+        schemas.wait_tournament,
+    ),
+    Tool(
+        "get_tournament",
+        "A tournament: each debate's winner so far and, once finished, the ratings report; "
+        "the ranking as a Markdown table.",
+        schemas.get_tournament,
+    ),
 )
 
 
@@ -112,13 +138,40 @@ def refusal_text(shown: dict[str, str], language: str) -> str:
     return "\n".join(lines)
 
 
-def serve(desk: Desk, *, allow_remote: bool) -> None:
-    """Serve the tools on standard input and output until the client closes them; then
-    wait for the debates started here to end (they outlive the client)."""
+def serve(desk: Desk, *, allow_remote: bool, http: Bound | None = None) -> None:
+    """Serve the tools on standard input and output until the client closes them, then
+    wait for the debates started here to end (they outlive the client); or, given HTTP (a
+    loopback socket and its token), over streamable HTTP until Ctrl-C."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    server = protocol(desk, allow_remote=allow_remote)
+    # A client (or a service manager) ending the server: as Ctrl-C. Over HTTP, uvicorn
+    # stops serving first, then hands the signal on to this.
+    signal.signal(signal.SIGTERM, _ended)
+    if http is not None:
+        try:
+            http.run(server)
+        finally:
+            desk.abandon()
+        return
+
+    async def main() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    try:
+        anyio.run(main)
+        desk.close()
+    finally:
+        desk.abandon()
+
+
+def protocol(desk: Desk, *, allow_remote: bool) -> Any:
+    """The MCP server of DESK's tools and resources, over whichever transport."""
     import anyio
     import mcp_types as types
     from mcp.server.lowlevel import Server
-    from mcp.server.stdio import stdio_server
 
     tools = Tools(desk, allow_remote=allow_remote)
     listed = [
@@ -131,10 +184,11 @@ def serve(desk: Desk, *, allow_remote: bool) -> None:
 
     async def call_tool(ctx: Any, params: Any) -> types.CallToolResult:
         args: Args = params.arguments or {}
-        language = language_of(args) if params.name == "start_debate" else "en"
+        language = language_of(args) if params.name.startswith("start_") else "en"
         try:
-            if params.name == "wait_debate":
-                text, data = await _wait(tools, args, ctx.session.report_progress)
+            if params.name in ("wait_debate", "wait_tournament"):
+                find = tools.run_of if params.name == "wait_debate" else tools.ranking_of
+                text, data = await _wait(tools, args, ctx.session.report_progress, find)
             else:
                 text, data = await anyio.to_thread.run_sync(_call, tools, params.name, args)
         except MootError as exc:
@@ -200,17 +254,7 @@ def serve(desk: Desk, *, allow_remote: bool) -> None:
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
     )
-
-    async def main() -> None:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
-
-    signal.signal(signal.SIGTERM, _ended)  # a client ending the server: as Ctrl-C
-    try:
-        anyio.run(main)
-        desk.close()
-    finally:
-        desk.abandon()
+    return server
 
 
 def _ended(signum: int, frame: object) -> None:
@@ -223,6 +267,8 @@ def _call(tools: Tools, name: str, args: Args) -> tuple[str, dict[str, Any]]:
 
     if name == "get_debate":
         return tools.get_debate(args)
+    if name == "get_tournament":
+        return tools.get_tournament(args)
     work = {
         "start_debate": tools.start_debate,
         "stop_debate": tools.stop_debate,
@@ -230,6 +276,7 @@ def _call(tools: Tools, name: str, args: Args) -> tuple[str, dict[str, Any]]:
         "list_debates": tools.list_debates,
         "list_models": tools.list_models,
         "judge_debate": tools.judge_debate,
+        "start_tournament": tools.start_tournament,
     }.get(name)
     if work is None:
         known = ", ".join(t.name for t in TOOLS)
@@ -239,14 +286,14 @@ def _call(tools: Tools, name: str, args: Args) -> tuple[str, dict[str, Any]]:
 
 
 async def _wait(
-    tools: Tools, args: Args, progress: Callable[..., Any]
+    tools: Tools, args: Args, progress: Callable[..., Any], find: Callable[[Args], Work]
 ) -> tuple[str, dict[str, Any]]:
-    """wait_debate: look at the debate every PROGRESS_STEP seconds until it is over or the
-    time is up, telling the client each turn as it starts and ends."""
+    """wait_debate, wait_tournament: look at the work FIND names every PROGRESS_STEP seconds
+    until it is over or the time is up, telling the client each step as it starts and ends."""
     import anyio
 
     seconds = tools.wait_seconds(args)
-    run: Run = await anyio.to_thread.run_sync(tools.run_of, args)
+    run: Work = await anyio.to_thread.run_sync(find, args)
     deadline = time.monotonic() + seconds
     seen, sent = run.changes, -1.0
     while not run.over:
@@ -257,18 +304,9 @@ async def _wait(
         now = await anyio.to_thread.run_sync(look)
         if now != seen:
             seen = now
-            done = run.turns + (0.5 if run.speaking else 0.0)
+            done = run.done()
             if done > sent:
                 sent = done
-                await progress(done, None, _said(run))
+                await progress(done, run.total(), run.said())
     data = run.view()
     return json.dumps(data, ensure_ascii=False, indent=1), data
-
-
-def _said(run: Run) -> str:
-    """One line on where RUN stands, for a progress notification."""
-    if run.speaking:
-        return f"turn {run.turns + 1}: {run.speaking['label'] or run.speaking['role']}"
-    if run.last:
-        return f"{run.turns} turns: {run.last['label'] or run.last['role']} spoke"
-    return run.state

@@ -24,8 +24,9 @@ from moot.errors import UsageError
 from moot.formats import get_format
 from moot.inference.human import is_human_ref
 from moot.inference.remote import is_remote_ref
+from moot.mcp import locks
 from moot.mcp.arguments import Args, flag, number, text, texts
-from moot.mcp.desk import Desk, Run
+from moot.mcp.desk import Desk, Run, Work
 from moot.mcp.schemas import MAX_WAIT, RUN_FIELDS
 from moot.prompts import LANGUAGES, resolve_language
 from moot.records import files
@@ -97,14 +98,19 @@ class Tools:
 
     # -- following ------------------------------------------------------------------------
 
+    def debate(self, ref: str) -> Run | None:
+        """The debate of this server whose id is REF, if any."""
+        found = self.desk.get(ref)
+        return found if isinstance(found, Run) else None
+
     def run_of(self, args: Args) -> Run:
         """The debate of this server ARGS name by its id (or a prefix, or `last`)."""
         ref = text(args, "id", "")
-        found = self.desk.get(ref)
+        found = self.debate(ref)
         if found is not None:
             return found
         saved = history.find(ref, readable=False)
-        found = self.desk.get(saved.id)
+        found = self.debate(saved.id)
         if found is None:
             raise UsageError(key="mcp.tools.not_started_here", id=saved.id)
         return found
@@ -123,15 +129,39 @@ class Tools:
         run = self.desk.resume(saved, check=self.check_seats)
         return run.view()
 
+    # -- tournaments ----------------------------------------------------------------------
+
+    def start_tournament(self, args: Args) -> dict[str, Any]:
+        from moot.mcp import ranking
+
+        return self.desk.add(ranking.start(args, allow_remote=self.allow_remote)).view()
+
+    def ranking_of(self, args: Args) -> Work:
+        """The tournament of this server ARGS name by its id (or a prefix, or `last`)."""
+        from moot.mcp import ranking
+
+        folder = ranking.find(text(args, "id", ""))
+        found = self.desk.get(folder.name)
+        if not isinstance(found, ranking.Ranking):
+            raise UsageError(key="mcp.ranking.not_started_here", id=folder.name)
+        return found
+
+    def get_tournament(self, args: Args) -> tuple[str, dict[str, Any]]:
+        from moot.mcp import ranking
+
+        ref = text(args, "id", "")
+        here = self.desk.get(ref) or self.desk.get(ranking.find(ref).name)
+        return ranking.read(ref, here if isinstance(here, ranking.Ranking) else None)
+
     # -- reading --------------------------------------------------------------------------
 
     def get_debate(self, args: Args) -> tuple[str, dict[str, Any]]:
         """The debate's state, outcome and document, and its speeches as Markdown: the
         Markdown to read, and the whole as data."""
         ref = text(args, "id", "")
-        run = self.desk.get(ref)
+        run = self.debate(ref)
         saved = history.find(run.id if run is not None else ref)
-        run = run or self.desk.get(saved.id)
+        run = run or self.debate(saved.id)
         document = history.document(saved)
         speeches = history.full_markdown(saved) if flag(args, "speeches", True) else None
         got: dict[str, Any] = {
@@ -150,7 +180,7 @@ class Tools:
         limit = number(args, "limit", LISTED, low=1, high=1000)
         saved = history.list_debates(elsewhere=True)[-limit:]
         # The most recent first; one queued here is listed as this server knows it.
-        return {"debates": [_row(d, self.desk.get(d.id)) for d in reversed(saved)]}
+        return {"debates": [_row(d, self.debate(d.id)) for d in reversed(saved)]}
 
     def list_models(self, args: Args) -> dict[str, Any]:
         from moot.models import listing
@@ -242,12 +272,15 @@ def _row(saved: history.SavedDebate, run: Run | None) -> dict[str, Any]:
     """A saved debate as the tools list it; one this server runs, as it stands here (a
     queued one's folder holds nothing yet)."""
     if run is None:
+        state = saved.status
+        if state == "interrupted" and locks.held_elsewhere(saved.path / history.JOURNAL):
+            state = "running elsewhere"  # another `moot mcp` runs it now
         return {
             "id": saved.id,
             "format": saved.format,
             "motion": saved.motion,
             "turns": saved.turns,
-            "state": saved.status,
+            "state": state,
         }
     return {
         "id": saved.id,
@@ -270,9 +303,11 @@ def _outcome(saved: history.SavedDebate) -> dict[str, Any] | None:
 
 
 def language_of(args: Args) -> str:
-    """The language a tool's error is said in: the debate's it asks for (its language, else
-    its motion's), else English."""
-    lang, motion = args.get("lang"), args.get("motion")
+    """The language a tool's error is said in: the debate's or tournament's it asks for (its
+    language, else its (first) motion's), else English."""
+    lang, motion, motions = args.get("lang"), args.get("motion"), args.get("motions")
+    if motion is None and isinstance(motions, list) and motions:  # a tournament's first
+        motion = motions[0]
     if not isinstance(motion, str) or not motion.strip():
         return "en"
     return resolve_language(lang if lang in LANGUAGES else "auto", motion)

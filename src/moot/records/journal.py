@@ -7,6 +7,7 @@ import json
 import os
 import re
 import stat
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -71,46 +72,85 @@ _TRIES = 20  # a reader's brief shared hold (`running`) is waited out, 50 ms at 
 
 
 class Held:
-    """A running debate's hold on its folder: an exclusive `flock` on its journal, kept
-    until `release` or until the process ends, when the system drops it, so that a debate
-    killed mid-run reads as interrupted at once and resumes."""
+    """A hold on a file (a running debate's on its journal): an exclusive `flock`, kept until
+    every holder in this process has let it go, or until the process ends, when the system
+    drops it, so that a debate killed mid-run reads as interrupted at once and resumes.
+    Within one process a hold is shared: a server that holds a debate it has queued can run
+    it, and the run's own hold joins the server's."""
 
-    def __init__(self, fd: int | None) -> None:
-        self._fd = fd
+    def __init__(self, key: str | None) -> None:
+        self._key = key
 
     def release(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)  # closing the file gives the lock back
-            self._fd = None
+        if self._key is None:
+            return
+        with _HERE_LOCK:
+            entry = _HERE[self._key]
+            entry[1] -= 1
+            if entry[1] == 0:
+                os.close(entry[0])  # closing the file gives the lock back
+                del _HERE[self._key]
+        self._key = None
+
+
+# The files this process holds, by their real path: [the locked descriptor, its holders].
+_HERE: dict[str, list[int]] = {}
+_HERE_LOCK = threading.Lock()
+
+
+def hold_file(path: Path, *, tries: int = _TRIES) -> Held | None:
+    """An exclusive hold on PATH for this process (joined if it holds it already); None
+    while another process holds it. A system without `flock` (Windows), or a file moot
+    cannot open, holds nothing (opening it to write says why)."""
+    key = os.path.realpath(path)
+    with _HERE_LOCK:
+        if key in _HERE:
+            _HERE[key][1] += 1
+            return Held(key)
+    if fcntl is None:
+        return Held(None)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return Held(None)
+    for attempt in range(tries):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if attempt < tries - 1:
+                time.sleep(0.05)
+            continue
+        with _HERE_LOCK:
+            _HERE[key] = [fd, 1]
+        return Held(key)
+    os.close(fd)
+    return None
 
 
 def hold(folder: Path) -> Held:
     """Hold the debate in FOLDER for this process while it runs; refused (a UsageError)
-    while another holds it. A system without `flock` (Windows) holds nothing."""
-    if fcntl is None:
-        return Held(None)
-    try:
-        fd = os.open(folder / JOURNAL_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:  # a journal moot cannot open: opening it to write says why
-        return Held(None)
-    for attempt in range(_TRIES):
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return Held(fd)
-        except BlockingIOError:
-            if attempt < _TRIES - 1:
-                time.sleep(0.05)
-    os.close(fd)
-    raise UsageError(key="records.journal.running", field="debate", folder=folder)
+    while another process holds it."""
+    held = hold_file(folder / JOURNAL_FILE)
+    if held is None:
+        raise UsageError(key="records.journal.running", field="debate", folder=folder)
+    return held
 
 
-def running(folder: Path) -> bool:
-    """Whether a process holds the debate in FOLDER now (`hold`): it is running, and no
-    other may resume it. Never on a system without `flock`."""
+def held_here(path: Path) -> bool:
+    """Whether this process holds PATH (`hold_file`)."""
+    with _HERE_LOCK:
+        return os.path.realpath(path) in _HERE
+
+
+def locked(path: Path) -> bool:
+    """Whether a process, this one included, holds PATH now. Never on a system without
+    `flock`."""
+    if held_here(path):
+        return True
     if fcntl is None:
         return False
     try:
-        fd = os.open(folder / JOURNAL_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return False
     try:
@@ -124,6 +164,16 @@ def running(folder: Path) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+def running(folder: Path) -> bool:
+    """Whether a process holds the debate in FOLDER now (`hold`): it is running."""
+    return locked(folder / JOURNAL_FILE)
+
+
+def running_elsewhere(folder: Path) -> bool:
+    """Whether another process holds the debate in FOLDER now: none other may resume it."""
+    return not held_here(folder / JOURNAL_FILE) and running(folder)
 
 
 def _mend_torn_end(fd: int) -> None:
