@@ -273,8 +273,10 @@ def _row(saved: history.SavedDebate, run: Run | None) -> dict[str, Any]:
     queued one's folder holds nothing yet)."""
     if run is None:
         state = saved.status
-        if state == "interrupted" and locks.held_elsewhere(saved.path / history.JOURNAL):
-            state = "running elsewhere"  # another `moot mcp` runs it now
+        if state == "running" or (
+            state == "interrupted" and locks.held_elsewhere(saved.path / history.JOURNAL)
+        ):
+            state = "running elsewhere"  # another process (a `moot mcp`, `moot run`) runs it
         return {
             "id": saved.id,
             "format": saved.format,
