@@ -35,7 +35,10 @@ def english(key: str, values: Mapping[str, object]) -> tuple[str, str]:
     found = entry(_english(), key)
     if found is None:
         raise KeyError(f"no error {key!r} in the English words")
-    return found["message"].format(**values), found.get("hint", "").format(**values)
+    # An error given as a value is said by its message, as another language says it
+    # (`moot.words.Words`): its hint is the outer error's business, not a part of its words.
+    filled = {k: v.message if isinstance(v, MootError) else v for k, v in values.items()}
+    return found["message"].format(**filled), found.get("hint", "").format(**filled)
 
 
 class Phrase:

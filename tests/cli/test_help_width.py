@@ -174,10 +174,12 @@ DIFFER = {
     "--yes": "run accepts proposals, rm deletes",
     "--n-ctx": "models info sizes a cache for one model",
     "--pace": "serve's default differs from mcp's",
+    "--port": "mcp serves on a port only with --http",
     "--controls": "tournament may have none; calibrate has its own default",
     "--format": "run takes every format; tournament and calibrate the two-sided ones",
     "--rounds": "as --format: the formats each command takes",
     "--evidence": "as --format: the formats each command takes",
+    "--keep-sources": "as --format: the formats each command takes",
     "--motions": "calibrate needs two",
     "ref": "a saved debate, or a model",
 }

@@ -17,6 +17,7 @@ from moot.api import Debate
 from moot.cli.confirm import confirm
 from moot.cli.history import Saved, Transcript
 from moot.cli.options import (
+    AsJson,
     CallTimeout,
     DryRun,
     FormatName,
@@ -151,14 +152,7 @@ def run(
         ),
     ] = False,
     dry_run: DryRun = False,
-    as_json: Annotated[
-        bool,
-        typer.Option(
-            "--json",
-            help="Print the result as one JSON object (the transcript, where it is saved, "
-            "the llama.cpp build the models ran on); the debate's progress goes to stderr.",
-        ),
-    ] = False,
+    as_json: AsJson = False,
     **params: Any,
 ) -> None:
     """Run a debate on MOTION and print its result. `--role ROLE=human` takes a seat
