@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from moot.web.guard import Guard, Receive, Scope, Send, _headers, _query_token, refuse
+from moot.web.guard import Guard, Receive, Scope, Send, headers_of, query_token, refuse
 from moot.web.server import Server
 
 HOST = "127.0.0.1"  # never another address: an agent's tools stay on this machine
@@ -29,14 +29,14 @@ class Gate:
             return
         if scope["type"] != "http":
             return  # no websockets: the connection is closed unanswered
-        headers = _headers(scope)
+        headers = headers_of(scope)
         host = headers.get("host", "")
         scheme, _, bearer = headers.get("authorization", "").partition(" ")
-        token = bearer.strip() if scheme.lower() == "bearer" else _query_token(scope)
+        token = bearer.strip() if scheme.lower() == "bearer" else query_token(scope)
         origin = headers.get("origin")
         if (
             not self.guard.host_allowed(host)
-            or not self.guard._valid(token)
+            or not self.guard.token_valid(token)
             or (origin is not None and origin != f"http://{host}")
         ):
             await refuse(send)

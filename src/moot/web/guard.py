@@ -65,13 +65,13 @@ class Guard:
             return
         if scope["type"] != "http":
             return  # no websockets: the connection is closed unanswered
-        headers = _headers(scope)
+        headers = headers_of(scope)
         if not self.host_allowed(headers.get("host", "")):
             await refuse(send)
             return
-        given = _query_token(scope)
+        given = query_token(scope)
         from_cookie = _cookie(headers.get("cookie", ""), self.cookie)
-        if not (self._valid(given) or self._valid(from_cookie)):
+        if not (self.token_valid(given) or self.token_valid(from_cookie)):
             await refuse(send)
             return
         if scope["method"] not in SAFE_METHODS and not self.same_origin(headers):
@@ -82,7 +82,7 @@ class Guard:
             return
         await self.app(scope, receive, _with_headers(send))
 
-    def _valid(self, token: str | None) -> bool:
+    def token_valid(self, token: str | None) -> bool:
         return token is not None and secrets.compare_digest(token.encode(), self.token.encode())
 
     def host_allowed(self, host: str) -> bool:
@@ -160,7 +160,7 @@ def _with_headers(send: Send) -> Send:
     return sending
 
 
-def _headers(scope: Scope) -> dict[str, str]:
+def headers_of(scope: Scope) -> dict[str, str]:
     """The request's headers by lowercase name; a header given twice is refused by taking
     neither (an empty value never passes a check)."""
     seen: dict[str, str] = {}
@@ -175,7 +175,7 @@ def _headers(scope: Scope) -> dict[str, str]:
     return seen
 
 
-def _query_token(scope: Scope) -> str | None:
+def query_token(scope: Scope) -> str | None:
     values = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token")
     return values[0] if values and len(values) == 1 else None
 
