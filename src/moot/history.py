@@ -134,7 +134,7 @@ def _summary(folder: Path) -> SavedDebate | None:
     try:
         if os.path.lexists(transcript):
             saved, data = _saved_transcript(transcript)
-            turns, finished, unjudged = len(data.get("turns", [])), True, _unjudged(saved)
+            turns, finished, unjudged = len(data.get("turns", [])), True, ended_unjudged(saved)
         elif os.path.lexists(journal):
             records = _read_journal(journal)
             data = records[0].model_dump() if records else {}
@@ -157,15 +157,17 @@ def _summary(folder: Path) -> SavedDebate | None:
     )
 
 
-def _unjudged(saved: Transcript) -> bool:
+def ended_unjudged(saved: Transcript) -> bool:
+    """Whether the finished debate SAVED ended without its judge's answer (as its format
+    says, `formats.base.unjudged`): saved or not, as a decision is only with --out."""
     from moot.formats import get_format
-    from moot.formats.base import unjudged
+    from moot.formats.base import unjudged as without_answer
 
     try:
         fmt = get_format(saved.format)
     except UsageError:  # a format this moot does not know: nothing to say of its judge
         return False
-    return fmt.judging is not None and unjudged(saved, fmt.judging)
+    return fmt.judging is not None and without_answer(saved, fmt.judging)
 
 
 def _data_error(exc: OSError, doing: str) -> UsageError:

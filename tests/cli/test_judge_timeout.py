@@ -154,3 +154,23 @@ def test_an_oxford_brief_that_times_out_ends_unjudged_with_its_turns_kept(
     shown = cli("history", "show", str(out), home=tmp_path / "home")
     assert shown.returncode == 0, shown.stderr
     assert MISSING[lang].format(**BRIEF[lang])[2:] in flat(shown.stdout)
+
+
+def test_the_page_is_told_an_unsaved_decision_ended_unjudged(
+    monkeypatch: pytest.MonkeyPatch, moot_home: Path
+) -> None:
+    """A decision is saved only when asked: the page's end of a debate (its `done` event)
+    reads whether its judge answered from the debate itself, not from a folder."""
+    import moot
+    from moot.web import runs
+
+    slow(monkeypatch, "Verdict")
+    result = moot.debate(
+        "Cities should ban cars",
+        format="decision",
+        positions=list(POSITIONS["en"]),
+        rounds=1,
+        run={"dry_run": True},
+    )
+    assert result.folder is None
+    assert runs.done(result)["unjudged"] is True
