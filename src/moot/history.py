@@ -31,7 +31,7 @@ from moot.errors import MootError, RecordError, UsageError
 from moot.models.labels import model_labels
 from moot.records import files
 from moot.records.files import make_private_dir
-from moot.records.journal import read_records, read_transcript, running
+from moot.records.journal import held_here, hold_file, read_records, read_transcript, running
 from moot.records.transcript import (
     CitationSummary,
     DebateRecord,
@@ -134,7 +134,7 @@ def _summary(folder: Path) -> SavedDebate | None:
     try:
         if os.path.lexists(transcript):
             saved, data = _saved_transcript(transcript)
-            turns, finished, unjudged = len(data.get("turns", [])), True, _unjudged(saved)
+            turns, finished, unjudged = len(data.get("turns", [])), True, ended_unjudged(saved)
         elif os.path.lexists(journal):
             records = _read_journal(journal)
             data = records[0].model_dump() if records else {}
@@ -157,15 +157,17 @@ def _summary(folder: Path) -> SavedDebate | None:
     )
 
 
-def _unjudged(saved: Transcript) -> bool:
+def ended_unjudged(saved: Transcript) -> bool:
+    """Whether the finished debate SAVED ended without its judge's answer (as its format
+    says, `formats.base.unjudged`): saved or not, as a decision is only with --out."""
     from moot.formats import get_format
-    from moot.formats.base import unjudged
+    from moot.formats.base import unjudged as without_answer
 
     try:
         fmt = get_format(saved.format)
     except UsageError:  # a format this moot does not know: nothing to say of its judge
         return False
-    return fmt.judging is not None and unjudged(saved, fmt.judging)
+    return fmt.judging is not None and without_answer(saved, fmt.judging)
 
 
 def _data_error(exc: OSError, doing: str) -> UsageError:
@@ -545,9 +547,19 @@ def _only_moots(debate: SavedDebate) -> None:
 
 def remove(ref: str | SavedDebate) -> SavedDebate:
     """Delete one debate moot saved: in its data directory, or elsewhere as `deletable`
-    allows (never another folder); its index entry goes with it."""
+    allows (never another folder); its index entry goes with it. A debate a process runs
+    now is refused (a UsageError, `history.running_not_deleted`): the debate is held while
+    it is deleted (`journal.hold_file`), so none can start on it between the look and the
+    deletion."""
     debate = deletable(ref)
-    _rmtree(debate.path)
+    journal = debate.path / JOURNAL
+    held = None if held_here(journal) else hold_file(journal)  # this process's runs too
+    if held is None:
+        raise UsageError(key="history.running_not_deleted", field="debate", id=debate.id)
+    try:
+        _rmtree(debate.path)
+    finally:
+        held.release()
     if debate.entry is not None:
         _forget(debate.entry)
     return debate
@@ -555,25 +567,31 @@ def remove(ref: str | SavedDebate) -> SavedDebate:
 
 @dataclass(frozen=True)
 class Cleared:
-    """What `remove_all` did: the debates deleted, and each that could not be, with why."""
+    """What `remove_all` did: the debates deleted, each left because a process runs it,
+    and each that could not be deleted, with why."""
 
     gone: list[SavedDebate]
     failed: list[tuple[SavedDebate, MootError]]
+    running: list[SavedDebate] = field(default_factory=list)
 
 
 def remove_all(*, elsewhere: bool = False) -> Cleared:
     """Delete every debate `list_debates` lists, and nothing else in the data directory;
-    one that cannot be deleted is reported and the others are deleted all the same. With
-    ELSEWHERE, the debates the index lists too, each as `remove` deletes one."""
-    gone, failed = [], []
+    one that a process runs now is left, one that cannot be deleted is reported, and the
+    others are deleted all the same. With ELSEWHERE, the debates the index lists too, each
+    as `remove` deletes one."""
+    gone, failed, left = [], [], []
     for debate in list_debates(elsewhere=elsewhere):
         try:
             remove(debate)
         except MootError as exc:
-            failed.append((debate, exc))
+            if exc.key == "history.running_not_deleted":
+                left.append(debate)
+            else:
+                failed.append((debate, exc))
         else:
             gone.append(debate)
-    return Cleared(gone, failed)
+    return Cleared(gone, failed, left)
 
 
 def _rmtree(path: Path) -> None:

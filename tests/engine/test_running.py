@@ -33,10 +33,10 @@ HOLDER = (
 )
 
 
-def interrupted(cli: Cli, home: Path) -> Path:
-    """A dry-run debate saved in HOME's data directory, cut after its first turns as a
-    killed one is: its journal's first lines, no transcript."""
-    done = cli("run", "Cities should ban cars", "--dry-run", "--yes", "--seed", "3", home=home)
+def interrupted(cli: Cli, home: Path, motion: str = "Cities should ban cars") -> Path:
+    """A dry-run debate on MOTION saved in HOME's data directory, cut after its first turns
+    as a killed one is: its journal's first lines, no transcript."""
+    done = cli("run", motion, "--dry-run", "--yes", "--seed", "3", home=home)
     assert done.returncode == 0, done.stderr
     [folder] = (home / "debates").iterdir()
     journal = folder / "journal.jsonl"
@@ -46,9 +46,9 @@ def interrupted(cli: Cli, home: Path) -> Path:
     return folder
 
 
-@pytest.fixture(name="held")
-def _held(cli: Cli, tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[str]]]:
-    folder = interrupted(cli, tmp_path / "home")
+def holding(folder: Path) -> subprocess.Popen[str]:
+    """A process of its own that holds the debate in FOLDER, as a running moot does, until
+    its stdin closes."""
     proc = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(folder)],
         stdin=subprocess.PIPE,
@@ -56,10 +56,21 @@ def _held(cli: Cli, tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[str
         text=True,
     )
     assert proc.stdout is not None and proc.stdout.readline() == "held\n"
-    yield folder, proc
+    return proc
+
+
+def let_go(proc: subprocess.Popen[str]) -> None:
     if proc.poll() is None:
         proc.kill()
         proc.wait()
+
+
+@pytest.fixture(name="held")
+def _held(cli: Cli, tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[str]]]:
+    folder = interrupted(cli, tmp_path / "home")
+    proc = holding(folder)
+    yield folder, proc
+    let_go(proc)
 
 
 def test_a_debate_another_process_holds_is_running_and_is_not_resumed(
@@ -121,3 +132,57 @@ def test_a_debate_holds_its_folder_while_it_runs_and_lets_go_at_its_end(tmp_path
     DebateRun(setup, listeners=[listen]).run()
     assert seen and all(seen)
     assert not running(out)
+
+
+RM_REFUSED = {
+    "en": (
+        "error: {id} is running: a process is writing it now, and moot does not delete it\n"
+        "hint: wait for it to finish, or stop it (Ctrl-C where it runs, or Stop on the "
+        "page), then delete it\n"
+    ),
+    "zh": (
+        "错误： {id} 正在进行：有进程正在写入它，moot 不会删除它\n"
+        "提示： 请等它结束，或先停止它（在它运行的终端按 Ctrl-C，或在页面上点“停止”），"
+        "再删除它\n"
+    ),
+}
+MOTIONS = {"en": "Cities should ban cars", "zh": "城市应该禁止私家车进入市中心吗？"}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_running_debate_is_not_deleted_and_is_once_it_stops(
+    lang: str, cli: Cli, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    folder = interrupted(cli, home, MOTIONS[lang])
+    proc = holding(folder)
+    try:
+        refused = cli("history", "rm", folder.name, "--yes", home=home)
+        assert refused.returncode == 2
+        assert refused.stderr == RM_REFUSED[lang].format(id=folder.name)
+        assert folder.joinpath("journal.jsonl").is_file()
+        assert history.find(str(folder)).status == "running"
+    finally:
+        let_go(proc)
+    done = cli("history", "rm", folder.name, "--yes", home=home)
+    assert done.returncode == 0, done.stderr
+    assert not folder.exists()
+
+
+def test_rm_all_deletes_every_debate_but_the_running_one_and_names_it(
+    cli: Cli, tmp_path: Path, held: tuple[Path, subprocess.Popen[str]]
+) -> None:
+    folder, _ = held
+    home = tmp_path / "home"
+    other = cli("run", "Cities should tax cars", "--dry-run", "--yes", home=home)
+    assert other.returncode == 0, other.stderr
+    assert len(list((home / "debates").iterdir())) == 2
+    cleared = cli("history", "rm", "--all", "--yes", home=home)
+    assert cleared.returncode == 2
+    assert cleared.stdout == "deleted 1 debate(s)\n"
+    assert cleared.stderr == (
+        f"error: 1 running debate(s) left as they are: {folder.name}; every other was "
+        "deleted\nhint: wait for them to finish, or stop them (Ctrl-C where they run, or "
+        "Stop on the page), then delete them\n"
+    )
+    assert list((home / "debates").iterdir()) == [folder]

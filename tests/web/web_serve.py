@@ -65,11 +65,16 @@ class Served:
         return self.proc.returncode
 
 
-def serve(home: Path, *args: str, timeout: float = 60) -> Served:
-    """Start `moot serve --no-browser ARGS` with HOME as its moot home; its URL once bound."""
+def serve(home: Path, *args: str, timeout: float = 60, prelude: str = "") -> Served:
+    """Start `moot serve --no-browser ARGS` with HOME as its moot home; its URL once bound.
+    PRELUDE: Python run in the server's process before moot starts (a scripted model
+    changed for a test)."""
     env = {**os.environ, "MOOT_HOME": str(home), "HOME": str(home)}
+    start = ["-m", "moot"]
+    if prelude:
+        start = ["-c", f"{prelude}\nfrom moot.cli import main\nmain()"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "moot", "serve", "--no-browser", *args],
+        [sys.executable, *start, "serve", "--no-browser", *args],
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,

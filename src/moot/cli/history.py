@@ -16,7 +16,7 @@ from rich.table import Table
 
 from moot import history
 from moot.cli.helpview import App
-from moot.cli.root import Console, app, err
+from moot.cli.root import Console, app, err, speak
 from moot.errors import MootError, UsageError
 from moot.records.transcript import CitationTally
 from moot.render import printable, safe, show_document
@@ -194,7 +194,8 @@ def rm(
 ) -> None:
     """Delete a saved debate (its transcript, document and journal), or all of them. A
     debate saved elsewhere with --out is deleted only while its folder holds nothing but
-    what moot wrote there."""
+    what moot wrote there. A debate that is running is refused; --all deletes every other
+    and names those it left."""
     if all_:
         if ref is not None:
             raise UsageError(key="cli.history.name_one_debate_give_all")
@@ -211,10 +212,14 @@ def rm(
             raise MootError(
                 key="cli.history.saved_debate_s_could_not", n_failed=len(cleared.failed)
             ).hinted(cleared.failed[0][1])
+        if cleared.running:  # left as they are, each named: the others are deleted
+            ids = ", ".join(printable(d.id) for d in cleared.running)
+            raise UsageError(key="cli.history.running_left", n=len(cleared.running), ids=ids)
         return
     if not ref:
         raise UsageError(key="cli.history.name_debate_delete")
     d = history.deletable(ref)
+    speak(d.language)  # a refusal (a running debate) is said in the debate's language
     _confirm(f"Delete {printable(d.id)}?", yes=yes, what=f"debate {printable(d.id)}")
     history.remove(d)
     print(f"deleted {printable(d.id)}")

@@ -217,19 +217,29 @@ class Judging:
     """What `moot judge` asks again of a format: the judge seat's steps whose replies are
     verdicts, the value of a reply that decides (who won, whether the rounds stop), a number
     code derives from it, and the choices the format keeps outside any turn, read back from
-    the saved result (under the keys `Engine.keep` kept them by)."""
+    the saved result (under the keys `Engine.keep` kept them by). DOCUMENTS: the judge's
+    steps after those that write the format's document (Oxford's brief, the decision's
+    sections), which a new judge is not asked again but whose failure leaves the debate
+    without its judge's answer all the same (`unjudged`)."""
 
     steps: tuple[str, ...]
     verdict: Callable[[Reading], object]
     score: Callable[[Reading], float] | None = None
     kept: Callable[[Transcript], dict[str, Any]] = no_choices
     role: str = "judge"
+    documents: tuple[str, ...] = ()
 
 
 def unjudged(transcript: Transcript, judging: Judging) -> bool:
     """Whether a finished debate ended without its judge's answer: the judge's last judging
     step (a turn kept as failed, `engine.turns.is_failed`, or a failure the format's result
-    records, `result.failures`: a timeout, a reply never valid) gave none."""
+    records, `result.failures`: a timeout, a reply never valid) gave none, or a step of its
+    document did (`Judging.documents`: the decision's verdict or sections, Oxford's brief)."""
+    if any(
+        turn.role == judging.role and turn.step in judging.documents and is_failed(turn)
+        for turn in transcript.turns
+    ):
+        return True
     after = 1 << 30  # a step after the rounds (no round) comes last
     asked = [
         (turn.round if turn.round is not None else after, not is_failed(turn))

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from moot.engine.turns import is_failed
 from moot.errors import CallTimeoutError, MootError, StructuredReplyError
 from moot.inference.protocol import parse_error, sanitize
 from moot.records.journal import held_round
@@ -53,6 +54,7 @@ class Degraded:
     role: str
     step: str
     why: str
+    failed: bool = False  # no reply at all (`engine.turns.is_failed`): not even a flagged one
 
     def record(self) -> dict[str, object]:
         return {"round": self.round, "role": self.role, "step": self.step, "why": self.why}
@@ -69,7 +71,7 @@ def degraded(turns: Iterable[Turn], *, closing: Collection[str], last: int) -> l
             continue
         rnd = held_round(turn.round, last=last, closing=turn.step in closing)
         why = sanitize(" ".join("; ".join(reasons).split()))
-        found.append(Degraded(rnd, turn.role, turn.step, why))
+        found.append(Degraded(rnd, turn.role, turn.step, why, is_failed(turn)))
     return found
 
 
@@ -80,6 +82,7 @@ _WORDS = {
         "and": "; ",
         "end": ".",
         "own": "⚠️ This {document} comes from a degraded reply: {turns}",
+        "missing": "⚠️ This {document} is missing the judge's reply: {turns}",
         "built": "Built on {n} degraded {turn}: {turns}",
         "also": "Also built on {n} degraded {turn}: {turns}",
         "turn": "turn",
@@ -91,6 +94,7 @@ _WORDS = {
         "and": "；",
         "end": "。",
         "own": "⚠️ 本{document}出自有缺陷的回答：{turns}",
+        "missing": "⚠️ 本{document}缺少裁判的回答：{turns}",
         "built": "基于{n}处有缺陷的发言：{turns}",
         "also": "另基于{n}处有缺陷的发言：{turns}",
     },
@@ -107,9 +111,10 @@ def degraded_notes(
     document: str,
 ) -> list[str]:
     """The lines a document's header gives its degraded turns, as Markdown quotes: first
-    the document's own reply (a step in OWN: the brief, the verdict) if it is one of them,
-    then every other, each by its round, its seat (SEAT names a role) and its step (STEP
-    names one), and why. None when nothing is degraded."""
+    the document's own reply (a step in OWN: the brief, the verdict) if it is one of them
+    (said to be missing where it gave nothing at all, as a timeout), then every other, each
+    by its round, its seat (SEAT names a role) and its step (STEP names one), and why. None
+    when nothing is degraded."""
     words = _WORDS.get(language, _WORDS["en"])
     shown = moot_words(language).shown  # the recorded flags, in the document's language
 
@@ -120,7 +125,8 @@ def degraded_notes(
     rest = [d for d in items if d.step not in own]
     notes = []
     if mine:
-        notes.append(words["own"].format(document=document, turns=said(mine)))
+        key = "missing" if any(d.failed for d in mine) else "own"
+        notes.append(words[key].format(document=document, turns=said(mine)))
     if rest:
         turn = words.get("turn" if len(rest) == 1 else "turns", "")
         key = "also" if mine else "built"

@@ -134,7 +134,7 @@ def _run(job: Job, debate: Debate) -> None:
 def done(result: Result) -> dict[str, Any]:
     """The end of a debate: where it is saved, its document, why its rounds ended."""
     folder = result.folder.name if result.folder is not None else None
-    files, unjudged = [], False
+    files, unjudged = [], history.ended_unjudged(result.transcript)  # saved or not (a decision)
     if result.folder is not None:
         saved = history.find(str(result.folder), readable=False)
         files, unjudged = wire.downloads(saved), saved.unjudged

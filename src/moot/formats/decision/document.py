@@ -279,25 +279,28 @@ def render_document(
     result: dict[str, Any], language: str, *, degraded: Sequence[Degraded] = ()
 ) -> str:
     """Front matter, a title, what of it is built on DEGRADED turns, then the six sections in
-    order (and failures, if any)."""
+    order, those of a judge's reply that never came left out (and failures, if any)."""
     # The keys are the document's schema; why a turn was degraded is said to its reader, in
     # the document's language (the transcript keeps the English flags).
     shown = words(language).shown
     built = [{**d.record(), "why": shown(d.why)} for d in degraded]
     fm = {**result["frontmatter"], "degraded": built}
-    conf = result["confidence"]
-    level = conf["level"]
-    word = CONFIDENCE_WORDS.get(language, {}).get(level)
-    dissent, decision = result["dissent"], result["decision"]
-    bodies = {
-        "decision": f"**{one_line(decision['headline'])}** {one_line(decision['text'])}",
+    bodies: dict[str, str] = {}  # a section of a judge's reply that never came is left out
+    if "decision" in result and "confidence" in result:
+        conf, decision = result["confidence"], result["decision"]
+        level = conf["level"]
+        word = CONFIDENCE_WORDS.get(language, {}).get(level)
+        bodies["decision"] = f"**{one_line(decision['headline'])}** {one_line(decision['text'])}"
         # The English level stays greppable in the front matter; the body says it in its words.
-        "confidence": f"**{word or level}** — {one_line(conf['reason'])}",
-        "key_reasoning": "\n".join(f"- {one_line(b)}" for b in result["key_reasoning"]),
-        "trade_offs": "\n".join(f"- {one_line(b)}" for b in result["trade_offs"]),
-        "what_would_change": one_line(result["what_would_change"]),
-        "dissent": f"**{one_line(dissent['position'])}** — {one_line(dissent['text'])}",
-    }
+        bodies["confidence"] = f"**{word or level}** — {one_line(conf['reason'])}"
+    if "dissent" in result:
+        dissent = result["dissent"]
+        bodies |= {
+            "key_reasoning": "\n".join(f"- {one_line(b)}" for b in result["key_reasoning"]),
+            "trade_offs": "\n".join(f"- {one_line(b)}" for b in result["trade_offs"]),
+            "what_would_change": one_line(result["what_would_change"]),
+            "dissent": f"**{one_line(dissent['position'])}** — {one_line(dissent['text'])}",
+        }
     parts = [
         render_frontmatter(fm),
         "",
@@ -305,7 +308,7 @@ def render_document(
     ]
     for note in built_on(language, degraded):
         parts += ["", note]
-    for key in SECTIONS:
+    for key in (k for k in SECTIONS if k in bodies):
         parts += ["", f"## {label(language, key)}", "", bodies[key]]
     failures = result.get("failures") or []
     if failures:

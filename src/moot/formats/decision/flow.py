@@ -213,7 +213,9 @@ class _Run:
 
     def judge(self) -> dict[str, Any]:
         """Phase 4, after the rounds: the verdict, then the sections, each a bounded
-        grammar-constrained reply."""
+        grammar-constrained reply. A judge that gives none (a timeout, a reply still invalid
+        when asked again) fails its seat, not the debate: the document keeps what it did
+        give, says what is missing, and the debate ends unjudged."""
         plan, lang = self.plan, self.lang
         context = {
             **self.common,
@@ -227,7 +229,7 @@ class _Run:
             "clip": self._clip(),
         }
         schema = verdict_schema(plan.positions, lang)
-        verdict, _ = self.engine.structured(
+        verdict, _ = self.engine.structured_or_fail(
             "judge",
             "judge_decision",
             schema,
@@ -238,6 +240,8 @@ class _Run:
             decide={"recommendation": Decide((*plan.positions, TIE))},
             **context,
         )
+        if verdict is None:  # no verdict: no sections to write on it
+            return self._result(None, None, None)
         v = verdict.model_dump()
         rec = v["recommendation"]
         if rec == TIE:
@@ -247,7 +251,7 @@ class _Run:
         # The dissent comes from a losing side; in a tie, from any side.
         dissenters = tuple(p for p in plan.positions if p != rec)
         schema = sections_schema(dissenters, lang)
-        sections, _ = self.engine.structured(
+        sections, _ = self.engine.structured_or_fail(
             "judge",
             "judge_document",
             schema,
@@ -259,12 +263,16 @@ class _Run:
             confidence=v["confidence"],
             **context,
         )
-        return self._result(v, sections.model_dump(), headline)
+        return self._result(v, sections.model_dump() if sections else None, headline)
 
-    def _result(self, v: dict[str, Any], s: dict[str, Any], headline: str) -> dict[str, Any]:
-        """The transcript's result: the document's front matter and its six sections."""
-        plan, rec = self.plan, v["recommendation"]
-        return {
+    def _result(
+        self, v: dict[str, Any] | None, s: dict[str, Any] | None, headline: str | None
+    ) -> dict[str, Any]:
+        """The transcript's result: the document's front matter and its six sections, those
+        of a judge's reply that never came (V, the verdict; S, the sections) left out."""
+        plan = self.plan
+        rec = v["recommendation"] if v else None
+        result: dict[str, Any] = {
             "frontmatter": {
                 "topic": plan.topic,
                 # The day the debate began: a debate resumed later is dated as it began.
@@ -272,20 +280,25 @@ class _Run:
                 "positions": list(plan.positions),
                 "out_of_scope": list(plan.out_of_scope),
                 "recommendation": rec,
-                "tied_on_axis": v["axis"] if rec == TIE else None,
-                "confidence": v["confidence"],
+                "tied_on_axis": v["axis"] if v and rec == TIE else None,
+                "confidence": v["confidence"] if v else None,
                 "rounds": plan.rounds,
                 "preset": plan.preset,
             },
-            "decision": {"headline": headline, "text": v["decision"], "axis": v["axis"]},
-            "confidence": {"level": v["confidence"], "reason": v["confidence_reason"]},
-            "key_reasoning": s["key_reasoning"],
-            "trade_offs": s["trade_offs"],
-            "what_would_change": s["what_would_change"],
-            "dissent": {"position": s["dissent_position"], "text": s["dissent"]},
-            "seats": {t.slot: t.position for t in self.team},
-            "failures": self.failures,
         }
+        if v:
+            result["decision"] = {"headline": headline, "text": v["decision"], "axis": v["axis"]}
+            result["confidence"] = {"level": v["confidence"], "reason": v["confidence_reason"]}
+        if s:
+            result |= {
+                "key_reasoning": s["key_reasoning"],
+                "trade_offs": s["trade_offs"],
+                "what_would_change": s["what_would_change"],
+                "dissent": {"position": s["dissent_position"], "text": s["dissent"]},
+            }
+        result["seats"] = {t.slot: t.position for t in self.team}
+        result["failures"] = self.failures
+        return result
 
     def _clip(self) -> int:
         """Characters shown per speech to the judge: all of them, unless the record is too long."""
@@ -477,7 +490,10 @@ FORMAT = Format(
     saves_by_default=False,  # ephemeral: printed, and saved only with --out
     quoted_words=lambda params: quoted_words(params),
     judging=Judging(
-        ("judge_decision",), verdict=reply_field("recommendation"), kept=confirmed_plan
+        ("judge_decision",),
+        verdict=reply_field("recommendation"),
+        kept=confirmed_plan,
+        documents=("judge_document",),
     ),
     seat_labels=seat_labels,
     outcome=outcome,

@@ -220,7 +220,7 @@ def run(engine: Engine, motion: str, params: OxfordParams) -> dict[str, Any]:
     # The closing speeches and the brief come after the rounds: they carry no round number.
     closing = _closing(engine, state, common)
     brief = _brief(engine, state, closing, common)
-    return brief.model_dump()
+    return brief.model_dump() if brief is not None else {}
 
 
 def _round(engine: Engine, rnd: int, state: _State, common: dict[str, Any]) -> dict[str, str]:
@@ -454,12 +454,14 @@ def _closing(engine: Engine, state: _State, common: dict[str, Any]) -> dict[str,
 
 def _brief(
     engine: Engine, state: _State, closing: dict[str, Turn], common: dict[str, Any]
-) -> Brief:
-    """The brief, on a record of its own: the final summary, both rebuttals, the attacks.
-    (Going on the closing's conversation, SmolLM2 wrote a Chinese brief of gibberish where
-    on its own record it wrote one that says something: the saving, one record a debate,
-    is not worth a worse brief.)"""
-    brief, _ = engine.structured(
+) -> Brief | None:
+    """The brief, on a record of its own: the final summary, both rebuttals, the attacks;
+    None where the judge gave none (a timeout, a reply still invalid when asked again): its
+    seat failed, not the debate, which ends unjudged on a brief that says so. (Going on the
+    closing's conversation, SmolLM2 wrote a Chinese brief of gibberish where on its own
+    record it wrote one that says something: the saving, one record a debate, is not
+    worth a worse brief.)"""
+    brief, _ = engine.structured_or_fail(
         "judge",
         "brief",
         Brief,
@@ -484,10 +486,11 @@ def render_brief(
     notes: list[str] | None = None,
 ) -> str:
     """The brief document: header with the motion (and NOTES: the degraded turns it is built
-    on), five sections in order, the stop reason."""
+    on), five sections in order (none where the judge gave no brief), the stop reason."""
     sections = [
         (label(language, key), str(brief[key]))
         for key in ("pro", "con", "rebuttals", "attacks", "balance")
+        if key in brief
     ]
     title = f"{label(language, 'brief')} — {motion}"
     return render_markdown(title, sections, footer=label(language, stop_reason), notes=notes or [])
@@ -617,7 +620,9 @@ FORMAT = Format(
     motion=normalise_motion,
     quoted_words=lambda params: quoted_words(params.max_rounds),
     # The brief is written, not judged: a new judge is asked the completeness checks.
-    judging=Judging(("judge",), verdict=judged_stop, score=judged_completeness),
+    judging=Judging(
+        ("judge",), verdict=judged_stop, score=judged_completeness, documents=("brief",)
+    ),
     seat_labels=seat_labels,
     outcome=outcome,
 )
