@@ -336,7 +336,9 @@ def test_the_docs_name_every_tool_and_option() -> None:
     assert {t.name for t in DECLARED} == TOOLS
     for name in TOOLS:
         assert f"### `{name}`" in page, name
-    for option in ("--parallel", "--allow-remote", "--pace", "--http", "--port"):
+    options = ("--parallel", "--allow-remote", "--pace", "--http", "--port", "--token",
+               "--keep-token", "--new-token")  # fmt: skip
+    for option in options:
         assert f"`{option}" in page
     for snippet in re.findall(r"```json\n(.*?)```", page, re.DOTALL):
         json.loads(snippet)  # every snippet a client is given is JSON as written
