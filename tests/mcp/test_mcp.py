@@ -30,6 +30,7 @@ TOOLS = {
     "start_tournament",
     "wait_tournament",
     "get_tournament",
+    "resume_tournament",
 }
 MOTION = "cities should ban cars"
 # What each format is asked in its test: a decision is a choice between named positions.

@@ -20,9 +20,9 @@ from moot.inference.remote import is_remote_ref
 from moot.mcp import locks
 from moot.mcp.arguments import Args, text, texts
 from moot.mcp.desk import Update, Work
-from moot.mcp.schemas import TOURNAMENT_RUN, start_tournament
+from moot.mcp.schemas import TOURNAMENT_RUN, resume_tournament, start_tournament
 from moot.records import files
-from moot.tournaments.adaptive import check_schedule
+from moot.tournaments.adaptive import check_executor, check_schedule
 from moot.tournaments.parallel import check_batch, check_parallel
 from moot.tournaments.plan import check_counts
 from moot.tournaments.run import (
@@ -37,6 +37,7 @@ from moot.tournaments.settings import BallotSettings, check_ballot, keyword_of
 
 RATINGS = "ratings.json"
 _naming = threading.Lock()  # two tournaments started in one second get two folders
+resuming = threading.Lock()  # a tournament is resumed by one call of a server at a time
 # What a JSON Schema type is in Python, for an argument's kind.
 _SAID = {int: "a number", bool: "true or false", str: "a string", list: "a list"}
 _KINDS: dict[str, tuple[type, ...]] = {
@@ -192,6 +193,41 @@ def start(args: Args, *, allow_remote: bool) -> Ranking:
         )
     ranking = ranking_of(t, parallel=parallel, batch=batch)
     ranking.lock = locks.hold(t.folder / PLAN)  # a fresh folder: no other server holds it
+    return ranking
+
+
+def resume(folder: Path, args: Args, *, allow_remote: bool) -> Ranking:
+    """The interrupted tournament in FOLDER, to be finished as `moot tournament --resume`
+    finishes it (its plan fixes all but how many debates are played at once): its debates
+    decided are kept, the rest played. Refused while another server plays it, once it has
+    finished, and where its plan names a model on a server without `allow_remote`."""
+    schema = resume_tournament()["properties"]
+    for name in args:
+        if name not in schema:
+            raise UsageError(key="mcp.ranking.resume_takes", name=name, known=", ".join(schema))
+    _check_kinds(args, schema)
+    parallel = 1 if args.get("parallel") is None else args["parallel"]
+    batch = bool(args.get("batch", False))
+    check_parallel(parallel)
+    check_batch(batch, parallel)
+    lock = locks.hold(folder / PLAN)
+    if lock is None:
+        raise UsageError(key="mcp.ranking.running_elsewhere", id=folder.name)
+    try:
+        t = Tournament.open(folder)
+        check_executor(t.plan.schedule, "local", parallel)
+        dry = bool(t.plan.options.get("dry_run"))
+        for field_, refs in (("models", t.plan.models), ("judges", t.plan.judges)):
+            for ref in refs:
+                if is_remote_ref(ref) and not allow_remote and not dry:
+                    raise UsageError(key="mcp.tools.remote_not_allowed", field=field_, ref=ref)
+        if (folder / RATINGS).is_file() and not t.pending():
+            raise UsageError(key="mcp.ranking.finished_already", id=folder.name)
+        ranking = ranking_of(t, parallel=parallel, batch=batch)
+    except BaseException:
+        locks.release(lock)
+        raise
+    ranking.lock = lock
     return ranking
 
 

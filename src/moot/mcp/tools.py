@@ -136,6 +136,16 @@ class Tools:
 
         return self.desk.add(ranking.start(args, allow_remote=self.allow_remote)).view()
 
+    def resume_tournament(self, args: Args) -> dict[str, Any]:
+        from moot.mcp import ranking
+
+        folder = ranking.find(text(args, "id", ""))
+        with ranking.resuming:  # two calls at once resume it once
+            if self.desk.live(folder.name) is not None:
+                raise UsageError(key="mcp.ranking.running_already", id=folder.name)
+            found = ranking.resume(folder, args, allow_remote=self.allow_remote)
+            return self.desk.add(found).view()
+
     def ranking_of(self, args: Args) -> Work:
         """The tournament of this server ARGS name by its id (or a prefix, or `last`)."""
         from moot.mcp import ranking
