@@ -153,7 +153,8 @@ def _interrupted(models: list[str]) -> Path:
 def test_an_interrupted_tournament_is_resumed_and_its_decided_debates_kept(
     moot_home: Path, dry_models: tuple[str, str]
 ) -> None:
-    from moot.mcp import locks
+    from moot.mcp import locks, ranking
+    from moot.records.files import write_atomic
 
     folder = _interrupted(list(dry_models))
     decided = {p.parent.name: p.read_bytes() for p in folder.glob("debates/*/verdict.json")}
@@ -162,8 +163,13 @@ def test_an_interrupted_tournament_is_resumed_and_its_decided_debates_kept(
     async def main() -> None:
         async with served(moot_home) as client:
             # While another process holds it (a server playing it), it is not resumed here.
-            held = locks.hold(folder / "tournament.json")
+            held = ranking.hold(folder)
             try:
+                got = await client.call("get_tournament", id=folder.name)
+                assert got.data["state"] == "running elsewhere", got.data
+                # Its plan replaced, as an adaptive schedule grows it: held still.
+                plan = folder / "tournament.json"
+                write_atomic(plan, plan.read_text(encoding="utf-8"))
                 got = await client.call("get_tournament", id=folder.name)
                 assert got.data["state"] == "running elsewhere", got.data
                 refused = await client.call("resume_tournament", id=folder.name)

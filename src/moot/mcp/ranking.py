@@ -4,6 +4,7 @@ played on the server's desk by `moot.tournament`, and read back as the page read
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from moot.mcp.arguments import Args, text, texts
 from moot.mcp.desk import Update, Work
 from moot.mcp.schemas import TOURNAMENT_RUN, resume_tournament, start_tournament
 from moot.records import files
+from moot.records.journal import Held
 from moot.tournaments.adaptive import check_executor, check_schedule
 from moot.tournaments.parallel import check_batch, check_parallel
 from moot.tournaments.plan import check_counts
@@ -36,6 +38,9 @@ from moot.tournaments.run import (
 from moot.tournaments.settings import BallotSettings, check_ballot, keyword_of
 
 RATINGS = "ratings.json"
+# What a server holds while it plays a tournament: a file of its own, never replaced (the
+# plan is, as an adaptive schedule grows it, and a hold on the file replaced holds nothing).
+PLAYING = "playing.lock"
 _naming = threading.Lock()  # two tournaments started in one second get two folders
 resuming = threading.Lock()  # a tournament is resumed by one call of a server at a time
 # What a JSON Schema type is in Python, for an argument's kind.
@@ -192,7 +197,7 @@ def start(args: Args, *, allow_remote: bool) -> Ranking:
             **params,
         )
     ranking = ranking_of(t, parallel=parallel, batch=batch)
-    ranking.lock = locks.hold(t.folder / PLAN)  # a fresh folder: no other server holds it
+    ranking.lock = hold(t.folder)  # a fresh folder: no other server holds it
     return ranking
 
 
@@ -210,7 +215,7 @@ def resume(folder: Path, args: Args, *, allow_remote: bool) -> Ranking:
     batch = bool(args.get("batch", False))
     check_parallel(parallel)
     check_batch(batch, parallel)
-    lock = locks.hold(folder / PLAN)
+    lock = hold(folder)
     if lock is None:
         raise UsageError(key="mcp.ranking.running_elsewhere", id=folder.name)
     try:
@@ -229,6 +234,17 @@ def resume(folder: Path, args: Args, *, allow_remote: bool) -> Ranking:
         raise
     ranking.lock = lock
     return ranking
+
+
+def hold(folder: Path) -> Held | None:
+    """The tournament in FOLDER held by this server until `locks.release` (None: another
+    server holds it)."""
+    path = folder / PLAYING
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
+    except OSError:
+        pass  # a folder moot cannot write in: nothing is held, as for a debate's journal
+    return locks.hold(path)
 
 
 def _check_kinds(args: Args, schema: dict[str, Any]) -> None:
@@ -340,7 +356,7 @@ def read(ref: str, here: Ranking | None) -> tuple[str, dict[str, Any]]:
     if (folder / RATINGS).is_file():
         report = files.read_json(folder / RATINGS, what="ratings", follow_symlinks=False)
     state = here.state if here is not None else ("finished" if report else "interrupted")
-    if state == "interrupted" and locks.held_elsewhere(folder / PLAN):
+    if state == "interrupted" and locks.held_elsewhere(folder / PLAYING):
         state = "running elsewhere"  # another `moot mcp` plays it now
     got = {
         **(here.view() if here is not None else {"id": folder.name, "folder": str(folder)}),
