@@ -231,6 +231,8 @@ def test_arguments_of_the_wrong_kind_and_unknown_tools_are_errors(moot_home: Pat
                 ("start_debate", {"motion": MOTION, "no_such": 1}, "no_such"),
                 ("start_debate", {"motion": MOTION, "model": 5}, "model must be"),
                 ("start_debate", {"motion": MOTION, "model": [1, 2]}, "model must be"),
+                # said whole in the motion's language
+                ("start_debate", {"motion": "城市应该禁止汽车", "model": 5}, "必须是字符串或"),
                 ("judge_debate", {"id": "last", "judges": "x"}, "no saved debate"),
                 ("start_debate", {"motion": MOTION, "roles": {"judge": "human"}}, "person"),
                 ("wait_debate", {"id": "nothing-here"}, "no saved debate"),

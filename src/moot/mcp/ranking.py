@@ -43,8 +43,13 @@ RATINGS = "ratings.json"
 PLAYING = "playing.lock"
 _naming = threading.Lock()  # two tournaments started in one second get two folders
 resuming = threading.Lock()  # a tournament is resumed by one call of a server at a time
-# What a JSON Schema type is in Python, for an argument's kind.
-_SAID = {int: "a number", bool: "true or false", str: "a string", list: "a list"}
+# What a JSON Schema type is in Python, for an argument's kind, and the error for another.
+_SAID = {
+    int: "mcp.tools.not_a_number",
+    bool: "mcp.tools.not_a_flag",
+    str: "mcp.tools.not_a_string",
+    list: "mcp.tools.not_a_list",
+}
 _KINDS: dict[str, tuple[type, ...]] = {
     "integer": (int,),
     "number": (int, float),
@@ -156,7 +161,7 @@ def start(args: Args, *, allow_remote: bool) -> Ranking:
     motions = args.get("motions")
     motions = [motions] if isinstance(motions, str) else motions
     if not texts(motions):
-        raise UsageError(key="mcp.tools.wrong_kind", name="motions", kind="a list of strings")
+        raise UsageError(key="mcp.tools.not_a_list", name="motions")
     for field_, refs in (("models", models), ("judges", judges)):
         for ref in refs:
             if is_human_ref(ref):
@@ -254,7 +259,7 @@ def _check_kinds(args: Args, schema: dict[str, Any]) -> None:
         if kinds is None or value is None:
             continue
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-            raise UsageError(key="mcp.tools.wrong_kind", name=name, kind=_SAID[kinds[0]])
+            raise UsageError(key=_SAID[kinds[0]], name=name)
 
 
 # The ballot's settings, by their names in check_ballot and their keywords (the tool's).
@@ -266,7 +271,7 @@ def _refs(args: Args, name: str, *, required: bool = True) -> list[str]:
     if value == [] and not required:
         return []
     if not texts(value):
-        raise UsageError(key="mcp.tools.wrong_kind", name=name, kind="a list of strings")
+        raise UsageError(key="mcp.tools.not_a_list", name=name)
     return [v.strip() for v in value]
 
 

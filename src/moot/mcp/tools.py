@@ -68,7 +68,7 @@ class Tools:
         }
         model = args.get("model")
         if not (model is None or isinstance(model, str) or texts(model)):
-            raise UsageError(key="mcp.tools.wrong_kind", name="model", kind="a string or a list")
+            raise UsageError(key="mcp.tools.not_models", name="model")
         chosen = settings(
             hint="see moot run --help",
             options=True,
@@ -220,7 +220,7 @@ class Tools:
         transcript = history.transcript(text(args, "id", ""))
         judges = args.get("judges")
         if not texts(judges):
-            raise UsageError(key="mcp.tools.wrong_kind", name="judges", kind="a list of strings")
+            raise UsageError(key="mcp.tools.not_a_list", name="judges")
         dry_run = flag(args, "dry_run", False)
         for ref in judges:
             if is_remote_ref(ref.strip()) and not self.allow_remote and not dry_run:
