@@ -30,6 +30,7 @@ TOOLS = {
     "start_tournament",
     "wait_tournament",
     "get_tournament",
+    "resume_tournament",
 }
 MOTION = "cities should ban cars"
 # What each format is asked in its test: a decision is a choice between named positions.
@@ -230,6 +231,8 @@ def test_arguments_of_the_wrong_kind_and_unknown_tools_are_errors(moot_home: Pat
                 ("start_debate", {"motion": MOTION, "no_such": 1}, "no_such"),
                 ("start_debate", {"motion": MOTION, "model": 5}, "model must be"),
                 ("start_debate", {"motion": MOTION, "model": [1, 2]}, "model must be"),
+                # said whole in the motion's language
+                ("start_debate", {"motion": "城市应该禁止汽车", "model": 5}, "必须是字符串或"),
                 ("judge_debate", {"id": "last", "judges": "x"}, "no saved debate"),
                 ("start_debate", {"motion": MOTION, "roles": {"judge": "human"}}, "person"),
                 ("wait_debate", {"id": "nothing-here"}, "no saved debate"),
@@ -336,7 +339,9 @@ def test_the_docs_name_every_tool_and_option() -> None:
     assert {t.name for t in DECLARED} == TOOLS
     for name in TOOLS:
         assert f"### `{name}`" in page, name
-    for option in ("--parallel", "--allow-remote", "--pace", "--http", "--port"):
+    options = ("--parallel", "--allow-remote", "--pace", "--http", "--port", "--token",
+               "--keep-token", "--new-token")  # fmt: skip
+    for option in options:
         assert f"`{option}" in page
     for snippet in re.findall(r"```json\n(.*?)```", page, re.DOTALL):
         json.loads(snippet)  # every snippet a client is given is JSON as written

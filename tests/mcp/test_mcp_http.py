@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import http.client
 import json
+import secrets
 import signal
+import stat
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from subprocess import Popen
 from urllib.parse import urlsplit
@@ -17,7 +20,7 @@ import pytest
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from conftest import Cli
+from conftest import Cli, Env
 from mcp import ClientSession
 from test_mcp import TOOLS
 
@@ -131,3 +134,81 @@ def test_a_port_goes_with_http(cli: Cli, moot_home: Path) -> None:
     said = cli("mcp", "--port", "8123", home=moot_home)
     assert said.returncode == 2
     assert said.stderr.splitlines()[0] == "error: --port goes with --http"
+
+
+@contextmanager
+def _serving(cli: Cli, home: Path, *args: str, env: Env | None = None) -> Iterator[str]:
+    """`moot mcp --http ARGS` running; the URL it printed, token included."""
+    proc: Popen[str] = cli.popen("mcp", "--http", *args, home=home, env=env)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        assert line.startswith("moot mcp: http://127.0.0.1:"), line
+        yield line.removeprefix("moot mcp: ")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    said = proc.stderr.read() if proc.stderr else ""
+    assert proc.returncode == 130 and "Traceback" not in said, said
+
+
+def _status(url: str, token: str) -> int:
+    """The status of an `initialize` with TOKEN as the bearer token, at URL (its token
+    left out)."""
+    bare = url.partition("?")[0]
+    return _post(bare, {"Authorization": f"Bearer {token}", "Host": urlsplit(bare).netloc})
+
+
+def test_a_given_token_is_the_server_s_at_every_start(cli: Cli, moot_home: Path) -> None:
+    token = secrets.token_urlsafe(24)
+    with _serving(cli, moot_home, "--token", token) as url:
+        assert url.endswith(f"/mcp?token={token}")
+        assert _status(url, token) == 200
+        assert _status(url, token[:-1] + ("A" if token[-1] != "A" else "B")) == 403
+    # Started again (from the environment, where other users cannot see it): the same token.
+    with _serving(cli, moot_home, env={"MOOT_MCP_TOKEN": token}) as url:
+        assert url.endswith(f"?token={token}")
+        assert _status(url, token) == 200
+        assert _status(url, secrets.token_urlsafe(24)) == 403
+
+
+def test_a_kept_token_lasts_until_a_new_one_is_made(cli: Cli, moot_home: Path) -> None:
+    kept = moot_home / "mcp-token"
+    with _serving(cli, moot_home, "--keep-token") as url:
+        token = url.partition("?token=")[2]
+        assert len(token) >= 24 and _status(url, token) == 200
+    assert kept.read_text(encoding="utf-8").strip() == token
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    with _serving(cli, moot_home, "--keep-token") as url:
+        assert url.partition("?token=")[2] == token  # a client's configuration still works
+        assert _status(url, token) == 200
+    with _serving(cli, moot_home, "--new-token") as url:
+        fresh = url.partition("?token=")[2]
+        assert fresh != token and _status(url, fresh) == 200
+        assert _status(url, token) == 403  # the old one guards nothing now
+    assert kept.read_text(encoding="utf-8").strip() == fresh
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    kept.chmod(0o644)  # seen by others: refused, not served with
+    said = cli("mcp", "--http", "--keep-token", home=moot_home)
+    assert said.returncode == 2
+    assert "can be read by others (mode 0644)" in said.stderr.splitlines()[0], said.stderr
+    assert "--new-token" in said.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "first"),
+    [
+        (("--http", "--token", "too-short"), "error: the token is 9 characters: at least 24"),
+        (("--http", "--token", "x" * 30 + "/"), "error: the token holds '/'"),
+        (("--token", "x" * 30), "error: --token goes with --http"),
+        (("--new-token",), "error: --new-token goes with --http"),
+        (("--http", "--token", "x" * 30, "--keep-token"), "error: --token and --keep-token"),
+    ],
+)
+def test_a_bad_token_is_refused_before_anything_is_served(
+    cli: Cli, moot_home: Path, args: tuple[str, ...], first: str
+) -> None:
+    said = cli("mcp", *args, home=moot_home)
+    assert said.returncode == 2, said.stderr
+    assert said.stderr.splitlines()[0].startswith(first), said.stderr
+    assert said.stdout == "" and not (moot_home / "mcp-token").exists()

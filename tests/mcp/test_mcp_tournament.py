@@ -125,3 +125,89 @@ def test_bad_input_is_a_tool_error_and_nothing_is_planned(moot_home: Path) -> No
         assert not list(moot_home.glob("tournaments/*/tournament.json"))
 
     anyio.run(main)
+
+
+class CutOff(Exception):
+    """The tournament's process ended here (as a kill would end it)."""
+
+
+def _interrupted(models: list[str]) -> Path:
+    """A dry-run tournament planned in moot's data directory and cut off after its first
+    debate was decided: what a server killed mid-tournament leaves."""
+    from moot.api.tournaments import plan_tournament, tournament
+    from moot.tournaments.run import DebateDone
+
+    t = plan_tournament(models, MOTIONS, seed=5, controls=0, run={"dry_run": True})
+
+    def heard(event: object) -> None:
+        if isinstance(event, DebateDone):
+            raise CutOff
+
+    try:
+        tournament(resume=t.folder, on_event=heard)
+    except CutOff:
+        pass
+    return t.folder
+
+
+def test_an_interrupted_tournament_is_resumed_and_its_decided_debates_kept(
+    moot_home: Path, dry_models: tuple[str, str]
+) -> None:
+    from moot.mcp import locks, ranking
+    from moot.records.files import write_atomic
+
+    folder = _interrupted(list(dry_models))
+    decided = {p.parent.name: p.read_bytes() for p in folder.glob("debates/*/verdict.json")}
+    assert len(decided) == 1 and not (folder / "ratings.json").exists()
+
+    async def main() -> None:
+        async with served(moot_home) as client:
+            # While another process holds it (a server playing it), it is not resumed here.
+            held = ranking.hold(folder)
+            try:
+                got = await client.call("get_tournament", id=folder.name)
+                assert got.data["state"] == "running elsewhere", got.data
+                # Its plan replaced, as an adaptive schedule grows it: held still.
+                plan = folder / "tournament.json"
+                write_atomic(plan, plan.read_text(encoding="utf-8"))
+                got = await client.call("get_tournament", id=folder.name)
+                assert got.data["state"] == "running elsewhere", got.data
+                refused = await client.call("resume_tournament", id=folder.name)
+                assert refused.error and "running in another moot mcp" in refused.text
+            finally:
+                locks.release(held)
+            got = await client.call("get_tournament", id="last")
+            assert got.data["state"] == "interrupted" and got.data["id"] == folder.name
+            assert sum(d["winner"] is not None for d in got.data["debates"]) == 1
+            for args, words in (
+                ({"models": ["x", "y"]}, "its plan fixes models"),
+                ({"parallel": 0}, "--parallel 0"),
+                ({"batch": True}, "--batch"),
+                ({"parallel": "2"}, "parallel must be a number"),
+            ):
+                bad = await client.call("resume_tournament", id=folder.name, **args)
+                assert bad.error and bad.text.startswith("error: "), bad.text
+                assert words in bad.text, (args, bad.text)
+            missing = await client.call("resume_tournament", id="nothing-here")
+            assert missing.error and "no tournament" in missing.text
+            resumed = await client.ok("resume_tournament", id=folder.name)
+            assert resumed["id"] == folder.name and resumed["state"] in ("queued", "running")
+            assert resumed["debates_decided"] == 1 and resumed["debates_planned"] == 4
+            again = await client.call("resume_tournament", id=folder.name)
+            assert again.error, again.text  # running here already, or finished meanwhile
+            assert "running already" in again.text or "has finished" in again.text
+            for _ in range(600):
+                state = await client.ok("wait_tournament", id=folder.name, seconds=0.5)
+                if state["state"] not in ("queued", "running"):
+                    break
+            assert state["state"] == "finished", state
+            assert state["debates_decided"] == 4 and not state["failed"]
+            assert {m["model"] for m in state["ranking"]} == set(dry_models)
+            done = await client.call("resume_tournament", id=folder.name)
+            assert done.error and "has finished" in done.text
+
+    anyio.run(main)
+    assert (folder / "ratings.json").is_file()
+    for debate, verdict in decided.items():  # decided before: kept as they were
+        assert (folder / "debates" / debate / "verdict.json").read_bytes() == verdict
+    assert len(list(folder.glob("debates/*/verdict.json"))) == 4

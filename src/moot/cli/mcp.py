@@ -52,6 +52,32 @@ def mcp_command(
             min=1, max=65535, help="With --http: the port to serve on (default: a free one)."
         ),
     ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            envvar="MOOT_MCP_TOKEN",
+            help="With --http: this token instead of a fresh one, so that a client's "
+            "configuration keeps working across restarts (at least 24 characters: letters, "
+            "digits, - _ . ~). Also read from $MOOT_MCP_TOKEN, which other users cannot see.",
+            show_envvar=False,
+        ),
+    ] = None,
+    keep_token: Annotated[
+        bool,
+        typer.Option(
+            "--keep-token",
+            help="With --http: the token moot keeps in its data directory (mcp-token, "
+            "readable by you only), made at the first start and the same at every start.",
+        ),
+    ] = False,
+    new_token: Annotated[
+        bool,
+        typer.Option(
+            "--new-token",
+            help="With --http: a fresh token replaces the one moot keeps (as --keep-token "
+            "then), for when the old one was seen by someone else.",
+        ),
+    ] = False,
 ) -> None:
     """Serve moot's debates to an MCP client over standard input and output: start, wait
     for, read, stop and resume debates, list models, judge again, rank models in a
@@ -63,11 +89,24 @@ def mcp_command(
 
     if port is not None and not http:
         raise UsageError(key="cli.mcp.port_needs_http", field="port")
+    given = [o for o, on in (("--token", token), ("--keep-token", keep_token),
+                             ("--new-token", new_token)) if on]  # fmt: skip
+    if given and not http:
+        raise UsageError(key="cli.mcp.token_needs_http", given=given[0], field=given[0][2:])
+    if token is not None and (keep_token or new_token):
+        raise UsageError(key="cli.mcp.token_twice", field="token")
     bound = None
     if http:
+        from moot.mcp import token as tokens
         from moot.mcp.http import Bound
 
-        bound = Bound.bind(port or 0)
+        if token is not None:
+            chosen: str | None = tokens.check(token)
+        elif keep_token or new_token:
+            chosen = tokens.kept(renew=new_token)
+        else:
+            chosen = None
+        bound = Bound.bind(port or 0, chosen)
         print(f"moot mcp: {bound.url}?token={bound.token}", flush=True)
         err.print(
             f"[dim]clients send the token as the header `Authorization: Bearer {bound.token}`"

@@ -14,14 +14,14 @@ Args = Mapping[str, Any]
 def text(args: Args, name: str, default: str) -> str:
     value = args.get(name, default)
     if not isinstance(value, str):
-        raise UsageError(key="mcp.tools.wrong_kind", name=name, kind="a string")
+        raise UsageError(key="mcp.tools.not_a_string", name=name)
     return value
 
 
 def flag(args: Args, name: str, default: bool) -> bool:
     value = args.get(name, default)
     if not isinstance(value, bool):
-        raise UsageError(key="mcp.tools.wrong_kind", name=name, kind="true or false")
+        raise UsageError(key="mcp.tools.not_a_flag", name=name)
     return value
 
 
@@ -36,7 +36,7 @@ def number(
 ) -> Any:
     value: Any = args.get(name, default)
     if isinstance(value, bool) or not isinstance(value, kind):
-        raise UsageError(key="mcp.tools.wrong_kind", name=name, kind="a number")
+        raise UsageError(key="mcp.tools.not_a_number", name=name)
     if not low <= float(value) <= high:  # type: ignore[arg-type]
         raise UsageError(key="mcp.tools.out_of_range", name=name, value=value, low=low, high=high)
     return value

@@ -51,9 +51,13 @@ class Bound:
     server: Server
 
     @classmethod
-    def bind(cls, port: int = 0) -> Bound:
-        """Bind 127.0.0.1:PORT (0: a free port); a port in use is a UsageError naming it."""
-        return cls(Server.bind(host=HOST, port=port))
+    def bind(cls, port: int = 0, token: str | None = None) -> Bound:
+        """Bind 127.0.0.1:PORT (0: a free port), guarded by TOKEN (None: a fresh one); a
+        port in use is a UsageError naming it."""
+        server = Server.bind(host=HOST, port=port)
+        if token is not None:
+            server.token = token
+        return cls(server)
 
     @property
     def url(self) -> str:

@@ -1,9 +1,9 @@
-"""Which process runs a saved debate or tournament: a server holds its journal (or its
-plan) from the moment it is asked for it until it ends (`journal.hold_file`, a hold the
-debate's own run joins), so that another `moot mcp` on the same data directory (each
-client starts its own) lists it as running elsewhere, not interrupted, and never resumes
-it meanwhile. A hold goes with its process: a server that is killed holds nothing, and its
-debates are interrupted."""
+"""Which process runs a saved debate or tournament: a server holds its journal (or the
+tournament's `playing.lock`) from the moment it is asked for it until it ends
+(`journal.hold_file`, a hold the debate's own run joins), so that another `moot mcp` on
+the same data directory (each client starts its own) lists it as running elsewhere, not
+interrupted, and never resumes it meanwhile. A hold goes with its process: a server that
+is killed holds nothing, and its debates are interrupted."""
 
 from __future__ import annotations
 

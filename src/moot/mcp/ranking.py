@@ -4,6 +4,7 @@ played on the server's desk by `moot.tournament`, and read back as the page read
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,9 +21,10 @@ from moot.inference.remote import is_remote_ref
 from moot.mcp import locks
 from moot.mcp.arguments import Args, text, texts
 from moot.mcp.desk import Update, Work
-from moot.mcp.schemas import TOURNAMENT_RUN, start_tournament
+from moot.mcp.schemas import TOURNAMENT_RUN, resume_tournament, start_tournament
 from moot.records import files
-from moot.tournaments.adaptive import check_schedule
+from moot.records.journal import Held
+from moot.tournaments.adaptive import check_executor, check_schedule
 from moot.tournaments.parallel import check_batch, check_parallel
 from moot.tournaments.plan import check_counts
 from moot.tournaments.run import (
@@ -36,9 +38,18 @@ from moot.tournaments.run import (
 from moot.tournaments.settings import BallotSettings, check_ballot, keyword_of
 
 RATINGS = "ratings.json"
+# What a server holds while it plays a tournament: a file of its own, never replaced (the
+# plan is, as an adaptive schedule grows it, and a hold on the file replaced holds nothing).
+PLAYING = "playing.lock"
 _naming = threading.Lock()  # two tournaments started in one second get two folders
-# What a JSON Schema type is in Python, for an argument's kind.
-_SAID = {int: "a number", bool: "true or false", str: "a string", list: "a list"}
+resuming = threading.Lock()  # a tournament is resumed by one call of a server at a time
+# What a JSON Schema type is in Python, for an argument's kind, and the error for another.
+_SAID = {
+    int: "mcp.tools.not_a_number",
+    bool: "mcp.tools.not_a_flag",
+    str: "mcp.tools.not_a_string",
+    list: "mcp.tools.not_a_list",
+}
 _KINDS: dict[str, tuple[type, ...]] = {
     "integer": (int,),
     "number": (int, float),
@@ -150,7 +161,7 @@ def start(args: Args, *, allow_remote: bool) -> Ranking:
     motions = args.get("motions")
     motions = [motions] if isinstance(motions, str) else motions
     if not texts(motions):
-        raise UsageError(key="mcp.tools.wrong_kind", name="motions", kind="a list of strings")
+        raise UsageError(key="mcp.tools.not_a_list", name="motions")
     for field_, refs in (("models", models), ("judges", judges)):
         for ref in refs:
             if is_human_ref(ref):
@@ -191,8 +202,54 @@ def start(args: Args, *, allow_remote: bool) -> Ranking:
             **params,
         )
     ranking = ranking_of(t, parallel=parallel, batch=batch)
-    ranking.lock = locks.hold(t.folder / PLAN)  # a fresh folder: no other server holds it
+    ranking.lock = hold(t.folder)  # a fresh folder: no other server holds it
     return ranking
+
+
+def resume(folder: Path, args: Args, *, allow_remote: bool) -> Ranking:
+    """The interrupted tournament in FOLDER, to be finished as `moot tournament --resume`
+    finishes it (its plan fixes all but how many debates are played at once): its debates
+    decided are kept, the rest played. Refused while another server plays it, once it has
+    finished, and where its plan names a model on a server without `allow_remote`."""
+    schema = resume_tournament()["properties"]
+    for name in args:
+        if name not in schema:
+            raise UsageError(key="mcp.ranking.resume_takes", name=name, known=", ".join(schema))
+    _check_kinds(args, schema)
+    parallel = 1 if args.get("parallel") is None else args["parallel"]
+    batch = bool(args.get("batch", False))
+    check_parallel(parallel)
+    check_batch(batch, parallel)
+    lock = hold(folder)
+    if lock is None:
+        raise UsageError(key="mcp.ranking.running_elsewhere", id=folder.name)
+    try:
+        t = Tournament.open(folder)
+        check_executor(t.plan.schedule, "local", parallel)
+        dry = bool(t.plan.options.get("dry_run"))
+        for field_, refs in (("models", t.plan.models), ("judges", t.plan.judges)):
+            for ref in refs:
+                if is_remote_ref(ref) and not allow_remote and not dry:
+                    raise UsageError(key="mcp.tools.remote_not_allowed", field=field_, ref=ref)
+        if (folder / RATINGS).is_file() and not t.pending():
+            raise UsageError(key="mcp.ranking.finished_already", id=folder.name)
+        ranking = ranking_of(t, parallel=parallel, batch=batch)
+    except BaseException:
+        locks.release(lock)
+        raise
+    ranking.lock = lock
+    return ranking
+
+
+def hold(folder: Path) -> Held | None:
+    """The tournament in FOLDER held by this server until `locks.release` (None: another
+    server holds it)."""
+    path = folder / PLAYING
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
+    except OSError:
+        pass  # a folder moot cannot write in: nothing is held, as for a debate's journal
+    return locks.hold(path)
 
 
 def _check_kinds(args: Args, schema: dict[str, Any]) -> None:
@@ -202,7 +259,7 @@ def _check_kinds(args: Args, schema: dict[str, Any]) -> None:
         if kinds is None or value is None:
             continue
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-            raise UsageError(key="mcp.tools.wrong_kind", name=name, kind=_SAID[kinds[0]])
+            raise UsageError(key=_SAID[kinds[0]], name=name)
 
 
 # The ballot's settings, by their names in check_ballot and their keywords (the tool's).
@@ -214,7 +271,7 @@ def _refs(args: Args, name: str, *, required: bool = True) -> list[str]:
     if value == [] and not required:
         return []
     if not texts(value):
-        raise UsageError(key="mcp.tools.wrong_kind", name=name, kind="a list of strings")
+        raise UsageError(key="mcp.tools.not_a_list", name=name)
     return [v.strip() for v in value]
 
 
@@ -304,7 +361,7 @@ def read(ref: str, here: Ranking | None) -> tuple[str, dict[str, Any]]:
     if (folder / RATINGS).is_file():
         report = files.read_json(folder / RATINGS, what="ratings", follow_symlinks=False)
     state = here.state if here is not None else ("finished" if report else "interrupted")
-    if state == "interrupted" and locks.held_elsewhere(folder / PLAN):
+    if state == "interrupted" and locks.held_elsewhere(folder / PLAYING):
         state = "running elsewhere"  # another `moot mcp` plays it now
     got = {
         **(here.view() if here is not None else {"id": folder.name, "folder": str(folder)}),

@@ -248,3 +248,13 @@ def wait_tournament() -> dict[str, Any]:
 
 def get_tournament() -> dict[str, Any]:
     return _object({"id": TOURNAMENT_ID}, required=["id"])
+
+
+def resume_tournament() -> dict[str, Any]:
+    """`resume_tournament`'s input: the tournament, and how many of its debates are played
+    at once (its plan fixes everything else), as the tournament's settings declare it."""
+    declared = TournamentSettings.model_json_schema()["properties"]
+    props: dict[str, Any] = {"id": {**TOURNAMENT_ID}}
+    for name in ("parallel", "batch"):
+        props[keyword_of(name)] = {**_plain(declared[name]), "description": help_of(name)}
+    return _object(props, required=["id"])

@@ -30,7 +30,7 @@ INSTRUCTIONS = (
     "(brief, decision, verdict) and every speech. Debates are saved as `moot run` saves "
     "them: list_debates finds them later, resume_debate goes on with an interrupted one. "
     "start_tournament ranks models as debaters, in the same way: wait_tournament in a loop, "
-    "then get_tournament."
+    "then get_tournament; resume_tournament goes on with an interrupted one."
 )
 PROGRESS_STEP = 1.0  # seconds between looks at a debate while wait_debate waits
 
@@ -108,6 +108,14 @@ TOOLS = (
         "decided so far, those under way and, once finished, the ranking. Call it again "
         "while the state is queued or running.",
         schemas.wait_tournament,
+    ),
+    Tool(
+        "resume_tournament",
+        "Go on with an interrupted tournament: its debates decided are kept, a debate cut "
+        "off goes on from its saved turns, the rest are played as planned, then the models "
+        "are rated. Its plan fixes everything but how many debates are played at once. "
+        "Returns at once, as start_tournament does; wait_tournament follows it.",
+        schemas.resume_tournament,
     ),
     Tool(
         "get_tournament",
@@ -277,6 +285,7 @@ def _call(tools: Tools, name: str, args: Args) -> tuple[str, dict[str, Any]]:
         "list_models": tools.list_models,
         "judge_debate": tools.judge_debate,
         "start_tournament": tools.start_tournament,
+        "resume_tournament": tools.resume_tournament,
     }.get(name)
     if work is None:
         known = ", ".join(t.name for t in TOOLS)

@@ -68,7 +68,7 @@ class Tools:
         }
         model = args.get("model")
         if not (model is None or isinstance(model, str) or texts(model)):
-            raise UsageError(key="mcp.tools.wrong_kind", name="model", kind="a string or a list")
+            raise UsageError(key="mcp.tools.not_models", name="model")
         chosen = settings(
             hint="see moot run --help",
             options=True,
@@ -135,6 +135,16 @@ class Tools:
         from moot.mcp import ranking
 
         return self.desk.add(ranking.start(args, allow_remote=self.allow_remote)).view()
+
+    def resume_tournament(self, args: Args) -> dict[str, Any]:
+        from moot.mcp import ranking
+
+        folder = ranking.find(text(args, "id", ""))
+        with ranking.resuming:  # two calls at once resume it once
+            if self.desk.live(folder.name) is not None:
+                raise UsageError(key="mcp.ranking.running_already", id=folder.name)
+            found = ranking.resume(folder, args, allow_remote=self.allow_remote)
+            return self.desk.add(found).view()
 
     def ranking_of(self, args: Args) -> Work:
         """The tournament of this server ARGS name by its id (or a prefix, or `last`)."""
@@ -210,7 +220,7 @@ class Tools:
         transcript = history.transcript(text(args, "id", ""))
         judges = args.get("judges")
         if not texts(judges):
-            raise UsageError(key="mcp.tools.wrong_kind", name="judges", kind="a list of strings")
+            raise UsageError(key="mcp.tools.not_a_list", name="judges")
         dry_run = flag(args, "dry_run", False)
         for ref in judges:
             if is_remote_ref(ref.strip()) and not self.allow_remote and not dry_run:
