@@ -1,6 +1,6 @@
 """GPU builds that say what they are: `make install GPU=…` builds llama.cpp's backend or
 refuses one it does not know; a --gpu-layers this build cannot honour is said, once; and
-`moot models list` names the build."""
+`moot models list` names the build (its --json too)."""
 
 from __future__ import annotations
 
@@ -139,3 +139,30 @@ def test_moot_run_json_reports_the_build(cli: Cli, tmp_path: Path) -> None:
         cli("run", "Cities should ban cars", "--dry-run", "--json", "--no-save", "--yes").stdout
     )
     assert unsaved["saved"] is None and unsaved["transcript"]["motion"]
+
+
+def test_models_list_json_reports_the_build_beside_the_models(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    listed = cli("models", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    data = json.loads(listed.stdout)
+    assert set(data) == {"models", "llama_cpp"}
+    assert any(row["id"] == "smollm2-135m" for row in data["models"])  # the catalog's rows
+    built = builds.build()
+    assert data["llama_cpp"] == {
+        "backend": "cpu" if built.version else "none",
+        "gpu_offload": False,
+        "backends": list(built.backends),
+        "llama_cpp_python": built.version,
+    }
+    # What llama.cpp reports is what is said: a CUDA build as one.
+    monkeypatch.setattr(builds, "build", lambda: Build("0.3.36", True, ("CUDA", "CPU")))
+    cuda = json.loads(cli("models", "list", "--json").stdout)["llama_cpp"]
+    assert cuda == {
+        "backend": "cuda",
+        "gpu_offload": True,
+        "backends": ["CUDA", "CPU"],
+        "llama_cpp_python": "0.3.36",
+    }
+
