@@ -11,6 +11,13 @@ random tokens, so moot's rules redraw and cut: the work is priced, the words are
     python benchmarks/bench_sizes.py                      # every shape, then SmolLM2
     python benchmarks/bench_sizes.py qwen2.5-1.5b         # one shape
     python benchmarks/bench_sizes.py --max-tokens 32 smollm2-135m llama-3.2-3b
+    python benchmarks/bench_sizes.py --models 2 --turns 2 --no-rates --max-tokens 8 llama-3.2-3b
+
+`--models 2` seats two models of the shape (its file and a hard link to it under another
+name: moot loads each apart, as two models), the proposition on one and the opposition
+on the other. `--turns N` ends the debate after its first N turns, `--no-rates` skips
+the raw rates (and so the roofline share): what is left is the memory the models and the
+turns took against the plan, and what the session caches dropped, in the least time.
 
 Slow: minutes a shape on two cores (the 8B shape's file alone is 4.2 GiB, written once and
 kept in the cache of `shapes.py`). Not part of `make bench` or `make test`.
@@ -20,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -115,31 +123,51 @@ def replayed(turns: Sequence[Any], shape: shapes.Shape, *, budget: int) -> dict[
 # -- one shape, in its own process -------------------------------------------------------
 
 
-def planned(path: Path, *, n_ctx: int, speakers: int) -> dict[str, Any]:
-    """What moot's memory plan predicts for this debate (as the runner plans it: one model,
+def planned(paths: Sequence[Path], *, n_ctx: int, speakers: int) -> dict[str, Any]:
+    """What moot's memory plan predicts for this debate (as the runner plans it: its models,
     a snapshot per seat, the snapshots' budget sized to the memory free now)."""
     from moot.config import SESSION_CACHE_MB
     from moot.models import memory
 
-    plan = memory.plan([(path.stem, path)], n_ctx, snapshots=speakers)
+    plan = memory.plan([(p.stem, p) for p in paths], n_ctx, snapshots=speakers)
     free = memory.free_memory(gpu=False).ram
     budget = memory.snapshot_budget(plan, free, fallback=SESSION_CACHE_MB * MiB)
     plan = memory.replace(plan, snapshot_budget=budget)
-    (model,) = plan.models
+    model = plan.models[0]
     return {
         "n_ctx": n_ctx,
         "plan_mb": round(plan.host / MiB),
-        "plan_weights_mb": round(model.weights / MiB),
-        "plan_kv_cache_mb": round(model.kv_cache / MiB),
-        "plan_compute_mb": round(model.compute / MiB),
+        # The models alone (weights, KV caches, compute buffers): what a debate cut short,
+        # whose speakers hold little of a full context, is measured against.
+        "plan_models_mb": round((plan.host - plan.snapshot_total) / MiB),
+        "plan_weights_mb": round(sum(m.weights for m in plan.models) / MiB),
+        "plan_kv_cache_mb": round(sum(m.kv_cache for m in plan.models) / MiB),
+        "plan_compute_mb": round(sum(m.compute for m in plan.models) / MiB),
         "plan_snapshots_mb": round(plan.snapshot_total / MiB),
         "snapshot_budget_mb": round(budget / MiB),
         "kv_kib_per_token": model.shape.kv_per_token / 1024,
     }
 
 
-def one(ref: str, *, max_tokens: int) -> dict[str, Any]:
-    """The figures of one model (a .gguf path or a catalog id), measured in this process."""
+class Enough(Exception):
+    """The turns asked for (`--turns`) have been spoken: the debate ends here."""
+
+
+def second(path: Path) -> Path:
+    """A second model of PATH's shape: a hard link to its file under another name, which
+    moot loads apart from the first (its own weights, context and snapshots)."""
+    other = path.with_name(f"{path.stem}-second{path.suffix}")
+    if not other.exists():
+        os.link(path, other)
+    return other
+
+
+def one(
+    ref: str, *, max_tokens: int, models: int = 1, turns: int | None = None, rates: bool = True
+) -> dict[str, Any]:
+    """The figures of REF (a .gguf path or a catalog id), MODELS of it, measured in this
+    process: the debate to its end, or its first TURNS turns; the raw rates unless not
+    RATES."""
     from bench_memory import peak_snapshot_tokens, rulebook_n_ctx
     from bench_peer import resolved_model, seeded_debate
     from bench_roofline import efficiency, ladder, measure, work
@@ -153,28 +181,37 @@ def one(ref: str, *, max_tokens: int) -> dict[str, Any]:
     def listen(event: Any) -> None:
         if isinstance(event, TurnFinished):
             finished.append(event.turn)
+            if turns is not None and len(finished) >= turns:
+                raise Enough(f"stopped after {turns} turns")
 
+    refs = [ref] if models == 1 else [ref, str(second(Path(ref)))]
+    seats = {} if models == 1 else {"roles": {"proposition": refs[0], "opposition": refs[1]}}
     began = time.perf_counter()
     failed = None
     try:
         # A slow machine's structured turn (a judge's JSON of random words) may take
         # minutes: the call timeout would end the debate, not measure it.
         settings = {"max_tokens": max_tokens, "call_timeout_s": CALL_TIMEOUT_S}
-        turns = seeded_debate(ref, run=settings, progress=True, on_event=listen).turns
+        spoken = seeded_debate(ref, run=settings, progress=True, on_event=listen, **seats).turns
     except Exception as exc:  # the figures of the turns that finished, and why it stopped
-        failed, turns = f"{type(exc).__name__}: {exc}", tuple(finished)
+        spoken = tuple(finished)
+        cut = turns is not None and len(spoken) >= turns  # --turns: not a failure
+        failed = None if cut else f"{type(exc).__name__}: {exc}"
     wall = time.perf_counter() - began
     peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
-    resolved = resolved_model(ref)
-    n_ctx = rulebook_n_ctx(resolved.context_length)
-    plan = planned(resolved.path, n_ctx=n_ctx, speakers=len({t.role for t in turns}))
-    rates = measure(ref, contexts=CONTEXTS, repeats=REPEATS)
-    done = work(turns)
+    resolved = [resolved_model(r) for r in refs]
+    n_ctx = rulebook_n_ctx(resolved[0].context_length)
+    seated = len({t.role for t in spoken})
+    plan = planned([r.path for r in resolved], n_ctx=n_ctx, speakers=seated)
+    measured = measure(ref, contexts=CONTEXTS, repeats=REPEATS) if rates else None
+    done = work(spoken)
     return {
         "failed": failed,
+        "models": models,
+        "turns_asked": turns,
         "wall_s": round(wall, 1),
-        "turns": len(turns),
-        **efficiency(turns, rates),
+        "turns": len(spoken),
+        **(efficiency(spoken, measured) if measured is not None else {}),
         "prompt_tokens": done["prompt_tokens"],
         "prompt_evaluated": done["prompt_evaluated"],
         "evaluated_per_prompt_token": (
@@ -188,13 +225,14 @@ def one(ref: str, *, max_tokens: int) -> dict[str, Any]:
         "peak_rss_mb": round(peak_rss / MiB),
         **plan,
         "rss_over_plan": round(peak_rss / (plan["plan_mb"] * MiB), 3),
-        "rates": ladder(rates, CONTEXTS),
+        "rss_over_plan_models": round(peak_rss / (plan["plan_models_mb"] * MiB), 3),
+        "rates": ladder(measured, CONTEXTS) if measured is not None else None,
         # This debate's turns replayed into a session cache sized as each shape's would be.
         "replayed_snapshots": {
-            s.name: replayed(turns, s, budget=SESSION_CACHE_MB * MiB)
+            s.name: replayed(spoken, s, budget=SESSION_CACHE_MB * MiB)
             for s in (shapes.SMOLLM2_135M, *shapes.SHAPES.values())
         },
-        "peak_snapshot_tokens": peak_snapshot_tokens(turns),
+        "peak_snapshot_tokens": peak_snapshot_tokens(spoken),
     }
 
 
@@ -207,12 +245,12 @@ def target(name: str) -> str:
     return name if name == TINY else str(shapes.cached(shapes.SHAPES[name]))
 
 
-def child(ref: str, *, max_tokens: int) -> dict[str, Any]:
+def child(ref: str, *, max_tokens: int, options: Sequence[str] = ()) -> dict[str, Any]:
     """REF's figures from a process of its own (its progress, a line a turn, on stderr as it
-    goes); a failure is reported, not raised."""
+    goes; OPTIONS: --models, --turns, --no-rates); a failure is reported, not raised."""
     began = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, __file__, "--one", ref, "--max-tokens", str(max_tokens)],
+        [sys.executable, __file__, "--one", ref, "--max-tokens", str(max_tokens), *options],
         stdout=subprocess.PIPE,
         text=True,
         check=False,
@@ -224,27 +262,46 @@ def child(ref: str, *, max_tokens: int) -> dict[str, Any]:
     return figures
 
 
-def run(results: dict[str, Any], *, names: Sequence[str], max_tokens: int) -> None:
+def run(
+    results: dict[str, Any], *, names: Sequence[str], max_tokens: int, options: Sequence[str] = ()
+) -> None:
     table: dict[str, Any] = results.setdefault("sizes", {})
     for name in names:
         print(f"sizes: {name}", file=sys.stderr)
-        table[name] = {"max_tokens": max_tokens, **child(target(name), max_tokens=max_tokens)}
+        figures = child(target(name), max_tokens=max_tokens, options=options)
+        table[name] = {"max_tokens": max_tokens, **figures}
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", metavar="SHAPE", help=", ".join(NAMES))
     parser.add_argument("--max-tokens", type=int, default=MAX_TOKENS)
-    parser.add_argument("--one", help=argparse.SUPPRESS)  # a child: one model, this process
+    parser.add_argument("--models", type=int, choices=(1, 2), default=1)
+    parser.add_argument("--turns", type=int, help="end the debate after its first N turns")
+    parser.add_argument("--no-rates", action="store_true", help="skip the raw rates")
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # a child: one shape, this process
     args = parser.parse_args(argv)
+    if args.turns is not None and args.turns < 1:
+        parser.error("--turns takes a number of turns, 1 or more")
     if args.one:
-        print(json.dumps(one(args.one, max_tokens=args.max_tokens)))
+        figures = one(
+            args.one,
+            max_tokens=args.max_tokens,
+            models=args.models,
+            turns=args.turns,
+            rates=not args.no_rates,
+        )
+        print(json.dumps(figures))
         return
     unknown = [name for name in args.names if name not in NAMES]
     if unknown:
         parser.error(f"no shape {unknown[0]!r}: choose from {', '.join(NAMES)}")
+    if args.models == 2 and TINY in (args.names or NAMES):
+        parser.error(f"--models 2 takes the shapes ({', '.join(shapes.SHAPES)}), not {TINY}")
+    options = ["--models", str(args.models)] + (["--no-rates"] if args.no_rates else [])
+    options += ["--turns", str(args.turns)] if args.turns is not None else []
     out: dict[str, Any] = {}
-    run(out, names=args.names or NAMES, max_tokens=args.max_tokens)
+    run(out, names=args.names or NAMES, max_tokens=args.max_tokens, options=options)
     print(json.dumps(out, indent=2))
 
 

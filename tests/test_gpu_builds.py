@@ -1,6 +1,6 @@
 """GPU builds that say what they are: `make install GPU=…` builds llama.cpp's backend or
-refuses one it does not know; a --gpu-layers this build cannot honour is said, once; and
-`moot models list` names the build."""
+refuses one it does not know; a --gpu-layers this build cannot honour is said, once (by a
+debate and by a tournament); and `moot models list` names the build (its --json too)."""
 
 from __future__ import annotations
 
@@ -139,3 +139,92 @@ def test_moot_run_json_reports_the_build(cli: Cli, tmp_path: Path) -> None:
         cli("run", "Cities should ban cars", "--dry-run", "--json", "--no-save", "--yes").stdout
     )
     assert unsaved["saved"] is None and unsaved["transcript"]["motion"]
+
+
+def test_models_list_json_reports_the_build_beside_the_models(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    listed = cli("models", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    data = json.loads(listed.stdout)
+    assert set(data) == {"models", "llama_cpp"}
+    assert any(row["id"] == "smollm2-135m" for row in data["models"])  # the catalog's rows
+    built = builds.build()
+    assert data["llama_cpp"] == {
+        "backend": "cpu" if built.version else "none",
+        "gpu_offload": False,
+        "backends": list(built.backends),
+        "llama_cpp_python": built.version,
+    }
+    # What llama.cpp reports is what is said: a CUDA build as one.
+    monkeypatch.setattr(builds, "build", lambda: Build("0.3.36", True, ("CUDA", "CPU")))
+    cuda = json.loads(cli("models", "list", "--json").stdout)["llama_cpp"]
+    assert cuda == {
+        "backend": "cuda",
+        "gpu_offload": True,
+        "backends": ["CUDA", "CPU"],
+        "llama_cpp_python": "0.3.36",
+    }
+
+
+def scripted_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Two model files a tournament plans with as it would with any (the plan reads their
+    headers), each debate played by scripted stand-ins for them: no layer is loaded, so
+    what is said of --gpu-layers is said before any model would load."""
+    from moot.inference.scripted import EchoModel
+    from moot.tournaments import run as tournament_run
+
+    template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+    paths = [write_gguf(tmp_path / f"{n}.gguf", chat_template=template) for n in "ab"]
+    echo = lambda ref: EchoModel(model_id=f"echo:{ref}")  # noqa: E731
+    monkeypatch.setattr(tournament_run, "echo_models", lambda plan: echo)
+    return [str(p) for p in paths]
+
+
+def test_a_tournament_says_once_that_gpu_layers_does_nothing_here(
+    tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert not builds.build().gpu_offload  # this machine's build: no GPU
+    a, b = scripted_files(tmp_path, monkeypatch)
+
+    def tournament(motion: str, name: str, *args: str) -> str:
+        (tmp_path / f"{name}.txt").write_text(f"{motion}\n", encoding="utf-8")
+        done = cli("tournament", "--model", a, "--model", b, "--motions",
+                   str(tmp_path / f"{name}.txt"), "--max-rounds", "3", "--seed", "4",
+                   "--bootstrap", "20", "--out", str(tmp_path / name), *args,
+                   home=tmp_path / "home")  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert len(list((tmp_path / name).glob("debates/*/verdict.json"))) == 2  # both played
+        return done.stdout + done.stderr
+
+    # Two debates, said once: before the first, not by each.
+    said = tournament("Cities should ban cars", "en", "--gpu-layers", "-1")
+    assert said.count("--gpu-layers -1 does nothing here: this llama.cpp build (cpu)") == 1
+    assert "every layer runs on the CPU" in said and "make install GPU=cuda" in said
+    assert said.index("does nothing here") < said.index("✓ 00")
+    zh = tournament("城市应该禁止汽车吗", "zh", "--gpu-layers", "8")
+    assert zh.count("--gpu-layers 8 在此无效") == 1 and "does nothing" not in zh
+    assert "在此无效" not in tournament("Cities should ban cars", "none", "--gpu-layers", "0")
+    quiet = tournament("Cities should ban cars", "quiet", "--gpu-layers", "4", "--quiet")
+    assert quiet.count("--gpu-layers 4 does nothing here") == 1  # with --quiet too, on stderr
+    assert "✓ 00" not in quiet
+    monkeypatch.setattr(builds, "build", lambda: Build("0.3.36", True, ("CUDA", "CPU")))
+    assert "does nothing" not in tournament("Cities should ban cars", "cuda", "--gpu-layers", "-1")
+
+
+def test_the_python_tournament_tells_its_listener_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import moot
+    from moot.tournaments.run import DebateDone
+
+    models = scripted_files(tmp_path, monkeypatch)
+    heard: list[object] = []
+    result = moot.tournament(models, ["城市应该禁止汽车吗"], max_rounds=3, seed=4, bootstrap=20,
+                             run={"gpu_layers": -1}, out=tmp_path / "t",
+                             on_event=heard.append)  # fmt: skip
+    assert not result.failed and sum(isinstance(e, DebateDone) for e in heard) == 2
+    notices = [e for e in heard if isinstance(e, Notice)]
+    assert len(notices) == 1 and notices[0].level == "warn"
+    assert notices[0].message.startswith("--gpu-layers -1 在此无效：这个 llama.cpp 构建（cpu）")
+    assert heard.index(notices[0]) == 0  # before the first debate begins

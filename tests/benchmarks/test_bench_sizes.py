@@ -97,3 +97,37 @@ def test_a_snapshot_the_budget_pushes_to_disk_counts_as_spilled_not_dropped(
     cache.put("opposition", snap(60))  # the proposition's goes to disk
     cache.put("judge", snap(101))  # larger than the budget: straight to disk
     assert (counts.spilled, counts.dropped, counts.too_large, counts.kept) == (2, 0, 0, 3)
+
+
+def test_two_models_of_a_shape_are_two_files_the_plan_counts_twice(tmp_path: Path) -> None:
+    from gguf_samples import LLAMA_7B, shape, write_gguf
+
+    template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+    one = write_gguf(tmp_path / "7b.gguf", chat_template=template, extra=shape("llama", **LLAMA_7B))
+    other = bench_sizes.second(one)
+    assert other != one and other.stat().st_ino == one.stat().st_ino  # a link: no copy
+    assert bench_sizes.second(one) == other  # made once
+    alone = bench_sizes.planned([one], n_ctx=4096, speakers=3)
+    both = bench_sizes.planned([one, other], n_ctx=4096, speakers=3)
+    for part in ("plan_weights_mb", "plan_kv_cache_mb", "plan_compute_mb"):
+        assert both[part] == 2 * alone[part]
+    assert both["plan_models_mb"] == pytest.approx(2 * alone["plan_models_mb"], abs=1)
+    assert alone["plan_mb"] == alone["plan_models_mb"] + alone["plan_snapshots_mb"]
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--turns", "0", "llama-3.2-3b"], "--turns takes a number of turns"),
+        (["--models", "2", "smollm2-135m"], "--models 2 takes the shapes"),
+        (["--models", "3", "llama-3.2-3b"], "invalid choice: 3"),
+    ],
+)
+def test_what_the_bench_cannot_run_is_refused(args: list[str], says: str) -> None:
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "bench_sizes.py"), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2 and says in done.stderr, done.stderr

@@ -42,7 +42,7 @@ def test_list_verify_info(cli: Cli) -> None:
     assert verified.returncode == 0, verified.stderr
     assert "smollm2-135m" in verified.stdout and "ok" in verified.stdout
 
-    rows = json.loads(cli("models", "list", "--json").stdout)
+    rows = json.loads(cli("models", "list", "--json").stdout)["models"]
     smol = next(r for r in rows if r["id"] == "smollm2-135m")
     assert smol["installed"] and smol["verified"] is True and smol["is_default"]
     gemma = next(r for r in rows if r["id"] == "gemma3-270m")
@@ -82,7 +82,7 @@ def test_rm_deletes_the_home_copy_only(home: Path, cli: Cli) -> None:
     assert "deleted" in removed.stdout
     assert real.is_file()  # the link went, the installed model stays
     assert not (home / "models" / "smollm2-135m").exists()
-    rows = json.loads(cli("models", "list", "--json").stdout)
+    rows = json.loads(cli("models", "list", "--json").stdout)["models"]
     assert not next(r for r in rows if r["id"] == "smollm2-135m")["installed"]
 
 
@@ -112,7 +112,7 @@ def test_list_says_what_each_header_says(tmp_path: Path, cli: Cli) -> None:
     # As huggingface_hub leaves a download: `main` is the commit refs/main names.
     (snapshot.parents[1] / "refs").mkdir()
     (snapshot.parents[1] / "refs" / "main").write_text(commit, encoding="utf-8")
-    rows = {r["id"]: r for r in json.loads(cli("models", "list", "--json").stdout)}
+    rows = {r["id"]: r for r in json.loads(cli("models", "list", "--json").stdout)["models"]}
     mine = rows["mine"]
     assert (mine["architecture"], mine["quantisation"], mine["context_length"]) == (
         "qwen2",
@@ -153,7 +153,7 @@ def test_list_says_which_models_think(cli: Cli) -> None:
     assert "switchable" not in gemma and "always" not in gemma and " no " in gemma
     # Not installed: the catalog's quantisation and context stand in for the header's.
     assert "Q8_0" in _row(listed.stdout, "qwen3-1.7b") and "32,768" in gemma
-    rows = {r["id"]: r for r in json.loads(cli("models", "list", "--json").stdout)}
+    rows = {r["id"]: r for r in json.loads(cli("models", "list", "--json").stdout)["models"]}
     assert rows["qwen3-8b"]["thinks"] == "switchable" and rows["llama3.2-3b"]["thinks"] == "no"
     assert rows["deepseek-r1-1.5b"]["thinks"] == "always"
     assert not rows["qwen3-8b"]["installed"] and rows["qwen3-8b"]["licence"] == "apache-2.0"
@@ -187,7 +187,7 @@ def test_info_says_whether_a_model_thinks(tmp_path: Path, cli: Cli) -> None:
     assert cli("models", "add", "mine", str(mine)).returncode == 0
     assert json.loads(cli("models", "info", "mine", "--json").stdout)["thinks"] is None
     assert "unknown (not a catalog model)" in cli("models", "info", "mine").stdout
-    rows = {r["id"]: r for r in json.loads(cli("models", "list", "--json").stdout)}
+    rows = {r["id"]: r for r in json.loads(cli("models", "list", "--json").stdout)["models"]}
     assert rows["mine"]["thinks"] is None and rows["qwen3-0.6b"]["installed"]
 
 
@@ -216,7 +216,8 @@ def test_verify_reports_every_registered_model_whose_file_is_gone_or_no_file(
     assert lines[-2].startswith("error: 2 model(s) failed verification: ")
     assert lines[-1].startswith("hint:")
     # The list says so too: a registered model whose file is gone cannot debate.
-    rows = {r["id"]: r for r in json.loads(cli("models", "list", "--json", home=moot_home).stdout)}
+    listed = json.loads(cli("models", "list", "--json", home=moot_home).stdout)["models"]
+    rows = {r["id"]: r for r in listed}
     assert not rows["vic"]["usable"] and "is gone" in rows["vic"]["reason"]
     assert "unusable" in _row(cli("models", "list", home=moot_home).stdout, "vic")
     # With the one whose file is gone left alone, it still fails.

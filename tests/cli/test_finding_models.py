@@ -61,7 +61,7 @@ def test_list_installed_shows_only_the_models_that_can_debate_now(cli: Cli, tmp_
     assert nothing.stdout == (
         "no model here can debate yet; `moot models pull smollm2-135m` fetches the default\n"
     )
-    assert json.loads(cli("models", "list", "--installed", "--json").stdout) == []
+    assert json.loads(cli("models", "list", "--installed", "--json").stdout)["models"] == []
 
     _installed("qwen2.5-0.5b", tmp_path)
     _added(cli, "mine", tmp_path / "mine.gguf")
@@ -72,11 +72,11 @@ def test_list_installed_shows_only_the_models_that_can_debate_now(cli: Cli, tmp_
     assert listed.returncode == 0, listed.stderr
     shown = [ln.split()[1] for ln in listed.stdout.splitlines() if ln.startswith("│")]
     assert shown == ["qwen2.5-0.5b", "mine"], listed.stdout
-    rows = json.loads(cli("models", "list", "--installed", "--json").stdout)
+    rows = json.loads(cli("models", "list", "--installed", "--json").stdout)["models"]
     assert [r["id"] for r in rows] == ["qwen2.5-0.5b", "mine"]
     assert all(r["installed"] and r["usable"] for r in rows)
     # Without it, the catalog and the models that cannot debate are listed as before.
-    every = {r["id"] for r in json.loads(cli("models", "list", "--json").stdout)}
+    every = {r["id"] for r in json.loads(cli("models", "list", "--json").stdout)["models"]}
     assert {"smollm2-135m", "gone", "ollama:talker:latest", "mine"} <= every
     assert [e.id for e in moot.models.list(installed=True)] == ["qwen2.5-0.5b", "mine"]
 
@@ -96,7 +96,7 @@ def _ids_whole(shown: str, ids: list[str]) -> None:
 def test_the_list_at_80_columns_keeps_every_header_and_every_id_whole(
     cli: Cli, tmp_path: Path
 ) -> None:
-    catalog_ids = [r["id"] for r in json.loads(cli("models", "list", "--json").stdout)]
+    catalog_ids = [r["id"] for r in json.loads(cli("models", "list", "--json").stdout)["models"]]
     listed = cli("models", "list", env={"COLUMNS": "80"})
     assert listed.returncode == 0, listed.stderr
     lines = listed.stdout.splitlines()
@@ -116,7 +116,7 @@ def test_an_id_too_long_for_a_column_beside_the_others_stays_whole(
 ) -> None:
     _added(cli, LONG, tmp_path / "long.gguf")
     ollama_model(tmp_path / "home" / ".ollama" / "models", "x" * 50, namespace="some-org")
-    ids = [r["id"] for r in json.loads(cli("models", "list", "--json").stdout)]
+    ids = [r["id"] for r in json.loads(cli("models", "list", "--json").stdout)["models"]]
     assert max(len(i) for i in ids) > 70  # no table at 80 columns has room beside it
     listed = cli("models", "list", env={"COLUMNS": str(columns)})
     assert listed.returncode == 0, listed.stderr

@@ -110,7 +110,7 @@ def _two_turns_apart(
     smol, gemma = pool.get("smollm2-135m"), pool.get("gemma3-270m")
     first = smol.chat(turn(record))
     gemma.chat(turn("Coffee."))
-    folder = pool._spill_dir
+    folder = pool._spill_dir.path if pool._spill_dir else None
     spilled = {p: p.stat().st_size for p in folder.glob("*.kv")} if folder else {}
     again = smol.chat(turn(record + " The opposition says coffee. Reply."))
     return first, again, spilled
@@ -125,7 +125,7 @@ def test_a_model_loaded_again_takes_back_its_speakers_snapshots_from_disk() -> N
 
     apart = pools.ModelPool(resolve=store.resolve, n_ctx=2048, one_at_a_time=True)
     first, again, spilled = _two_turns_apart(apart)
-    folder = apart._spill_dir
+    folder = apart._spill_dir.path if apart._spill_dir else None
     [(smol_file, size)] = spilled.items()
     assert size > 1_000_000  # SmolLM2's KV cache over its record
     assert not smol_file.exists()  # taken back and replaced by the new turn's, in memory

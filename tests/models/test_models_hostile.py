@@ -122,7 +122,7 @@ def test_list_shows_hostile_names_from_files_as_text(
     no_terminal_controls(listed.stdout)
     assert "\\x1b]0;pwned\\x07 [red]mine[/red]" in listed.stdout
     assert "[link=file:evil]x.gguf" in listed.stdout
-    rows = json.loads(cli("models", "list", "--json").stdout)
+    rows = json.loads(cli("models", "list", "--json").stdout)["models"]
     assert any(r["name"] == "\x1b]0;pwned\x07 [red]mine[/red]" for r in rows)
 
 
@@ -468,7 +468,7 @@ def test_a_store_folder_that_is_a_file_or_a_loop_is_named(
     env = {"HOME": str(tmp_path / "home"), "LLAMA_CACHE": str(where), "OLLAMA_MODELS": str(where)}
     listed = cli("models", "list", "--json", env=env)
     assert listed.returncode == 0, listed.stderr
-    row = next(r for r in json.loads(listed.stdout) if r["id"] == "llamacpp:*")
+    row = next(r for r in json.loads(listed.stdout)["models"] if r["id"] == "llamacpp:*")
     assert not row["usable"] and str(where) in row["reason"]
     for ref in ("llamacpp:m.gguf", "ollama:m"):
         proc = cli("run", "cats are better than dogs", "--dry-run", "--model", ref, env=env)

@@ -514,7 +514,7 @@ def test_listing_reads_headers_and_never_hashes(
 
 def test_list_json_and_info_say_where_each_model_lives(home: Path, cli: Cli) -> None:
     refs = all_three(home)
-    listed = json.loads(cli("models", "list", "--json").stdout)
+    listed = json.loads(cli("models", "list", "--json").stdout)["models"]
     by_id = {r["id"]: r for r in listed}
     for ref, path in refs.items():
         row = by_id[ref]

@@ -44,7 +44,7 @@ def test_a_real_debate_from_each_store(
            "HF_HOME": str(tmp_path / "hf")}  # fmt: skip
     listed = cli.subprocess("models", "list", "--json", home=home, env=env)
     assert listed.returncode == 0, listed.stderr
-    row = next(r for r in json.loads(listed.stdout) if r["id"] == ref)
+    row = next(r for r in json.loads(listed.stdout)["models"] if r["id"] == ref)
     assert row["usable"] and row["architecture"] == "llama" and row["path"] == str(files[ref])
     proc = cli.subprocess("run", "should we rewrite the billing service in Rust?", "--model", ref,
                           "--out", str(out), *SHORT, home=home, env=env, timeout=900)  # fmt: skip

@@ -99,9 +99,11 @@ UNLIMITED = 10_000  # a table measured as wide as it would be, wrapping nothing
 def list_(as_json: AsJson = False, installed: Installed = False) -> None:
     """Show the models moot knows, and those Ollama, LM Studio and llama.cpp keep here."""
     entries = listing.list_models(installed=installed)
-    if as_json:
+    if as_json:  # the models, and the llama.cpp build that would run them (as `moot run --json`)
+        from moot.inference.llama.build import build
+
         rows = [{**vars(e), "path": str(e.path) if e.path else None} for e in entries]
-        print(json.dumps(rows, indent=2))
+        print(json.dumps({"models": rows, "llama_cpp": build().as_dict()}, indent=2))
         return
     console = Console(soft_wrap=True)  # as wide as the terminal is now
     if not entries:  # only with --installed: the catalog is always listed

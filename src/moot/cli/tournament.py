@@ -399,8 +399,8 @@ class _ControlShower:
 
 class _Shower:
     """Turns tournament events into the progress bar and one line per finished debate.
-    With --quiet only a debate that failed is said, on stderr: no line for a debate that
-    finished, no debate's notices."""
+    With --quiet only a debate that failed, and a notice of the tournament's own, are said,
+    on stderr: no line for a debate that finished, no debate's notices."""
 
     def __init__(
         self,
@@ -430,6 +430,11 @@ class _Shower:
 
     def __call__(self, event: TournamentEvent) -> None:
         p, said = self.progress, self.said
+        if isinstance(event, Notice):  # the tournament's own, once (with --quiet, on stderr)
+            (err if self.quiet else p.console).print(
+                f"[yellow]{safe(event.message)}[/]", highlight=False
+            )
+            return
         # Every name and message comes from outside (a model, a file): shown as text.
         if isinstance(event, DebateBegun):
             pair = event.pairing

@@ -181,14 +181,9 @@ class DebateRun:
     def _say_offload(self, layers: int) -> None:
         """Say, once before the first turn, that --gpu-layers is ignored by a build of
         llama.cpp that cannot offload: every layer then runs on the CPU."""
-        from moot.inference.llama.build import build
-        from moot.words import words
-
-        built = build()
-        if built.gpu_offload:
-            return
-        said = words(self.setup.language)
-        self._tell(Notice("warn", said.say("no_gpu_offload", layers=layers, backend=built.backend)))
+        notice = offload_notice(layers, self.setup.language)
+        if notice is not None:
+            self._tell(notice)
 
     def _plan_memory(self, seated: list[ResolvedModel]) -> dict[str, int]:
         """Refuse a debate whose models do not fit in the memory free; return each model's
@@ -436,6 +431,20 @@ class DebateRun:
 
 # The evidence cache's folder in a debate's (moot.evidence.open_library's `cache`).
 EVIDENCE_CACHE = "evidence"
+
+
+def offload_notice(layers: int, language: str) -> Notice | None:
+    """What a debate or a tournament says, once before its first turn, when asked for
+    --gpu-layers LAYERS on a build of llama.cpp that cannot offload (every layer then runs
+    on the CPU), in LANGUAGE; None where the build can, or where no layer was asked for."""
+    from moot.inference.llama.build import build
+    from moot.words import words
+
+    built = build()
+    if not layers or built.gpu_offload:
+        return None
+    said = words(language).say("no_gpu_offload", layers=layers, backend=built.backend)
+    return Notice("warn", said)
 
 
 def _read_kinds() -> frozenset[str]:

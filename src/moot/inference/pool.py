@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -15,6 +13,7 @@ from moot.inference.llama import LlamaCppModel
 from moot.inference.llama.batch import Batcher, Lane, SharedContext
 from moot.inference.protocol import ChatModel, ChatRequest, Completion, OnText, ResolvedModel
 from moot.inference.remote import OpenAICompatModel, is_remote_ref, split_ref
+from moot.inference.spill import SpillFolder, sweep
 
 
 class ModelPool:
@@ -51,7 +50,8 @@ class ModelPool:
         self._models: dict[str, ChatModel] = {}  # load key → loaded model
         # One at a time: an unloaded model's KV snapshots, on disk, until it is loaded again.
         self._kept: dict[str, SessionCache] = {}
-        self._spill_dir: Path | None = None
+        self._spill_dir: SpillFolder | None = None
+        self._swept = False  # the folders of processes killed mid-spill: removed once
         self._spill_lock = threading.Lock()  # models spill from their own threads
         # Loading takes seconds; one lock keeps two threads from loading the same file twice.
         # Each LlamaCppModel serialises its own calls.
@@ -83,6 +83,7 @@ class ModelPool:
             return _Turns(self, key, resolved)
         with self._lock:
             if key not in self._models:
+                self._sweep()
                 self._models[key] = LlamaCppModel(resolved, **self._load_options(key))
             return self._models[key]
 
@@ -99,6 +100,7 @@ class ModelPool:
                 if closer is not None:
                     closer()
             if key not in self._models:
+                self._sweep()
                 kept = self._kept.pop(key, None)  # its speakers' snapshots, if it had any
                 options = self._load_options(key)
                 self._models[key] = LlamaCppModel(resolved, **options, sessions=kept)
@@ -110,13 +112,21 @@ class ModelPool:
 
     def _spill_to(self) -> Path:
         """The folder snapshots are written to (an unloaded model's, and those its memory
-        budget cannot hold): private, in moot's cache (`config.cache_dir`), removed on close."""
+        budget cannot hold): private, in moot's cache (`config.cache_dir`), removed on close,
+        and by the next pool to load a model here where this process is killed first
+        (`inference.spill.SpillFolder`)."""
         with self._spill_lock:
             if self._spill_dir is None:
-                root = config.cache_dir() / "kv"
-                root.mkdir(parents=True, exist_ok=True)
-                self._spill_dir = Path(tempfile.mkdtemp(prefix="moot-kv-", dir=root))
-            return self._spill_dir
+                self._spill_dir = SpillFolder(config.cache_dir() / "kv")
+            return self._spill_dir.path
+
+    def _sweep(self) -> None:
+        """Before this pool's first model loads: the spill folders that processes killed
+        before removing them left in moot's cache, removed (a model's snapshots can take
+        gigabytes there)."""
+        if not self._swept:
+            self._swept = True
+            sweep(config.cache_dir() / "kv")
 
     def bind(self, roles: dict[str, str]) -> dict[str, ChatModel]:
         """Map each role to the model its reference names; roles naming one model share it."""
@@ -144,7 +154,7 @@ class ModelPool:
             if closer is not None:
                 closer()
         if spilled is not None:
-            shutil.rmtree(spilled, ignore_errors=True)
+            spilled.close()
 
     def __enter__(self) -> ModelPool:
         return self

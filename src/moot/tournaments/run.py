@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from moot.config import RunSettings, tournaments_dir
-from moot.debates.runner import DebateRun
+from moot.debates.runner import DebateRun, offload_notice
 from moot.debates.settings import DebateSetup, FormatParams, format_params
 from moot.errors import MootError, UsageError
-from moot.events import Event, Listener
+from moot.events import Event, Listener, Notice
 from moot.formats import get_format
 from moot.formats.base import Format
 from moot.inference.protocol import ChatModel
@@ -112,7 +112,8 @@ class InDebate:
     event: Event
 
 
-TournamentEvent = DebateBegun | DebateDone | DebateFailed | InDebate
+# A Notice of its own: said of the whole tournament, once (not by each debate).
+TournamentEvent = DebateBegun | DebateDone | DebateFailed | InDebate | Notice
 Emit = Callable[[TournamentEvent], None]
 
 
@@ -332,8 +333,24 @@ class Tournament:
         if grows and not queue:
             queue.extend(self.grow())
         if queue:
+            notice = self._offload_notice()
+            if notice is not None:
+                emit(notice)
             executor.run(self, queue, record)
         return failed
+
+    def _offload_notice(self) -> Notice | None:
+        """That the --gpu-layers asked for does nothing on this build of llama.cpp: said
+        once, before the first debate, where a model is loaded here (not a server's, not a
+        dry run's), in the motions' language when they share one."""
+        from moot.inference.remote import is_remote_ref
+
+        run = run_settings(self.plan)
+        refs = [*self.plan.models, *self.plan.judges]
+        if not run.gpu_layers or run.dry_run or all(is_remote_ref(r) for r in refs):
+            return None
+        languages = {m.language for m in self.plan.motions}
+        return offload_notice(run.gpu_layers, languages.pop() if len(languages) == 1 else "en")
 
     def grow(self) -> list[Pairing]:
         """An adaptive plan's next debate, chosen from the finished ones and written into
