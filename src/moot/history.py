@@ -483,6 +483,24 @@ def turns(debate: SavedDebate) -> list[dict[str, Any]]:
     return []
 
 
+def passages(debate: SavedDebate) -> dict[str, str]:
+    """The text of each passage of its documents a saved debate kept, by id: its
+    transcript's evidence ledger (every passage a turn was shown or cited) once it
+    finished; before, the passages each turn its journal holds cited (a journal written
+    before they were kept there: none). A debate given no documents: {}. Read from the
+    debate's own folder alone, never from the documents."""
+    transcript, journal = debate.path / TRANSCRIPT, debate.path / JOURNAL
+    if os.path.lexists(transcript):
+        saved = _saved_transcript(transcript)[0]
+        return dict(saved.evidence.passages) if saved.evidence else {}
+    kept: dict[str, str] = {}
+    if os.path.lexists(journal):
+        for r in _read_journal(journal):
+            if isinstance(r, TurnRecord):
+                kept.update(r.passages)
+    return kept
+
+
 # -- deleting ----------------------------------------------------------------------------
 
 

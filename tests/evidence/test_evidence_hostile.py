@@ -4,14 +4,16 @@ used — never a traceback, never a hang, nothing written outside the cache fold
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from evidence_documents import PDF_PAGES, write_pdf
 from moot.errors import Phrase, UsageError
-from moot.evidence import Library, open_library
+from moot.evidence import MAX_FILES, Library, open_library
 from moot.words import words
 
 
@@ -40,6 +42,9 @@ def test_a_path_that_does_not_exist_is_one_line_naming_it(tmp_path: Path):
 def test_an_empty_folder_or_nothing_given_says_what_moot_reads(tmp_path: Path):
     (tmp_path / "empty").mkdir()
     assert _usage([tmp_path / "empty"]).key == "evidence.nothing_to_read"
+    (tmp_path / "hidden").mkdir()  # holding only what is not walked: as empty
+    (tmp_path / "hidden" / ".notes.md").write_text("A hidden note.")
+    assert _usage([tmp_path / "hidden"]).key == "evidence.nothing_to_read"
     assert ".docx" in _usage([tmp_path / "empty"]).hint
     assert _usage([]).key == "evidence.nothing_given"
 
@@ -126,10 +131,10 @@ def test_a_huge_file_is_told_by_its_size_not_read(tmp_path: Path):
     assert library.files == ["small.md"]
     assert _reasons(library) == {"huge.txt": "evidence.skipped.too_big"}
     assert "2,147,483,648" in str(library.skipped[0])
-    # named on its own, the same
-    with pytest.raises(UsageError) as caught:
-        open_library([huge])
-    assert caught.value.key == "evidence.nothing_to_read"
+    # named on its own: nothing to read, and the one line says why
+    error = _usage([huge])
+    assert error.key == "evidence.nothing_readable"
+    assert "huge.txt is left out: it is 2,147,483,648 bytes" in error.message
 
 
 def test_a_fifo_is_left_out_without_blocking(tmp_path: Path):
@@ -213,3 +218,77 @@ def test_hidden_files_and_folders_are_not_walked_or_counted(tmp_path: Path):
     library = open_library([folder], max_files=5)
     assert library.files == ["memo.md"]
     assert library.skipped == ()
+
+
+def test_a_folder_of_100000_files_is_refused_in_one_line_and_leaves_nothing(
+    cli: Any, tmp_path: Path
+):
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for name in ("a.txt", "b.txt"):
+        (folder / name).write_text("A note.")
+    for i in range(100_000):  # links to two files: cheaper to make than 100,000 files
+        os.link(folder / ("a.txt" if i % 2 else "b.txt"), folder / f"{i:06}.md")
+    out = tmp_path / "out"
+    started = time.perf_counter()
+    try:
+        done = cli(
+            "run", "Northwind should hedge its diesel", "--dry-run", "--yes", "--quiet",
+            "--evidence", str(folder), "--out", str(out), home=tmp_path / "home",
+        )  # fmt: skip
+        took = time.perf_counter() - started
+    finally:
+        shutil.rmtree(folder)  # not left for the next test run's temporary folders to remove
+    assert took < 20  # the walk stops at the limit: no hang
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines == [
+        f"error: evidence folder {folder} holds more than {MAX_FILES:,} files",
+        "hint: name a smaller folder, or the documents themselves",
+    ]
+    assert not out.exists() and not (tmp_path / "home" / "debates").exists()
+
+
+def test_one_unreadable_document_named_alone_says_why_in_the_one_line(tmp_path: Path):
+    locked = write_pdf(tmp_path / "locked.pdf", PDF_PAGES, password="secret")
+    error = _usage([locked])
+    assert error.key == "evidence.nothing_readable"
+    assert error.message == (
+        f"no text to read in the evidence given ({locked}): locked.pdf is left out: it is encrypted"
+    )
+    assert "加密" in words("zh").error(error)["message"]  # its reason in Chinese too
+    (tmp_path / "table.xlsx").write_bytes(b"PK\x03\x04")
+    assert "moot reads only .md" in _usage([tmp_path / "table.xlsx"]).message
+
+
+def test_a_dangling_link_named_alone_is_one_line(tmp_path: Path):
+    (tmp_path / "gone.md").symlink_to(tmp_path / "deleted.md")
+    error = _usage([tmp_path / "gone.md"])
+    assert error.key == "evidence.nothing_readable" and "cannot be read" in error.message
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file whatever its mode")
+def test_an_unreadable_file_or_folder_is_left_out_with_a_warning_and_the_rest_used(
+    tmp_path: Path,
+):
+    folder = tmp_path / "docs"
+    (folder / "shut").mkdir(parents=True)
+    (folder / "shut" / "inside.md").write_text("Never read.")
+    (folder / "secret.md").write_text("Not for reading.")
+    (folder / "memo.md").write_text("The memo.")
+    (folder / "secret.md").chmod(0)
+    (folder / "shut").chmod(0)
+    try:
+        library = open_library([folder])
+        assert library.files == ["memo.md"]
+        assert _reasons(library) == {
+            "secret.md": "records.files.cannot_read",
+            "shut": "records.files.cannot_read",
+        }
+        said = {s.file: str(s) for s in library.skipped}
+        assert said["shut"].startswith(f"evidence folder {folder / 'shut'} cannot be read")
+        assert said["secret.md"].startswith(f"evidence file {folder / 'secret.md'} cannot be")
+        assert "证据文件夹" in words("zh").error(library.skipped[0].reason)["message"]
+    finally:
+        (folder / "shut").chmod(0o755)
+        (folder / "secret.md").chmod(0o644)

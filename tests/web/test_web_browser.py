@@ -524,3 +524,44 @@ def test_each_turn_shows_its_citations_checked_and_a_cited_id_opens_its_passage(
     text = live.locator(".passage .passage-text").inner_text()
     assert text and text != "No passage of the documents has this id."
     assert "Sources" in page.locator(".document").inner_text()
+
+
+def test_an_interrupted_debates_cited_id_opens_its_passage_from_the_journal(
+    page: Any, server: Served, documents: Path
+) -> None:
+    from test_evidence_journal import interrupted_debate
+
+    folder = server.home / "debates" / "cut-short"
+    interrupted_debate(folder, documents)
+    lines = [json.loads(line) for line in (folder / "journal.jsonl").read_text().splitlines()]
+    kept = {k: v for r in lines if r["type"] == "turn" for k, v in r.get("passages", {}).items()}
+    cited = [c for r in lines if r["type"] == "turn" for c in r.get("evidence", {}).get(
+             "citations", [])]  # fmt: skip
+    assert kept and not (folder / "transcript.json").exists()
+
+    def opened(check: str) -> tuple[str, str]:
+        """The id and the text the first citation so checked opens to."""
+        page.goto(server.base + "/#/saved/cut-short")
+        page.reload()  # every passage closed, the journal read afresh
+        page.wait_for_selector(".debate.saved .turn .citation")
+        assert page.locator(".debate.saved .state").inner_text() == "interrupted"
+        turn = page.locator(".turn", has=page.locator(f".citation.{check}")).first
+        turn.locator(f".citation.{check} .cite-id").first.click()
+        passage = turn.locator(".passage")
+        passage.wait_for()
+        return passage.locator(".passage-id").inner_text(), passage.locator(
+            ".passage-text").inner_text()  # fmt: skip
+
+    assert page.locator(".document").count() == 0  # no brief yet: it did not finish
+    for check in ("ok", "quote_not_found"):  # an id of the documents, quoted or misquoted
+        pid, text = opened(check)
+        assert pid == next(c["id"] for c in cited if c["check"] == check)
+        assert text == kept[pid]
+    assert opened("unknown_id")[1] == "No passage of the documents has this id."
+
+    # A journal written before turns kept their passages: each is said not to be kept.
+    for line in lines:
+        line.pop("passages", None)
+    (folder / "journal.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    pid, text = opened("ok")
+    assert pid in kept and text.startswith("This passage's text is not kept here")

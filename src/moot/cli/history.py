@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
 from moot import history
 from moot.cli.helpview import App
@@ -116,10 +117,32 @@ def show(
         console.print(said.say("running_now", id=safe(d.id)), highlight=False)
     if not turns:
         console.print(said.say("no_turns_yet", id=safe(d.id)), highlight=False)
+    kept = history.passages(d)
     for turn in turns:
         role, step = (safe(said.name(str(turn.get(k, "?")), d.format)) for k in ("role", "step"))
         console.print(f"[bold]{role} · {step}[/]", highlight=False)
         console.print(printable(str(turn.get("text", ""))), highlight=False, markup=False)
+        _show_cited(console, said, turn, kept)
+    _show_citations(console, d)
+
+
+def _show_cited(console: Console, said: Words, turn: dict[str, Any], kept: dict[str, str]) -> None:
+    """Each citation of an unfinished debate's TURN, with what its check found and the text
+    of the passage it names, from the passages its journal KEPT."""
+    ledger = turn.get("evidence") or {}
+    for c in ledger.get("citations") or ():
+        check = c.get("check") if c.get("check") in _CHECKS else "unknown_id"
+        cited = c.get("id") or c.get("cited") or ""
+        line = said.say(f"cited_{check}", id=printable(str(cited)))
+        console.print(Padding(Text(line), (0, 0, 0, 2), expand=False), highlight=False)
+        if c.get("id") is None:
+            continue
+        text = kept.get(c["id"])
+        shown = printable(text) if text is not None else said.say("cited_not_kept")
+        console.print(Padding(Text(shown), (0, 0, 0, 4), expand=False), highlight=False)
+
+
+_CHECKS = ("ok", "unknown_id", "quote_not_found")
 
 
 def _show_citations(console: Console, d: history.SavedDebate) -> None:

@@ -207,17 +207,19 @@ class Engine:
 
     def _record(self, turn: Turn, label: str) -> Turn:
         self.transcript.turns.append(turn)
-        if self.journal:
-            self.journal.append(TurnRecord.of(turn))
+        if self.journal:  # with the passages it cited: what a debate that stops here shows
+            self.journal.append(TurnRecord.of(turn, self._passages_of(turn, shown=False)))
         self.emit(TurnFinished(turn, label, self._passages_of(turn)))
         return turn
 
-    def _passages_of(self, turn: Turn) -> dict[str, str]:
-        """The text of each passage TURN was shown or cited, from the debate's ledger."""
+    def _passages_of(self, turn: Turn, *, shown: bool = True) -> dict[str, str]:
+        """The text of each passage TURN was shown (SHOWN) or cited, from the debate's
+        ledger."""
         if self.documents is None or turn.evidence is None:
             return {}
         kept = self.documents.record.passages
-        ids = [*turn.evidence.shown, *(c.id for c in turn.evidence.citations if c.id)]
+        cited = [c.id for c in turn.evidence.citations if c.id]
+        ids = [*(turn.evidence.shown if shown else ()), *cited]
         return {i: kept[i] for i in dict.fromkeys(ids) if i in kept}
 
     def record_score(self, rnd: int, record: dict[str, Any], threshold: float) -> None:

@@ -178,7 +178,10 @@ def open_library(
     if cache is not None:
         forget_others(cache, hashes)
     if not passages:
-        raise UsageError(key="evidence.nothing_to_read", paths=", ".join(map(str, given)))
+        named = ", ".join(map(str, given))
+        if skipped:  # why, in the one line: the first file left out and its reason
+            raise UsageError(key="evidence.nothing_readable", paths=named, why=skipped[0].reason)
+        raise UsageError(key="evidence.nothing_to_read", paths=named)
     return Library(passages, index(passages, cache), skipped)
 
 

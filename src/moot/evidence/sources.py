@@ -96,7 +96,21 @@ def _walk(
     other: dict[str, int] = {}
     real_root = root.resolve()
     seen = 0
-    for folder, dirs, files in os.walk(root, followlinks=False):
+
+    def unreadable(exc: OSError) -> None:
+        # A folder that cannot be listed (its permissions) is left out with a warning, as
+        # a file that cannot be read is, never passed over in silence.
+        where = Path(exc.filename) if exc.filename else root
+        name = where.relative_to(root).as_posix() if where != root else root.name
+        error = UsageError(
+            key="records.files.cannot_read",
+            what="evidence folder",
+            path=where,
+            value=exc.strerror or exc,
+        )
+        skipped.append(Skipped(name, error))
+
+    for folder, dirs, files in os.walk(root, onerror=unreadable, followlinks=False):
         here = Path(folder)
         depth = len(here.relative_to(root).parts)
         if depth >= MAX_DEPTH:

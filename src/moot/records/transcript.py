@@ -13,7 +13,7 @@ one keeps, and read as schema 1.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
@@ -293,13 +293,29 @@ class TurnRecord(Turn):
     """A finished turn, on disk before the debate goes on; a resumed debate reuses it."""
 
     type: Literal["turn"] = "turn"
+    # In a debate given documents, the text of each passage the turn cited, by id (those an
+    # id of the documents names): what a reader of a debate that did not finish opens a
+    # citation to, the transcript's ledger not being written yet. Empty: it cited none, or a
+    # journal written before the journal kept them.
+    passages: dict[str, str] = Field(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _unread_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # As a Turn saves, and a turn that cited no passage as one did before `passages`.
+        data: dict[str, Any] = handler(self)
+        for key in ("choices", "evidence"):
+            if key in data and data[key] is None:
+                del data[key]
+        if not data.get("passages"):
+            data.pop("passages", None)
+        return data
 
     @classmethod
-    def of(cls, turn: Turn) -> TurnRecord:
-        return cls.model_validate(turn.model_dump())
+    def of(cls, turn: Turn, passages: Mapping[str, str] | None = None) -> TurnRecord:
+        return cls.model_validate({**turn.model_dump(), "passages": dict(passages or {})})
 
     def turn(self) -> Turn:
-        return Turn.model_validate(self.model_dump(exclude={"type"}))
+        return Turn.model_validate(self.model_dump(exclude={"type", "passages"}))
 
 
 class ScoreRecord(BaseModel):

@@ -177,16 +177,8 @@ def saved_debate(debate: history.SavedDebate) -> Wire:
         "scores": scores,
         "document": document_html(markdown) if markdown is not None else None,
         "files": downloads(debate),
-        "passages": passages(record),
+        "passages": history.passages(debate),
     }
-
-
-def passages(record: dict[str, Any]) -> dict[str, str]:
-    """The text of each passage a saved debate's turns were shown or cited, by id: its
-    transcript's evidence ledger, read from the debate's own folder (nothing of the
-    documents themselves is read). A debate that did not finish, or was given none: {}."""
-    kept = _mapping(_mapping(record.get("evidence")).get("passages"))
-    return {k: v for k, v in kept.items() if isinstance(k, str) and isinstance(v, str)}
 
 
 def _mapping(value: object) -> dict[str, Any]:
