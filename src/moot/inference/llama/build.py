@@ -62,7 +62,7 @@ def map_weights(gpu_layers: int, built: Build | None = None) -> bool:
     Not on the CPU of a build that repacks: there the weights llama.cpp repacks are copied
     out of the mapping at load and the mapped pages stay resident beside the copy, so the
     process holds them twice (measured at the Llama-3.2-3B shape, Q4_0: 3,751 MiB resident
-    mapped, 2,249 MiB read, the same kernels and speed; docs/performance.md). Read, each
+    mapped, 2,249 MiB read, the same kernels; docs/performance.md). Read, each
     tensor is copied once into the buffer it runs from, and the plan (`models.memory`)
     counts the weights once. Mapped otherwise: on a GPU the offloaded layers are copied to
     the device, and without repacking the mapping is the only copy."""
