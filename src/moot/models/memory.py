@@ -2,7 +2,9 @@
 
 Each distinct model needs, as llama.cpp loads it for moot:
 
-- its weights: the size of its files (all shards), which llama.cpp maps whole;
+- its weights: the size of its files (all shards), held once: mapped, or read where
+  llama.cpp would repack them out of a mapping that stays resident
+  (`inference.llama.build.map_weights`);
 - its KV cache for n_ctx at f16 (llama.cpp's default cache type):
   2 (K and V) × layers × n_ctx × KV heads × head size × 2 bytes, summed layer by layer where
   the header counts KV heads per layer. A sliding-window layer (Gemma 3's) is counted at the

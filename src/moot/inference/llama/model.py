@@ -27,6 +27,7 @@ from moot.inference.decoding import (
     spelled,
 )
 from moot.inference.llama import choice as scoring
+from moot.inference.llama.build import map_weights
 from moot.inference.llama.context import Runtime
 from moot.inference.llama.decode import decode
 from moot.inference.llama.grammar import schema_to_gbnf
@@ -81,6 +82,8 @@ class LlamaCppModel:
                 n_threads_batch=threads,
                 n_batch=n_batch,
                 n_gpu_layers=n_gpu_layers,
+                # Read, not mapped, where llama.cpp would hold the weights twice: `map_weights`.
+                use_mmap=map_weights(n_gpu_layers),
                 flash_attn=flash_attention(model.head_dim, n_gpu_layers),
                 verbose=False,
             )
