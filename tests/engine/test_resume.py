@@ -105,14 +105,8 @@ def test_sigkill_then_resume_gives_the_uninterrupted_transcript(
     lines = (cut / "journal.jsonl").read_text().splitlines()
     assert sum('"type": "turn"' in line for line in lines) == len(b)
     assert sum('"type": "debate"' in line for line in lines) == 1
-
-    if model != "gemma3-270m":
-        return  # replay reads no cache of its own: the shorter debate shows it
-    # `moot replay` re-runs the saved transcript and finds every turn the same.
-    replayed = cli.popen("replay", str(whole / "transcript.json"), env=REAL)
-    out, err = replayed.communicate(timeout=600)
-    assert replayed.returncode == 0, err[-2000:]
-    assert f"all {len(a)} turns match" in out
+    # `moot replay` of a real debate (it reads no cache of its own) is proven in
+    # tests/tournaments/test_tournament_parallel.py, on a challenge debate Gemma-3 speaks in.
 
 
 def test_resume_refuses_a_finished_debate(tmp_path: Path, cli: Cli) -> None:
