@@ -63,7 +63,7 @@ def builtin_root() -> Path:
     return resource_path("prompts")
 
 
-def _limit(text: str, n: int) -> str:
+def limited(text: str, n: int) -> str:
     """Cut a text to n characters on a word boundary, for long inputs shown in prompts."""
     if len(text) <= n:
         return text
@@ -428,7 +428,7 @@ class PromptPack:
             keep_trailing_newline=False,
             trim_blocks=True,
             lstrip_blocks=True,
-            filters={"limit": _limit},
+            filters={"limit": limited},
         )
 
     def validate(self, steps: Iterable[str], sample: Mapping[str, Mapping[str, Any]]) -> None:

@@ -9,9 +9,17 @@ import numpy as np
 import pytest
 
 from moot.errors import ModelNotFoundError
-from moot.inference.choice import Choice, ChoiceRequest, choose, schema_for
+from moot.inference.choice import (
+    Choice,
+    ChoiceRequest,
+    LikelihoodRequest,
+    choose,
+    likelihood,
+    schema_for,
+)
 from moot.inference.decoding import common_prefix
 from moot.inference.llama import LlamaCppModel
+from moot.inference.llama import choice as llama_choice
 from moot.inference.llama.choice import split_point, trie
 from moot.inference.pool import OWN_CONTEXT, BatchPool, ModelPool
 from moot.inference.protocol import ChatRequest, ResolvedModel, messages
@@ -182,6 +190,37 @@ def test_where_the_cache_cannot_be_cut_back_the_path_is_evaluated_again(
     expected = brute_force(model, request)
     for option, p in expected.items():
         assert choice.p(option) == pytest.approx(p, abs=1e-3)
+
+
+SPEECH = (
+    "Cars in city centres poison the air that children breathe. Buses, trams and bicycles "
+    "move more people through a street than cars ever can, and shops on car-free streets "
+    "sell more."
+)
+
+
+@pytest.mark.real
+def test_a_replys_likelihood_read_in_chunks_is_its_tokens_read_one_at_a_time(
+    model: LlamaCppModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked = LikelihoodRequest(
+        messages=messages(("user", "Give a short debate speech for the motion: ban cars")),
+        reply=SPEECH,
+    )
+    model.forget()
+    fast = likelihood(model, asked)
+    model.forget()
+    monkeypatch.setattr(llama_choice, "_single_path", lambda root: None)  # the trie's walk
+    slow = likelihood(model, asked)
+    monkeypatch.undo()
+    assert fast is not None and slow is not None
+    assert fast.tokens == slow.tokens > 20
+    # A batch and single tokens differ in llama.cpp's last digits, not more.
+    assert fast.logprob == pytest.approx(slow.logprob, rel=0.01)
+    # The request explains the reply: it is likelier after it than after one on nothing.
+    neutral = asked.model_copy(update={"messages": messages(("user", "Give a short speech."))})
+    alone = likelihood(model, neutral)
+    assert alone is not None and fast.logprob > alone.logprob + 2
 
 
 @pytest.mark.real

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -15,10 +16,10 @@ import pytest
 
 from conftest import Cli
 from moot.errors import MootError, UsageError
-from moot.inference.choice import ChoiceRequest
-from moot.inference.scripted import ScriptedModel
+from moot.inference.choice import ChoiceRequest, LikelihoodRequest
+from moot.inference.scripted import ScriptedModel, overlap
 from moot.records.transcript import Transcript
-from moot.tournaments.ballots import forfeit, judge_debate
+from moot.tournaments.ballots import LIKELIHOOD_SCALE, forfeit, judge_debate
 from moot.tournaments.calibration import ballot_judge, build_controls, calibrate_judge
 from moot.tournaments.judge import Verdict
 from moot.tournaments.report import build, judge_weights, outcome
@@ -351,6 +352,10 @@ def test_ballot_settings_refuse_out_of_range_as_each_front_end_spells_them() -> 
         (["--orders", "0"], "--orders 0"),
         (["--ballot", "vote"], "--ballot 'vote'"),
         (["--margin", "0.6"], "--margin 0.6"),
+        (
+            ["--ballot", "likelihood", "--judge", "http://127.0.0.1:9/v1"],
+            "http://127.0.0.1:9/v1 cannot score how likely a speech is",
+        ),
     ],
 )
 def test_the_command_line_refuses_a_ballot_it_cannot_read(
@@ -378,3 +383,78 @@ def test_the_pages_form_reads_the_ballot_and_places_a_wrong_one_beside_its_field
     with pytest.raises(FormErrors) as raised:
         choose({**form, "orders": "3"}, dry_run=True)
     assert list(raised.value.fields) == ["orders"]
+
+
+# -- likelihood -----------------------------------------------------------------------------
+
+
+def test_likelihood_reads_each_side_as_written_for_its_side_and_is_right_on_the_controls() -> None:
+    # The scripted scorer finds a reply likelier the more of the request's words it holds:
+    # a side on the motion is explained by the motion; one off it, or silent, is not.
+    controls = build_controls(debates(), 8, seed=3)
+    model = ScriptedModel(model_id="reader", scorer=overlap)
+    figures = calibrate_judge(
+        "reader",
+        controls,
+        ballot_judge("reader", lambda r: model, BallotSettings(method="likelihood")),
+        clock=lambda: 0.0,
+    )
+    assert figures.accuracy["off_motion"].share == 1.0 and figures.accuracy["silent"].share == 1.0
+    assert figures.beats_chance and figures.position_bias.share == 0.0
+    # Each side's speeches are scored three ways: for its own side, for the other, on no motion.
+    asked = {r.messages[-1].content.split(" the motion:")[0] for r in model.scored}
+    assert asked == {
+        "Give a short debate speech for",
+        "Give a short debate speech against",
+        "Give a short speech.",
+    }
+
+
+def test_likelihood_is_the_logistic_of_the_sides_scores_and_undecided_when_they_tie() -> None:
+    def fixed(request: LikelihoodRequest) -> float:
+        prompt = request.messages[-1].content
+        if "speech for" in prompt:
+            return -100.0 if "cars choke" in request.reply else -130.0
+        return -120.0
+
+    model = ScriptedModel(model_id="j", scorer=fixed)
+    verdict = judge_debate(
+        "d",
+        debate("cars", 0),
+        ["j"],
+        self_judged=False,
+        model_for=lambda r: model,
+        ballot=BallotSettings(method="likelihood"),
+    )
+    [b] = verdict.ballots
+    assert b.method == "likelihood" and verdict.orders == 1
+    prop = b.scores["proposition"]
+    assert prop == pytest.approx(2 * -100.0 + 120.0 + 120.0)
+    gap = prop - b.scores["opposition"]
+    assert b.p_proposition == pytest.approx(1 / (1 + math.exp(-gap / LIKELIHOOD_SCALE)), abs=1e-6)
+    even = ScriptedModel(model_id="j", scorer=lambda r: -50.0)
+    tie = judge_debate(
+        "d",
+        debate("cars", 0),
+        ["j"],
+        self_judged=False,
+        model_for=lambda r: even,
+        ballot=BallotSettings(method="likelihood"),
+    )
+    assert tie.winner == "undecided" and tie.ballots[0].p_proposition == 0.5
+
+
+def test_a_judge_that_cannot_score_a_speech_is_left_out_in_words_naming_the_fix() -> None:
+    server_like = ScriptedModel(model_id="http://127.0.0.1:9/v1")  # no scorer: as a server
+    with pytest.raises(MootError) as caught:
+        judge_debate(
+            "d",
+            debate("cars", 0),
+            ["http://127.0.0.1:9/v1"],
+            self_judged=False,
+            model_for=lambda r: server_like,
+            ballot=BallotSettings(method="likelihood"),
+        )
+    # A judge found out only as it judges is left out, and named with why.
+    assert caught.value.key == "tournaments.ballots.no_judge_read"
+    assert "cannot score how likely a speech is" in caught.value.message

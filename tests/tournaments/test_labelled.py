@@ -325,6 +325,29 @@ def test_a_real_judge_decides_a_few_labelled_debates(tmp_path: Path, cli: Cli) -
     assert all(isinstance(v["p_proposition"], float) for v in saved["judges"][0]["verdicts"])
 
 
+@pytest.mark.real
+def test_a_real_judge_reading_likelihoods_tells_a_silent_side_from_a_speaking_one(
+    tmp_path: Path, cli: Cli
+) -> None:
+    # The first three labelled debates each have a side that says nothing ("We pass.").
+    model = real_model_path("smollm2-135m")
+    few = SET.read_text(encoding="utf-8").splitlines()[:3]
+    assert all(json.loads(line)["kind"] == "silent" for line in few)
+    (tmp_path / "few.jsonl").write_text("\n".join(few) + "\n", encoding="utf-8")
+    proc = cli(
+        "calibrate", "--labelled", str(tmp_path / "few.jsonl"), "--judge", str(model),
+        "--ballot", "likelihood", "--json", "--quiet", "--seed", "1",
+        "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    figures = json.loads(proc.stdout)["judges"][0]
+    # Decided on the speaking side every time it decides, and it decides at least once.
+    assert figures["accuracy"]["silent"]["n"] >= 1
+    assert figures["accuracy"]["silent"]["share"] == 1.0
+    saved = json.loads((tmp_path / "out" / "labelled.json").read_text(encoding="utf-8"))
+    assert saved["ballot"]["method"] == "likelihood"
+
+
 def test_the_api_calibrates_on_a_labelled_file(tmp_path: Path) -> None:
     result = moot.calibrate(
         ["j1", "j2"], labelled=SET, run={"dry_run": True}, seed=2, out=tmp_path / "cal"

@@ -22,6 +22,7 @@ from moot.formats import get_format
 from moot.inference.protocol import ChatModel
 from moot.records import files
 from moot.records.transcript import Transcript
+from moot.tournaments.ballots import check_readable
 from moot.tournaments.calibration import (
     DEFAULT_CONTROLS,
     JURY,
@@ -43,7 +44,7 @@ from moot.tournaments.labelled import (
     read_labelled,
 )
 from moot.tournaments.plan import read_motions, two_sided, word_motions
-from moot.tournaments.settings import BallotSettings, check_ballot
+from moot.tournaments.settings import PAIRWISE_METHODS, BallotSettings, check_ballot
 
 MAX_JUDGES = 8
 DEBATES_PER_MOTION = 2  # one to make changed controls from, one to show whole
@@ -199,11 +200,12 @@ def calibrate(
     labelled.json and returned as a `LabelledResult`.
 
     `ballot`, `orders` and `margin` read each judge's ballot as `moot.tournament` reads
-    it (`"pairwise"` in both orders, `"pointwise"` or `"blend"`; undecided within `margin`
-    of even, the jury too), so a judge is measured as a tournament with the same settings
-    uses it; the result's `ballot` (and the saved file) says how.
+    it (`"pairwise"` in both orders, `"pointwise"`, `"blend"` or `"likelihood"`; undecided
+    within `margin` of even, the jury too), so a judge is measured as a tournament with the
+    same settings uses it; the result's `ballot` (and the saved file) says how.
     """
 
+    check_readable(ballot, judges)
     if labelled is not None:
         if motions is not None:
             raise UsageError(key="api.calibration.motions_and_labelled", field="labelled")
@@ -418,8 +420,9 @@ def run_labelled(
 
 def shown_ballot(ballot: BallotSettings) -> dict[str, object]:
     """How the ballots were read, as calibration.json, labelled.json and `--json` say it:
-    the method, the orders (1 for pointwise, which reads each side alone) and the margin."""
-    orders = 1 if ballot.method == "pointwise" else ballot.orders
+    the method, the orders (1 for pointwise and likelihood, which read each side alone) and
+    the margin."""
+    orders = ballot.orders if ballot.method in PAIRWISE_METHODS else 1
     return {"method": ballot.method, "orders": orders, "margin": ballot.margin}
 
 

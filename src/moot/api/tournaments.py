@@ -83,7 +83,9 @@ def tournament(
     Each judge's ballot is read as probabilities: `ballot="pairwise"` asks the winner with
     the sides shown in `orders` orders (2: both ways round; a judge whose orders disagree
     abstains), `"pointwise"` asks yes/no questions of each side alone, calibrated on a
-    content-free speech, `"blend"` averages the two; a debate whose P(proposition) is
+    content-free speech, `"blend"` averages the two, and `"likelihood"` scores how much
+    likelier the model finds each side's speeches as written for its side of the motion
+    (a model moot runs itself; docs: judging); a debate whose P(proposition) is
     within `margin` of even is undecided, which the ratings skip (`report.coverage`: the
     share decided). `reasons=True` asks each judge its reasons after its verdict.
     """

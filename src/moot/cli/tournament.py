@@ -73,7 +73,7 @@ from moot.tournaments.run import (
     TournamentEvent,
     new_tournament,
 )
-from moot.tournaments.settings import MAX_SWAPS, check_ballot
+from moot.tournaments.settings import MAX_SWAPS, PAIRWISE_METHODS, check_ballot
 from moot.words import Words, words
 
 if TYPE_CHECKING:
@@ -602,7 +602,7 @@ def show_coverage(console: Console, report: Report, language: str = "en") -> Non
     say = words(language).say
     if report.ballot:
         b = report.ballot
-        orders = 1 if b.get("method") == "pointwise" else b.get("orders")
+        orders = b.get("orders") if b.get("method") in PAIRWISE_METHODS else 1
         method = say(f"tour_method_{b.get('method')}")
         line = say("tour_ballot", method=method, orders=orders, margin=b.get("margin"))
         console.print(line, highlight=False)

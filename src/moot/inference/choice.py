@@ -76,6 +76,38 @@ class Choice(BaseModel):
         return sum(float(k) * p for k, p in self.probabilities.items())
 
 
+class LikelihoodRequest(BaseModel):
+    """How likely the model finds REPLY as its answer to MESSAGES."""
+
+    model_config = ConfigDict(frozen=True)
+
+    messages: tuple[Message, ...]
+    reply: str
+    timeout_s: float | None = None
+
+
+class Likelihood(BaseModel):
+    """The log-probability of a reply's tokens (natural log, summed), and how many there were."""
+
+    model_config = ConfigDict(frozen=True)
+
+    logprob: float
+    tokens: int
+    duration_ms: int = 0
+
+
+def likelihood(model: ChatModel, request: LikelihoodRequest) -> Likelihood | None:
+    """The model's log-probability of the request's reply, where it can read one (a model
+    in process); None where it cannot (a server: its API scores what it writes, not a
+    reply it is given)."""
+    own = getattr(model, "likelihood", None)
+    if callable(own):
+        result = own(request)
+        if isinstance(result, Likelihood):
+            return result
+    return None
+
+
 def normalised(scores: dict[str, float]) -> dict[str, float]:
     """SCORES (non-negative weights) as probabilities; all zero gives the uniform."""
     total = sum(scores.values())

@@ -9,13 +9,15 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from moot.inference.choice import Choice, ChoiceRequest, normalised
+from moot.inference.choice import Choice, ChoiceRequest, Likelihood, LikelihoodRequest, normalised
 from moot.inference.protocol import ChatRequest, Completion, OnText
 from moot.inference.reasoning import Splitter
 
 Reply = str | Callable[[ChatRequest], str]
 # A scripted judge's distribution over a choice's options: weights by str(option).
 Chooser = Callable[[ChoiceRequest], dict[str, float]]
+# A scripted model's log-probability of a reply: a function of the request.
+Scorer = Callable[[LikelihoodRequest], float]
 
 # The form of the echo's replies. 1: moot's first, where a point of information was answered
 # as any speech (and so flagged "not a question"); 2: a question wherever the engine asks
@@ -49,13 +51,16 @@ class ScriptedModel:
         model_id: str = "scripted",
         form: int = ECHO_FORM,
         chooser: Chooser | None = None,
+        scorer: Scorer | None = None,
     ) -> None:
         self._replies: list[Reply] = list(replies)
         self._id = model_id
         self.form = form
         self.chooser = chooser
+        self.scorer = scorer
         self.requests: list[ChatRequest] = []
         self.choices: list[ChoiceRequest] = []
+        self.scored: list[LikelihoodRequest] = []
 
     @property
     def model_id(self) -> str:
@@ -93,12 +98,27 @@ class ScriptedModel:
         scores = {str(o): max(0.0, float(weights.get(str(o), 0.0))) for o in request.options}
         return Choice(probabilities=normalised(scores), method="scripted")
 
+    def likelihood(self, request: LikelihoodRequest) -> Likelihood | None:
+        """The scorer's log-probability of the reply; without one, None (as a server)."""
+        if self.scorer is None:
+            return None
+        self.scored.append(request)
+        return Likelihood(logprob=self.scorer(request), tokens=len(request.reply.split()))
+
+
+def overlap(request: LikelihoodRequest) -> float:
+    """A reply's scripted log-probability: each of its words costs one nat, and each found
+    in the request's own words earns two back, so a reply on what was asked is likelier."""
+    asked = {w.lower() for m in request.messages for w in re.findall(r"\w+", m.content)}
+    said = [w.lower() for w in re.findall(r"\w+", request.reply)]
+    return float(sum(1 if w in asked else -1 for w in said))
+
 
 class EchoModel(ScriptedModel):
     """Answers every free-text request with a short deterministic speech; used by --dry-run."""
 
     def __init__(self, *, model_id: str = "echo", form: int = ECHO_FORM) -> None:
-        super().__init__((), model_id=model_id, form=form)
+        super().__init__((), model_id=model_id, form=form, scorer=overlap)
 
 
 def _echo(request: ChatRequest) -> str:

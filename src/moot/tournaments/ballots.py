@@ -12,6 +12,7 @@ that said nothing, or never the motion's words, forfeits before any judge is ask
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -21,11 +22,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from moot.engine.rules import content_terms
 from moot.engine.turns import Engine, Role, derive_seed
-from moot.errors import MootError
+from moot.errors import MootError, UsageError
 from moot.events import Listener
-from moot.inference.choice import Choice, ChoiceRequest, choose
+from moot.inference.choice import Choice, ChoiceRequest, LikelihoodRequest, choose
+from moot.inference.choice import likelihood as likelihood_of
 from moot.inference.protocol import ChatModel, Message
-from moot.prompts import PromptPack, load_pack
+from moot.inference.remote import is_remote_ref
+from moot.prompts import PromptPack, limited, load_pack
 from moot.records.transcript import ModelInfo, Transcript
 from moot.tournaments.judge import (
     JUDGE_TEMPERATURE,
@@ -36,12 +39,17 @@ from moot.tournaments.judge import (
     speeches,
 )
 from moot.tournaments.jury import Judgement, outcome_of, pool
-from moot.tournaments.settings import BallotSettings
+from moot.tournaments.settings import PAIRWISE_METHODS, BallotSettings
 
 Side = Literal["proposition", "opposition"]
 WINNER = "winner"  # the step that asks which side won
 QUESTION = "question"  # the step that asks a yes/no question of one side
 REASONS = "reasons"  # the step that asks a judge's reasons, after its verdict
+SPEECH = "speech"  # the request a side's speeches are scored as the reply to (likelihood)
+# Nats of difference between the two sides' likelihood scores that put P(proposition) at
+# 0.73 (the logistic of 1): a side's evidence is a sum over its tokens, so a few nats is
+# a word or two; ten is a point the motion clearly explains.
+LIKELIHOOD_SCALE = 10.0
 QUESTIONS = ("argues", "answers")  # of each side: does it argue its side? answer the other?
 PROBE = "N/A"  # the content-free speech a question is calibrated on
 REASONS_TOKENS = 160
@@ -213,6 +221,65 @@ def pointwise(
     return Reading(p_proposition=p, orders=[p], draw=[], scores=scores, methods=methods)
 
 
+def check_readable(method: str, judges: Sequence[str]) -> None:
+    """Refuse, before anything runs, a likelihood ballot with a judge on a server: only a
+    model moot runs itself scores a speech it is given."""
+    if method != "likelihood":
+        return
+    for ref in judges:
+        if is_remote_ref(ref):
+            raise UsageError(key="tournaments.ballots.no_likelihood", field="judges", model=ref)
+
+
+def _logprob(
+    model: ChatModel,
+    pack: PromptPack,
+    motion: str,
+    for_motion: bool | None,
+    text: str,
+    timeout_s: float | None,
+) -> float:
+    asked = pack.render(SPEECH, chars=SPEECH_CHARS, round=0, motion=motion, for_motion=for_motion)
+    read = likelihood_of(
+        model,
+        LikelihoodRequest(
+            messages=(Message(role="user", content=asked),), reply=text, timeout_s=timeout_s
+        ),
+    )
+    if read is None:
+        raise MootError(key="tournaments.ballots.no_likelihood", model=model.model_id)
+    return read.logprob
+
+
+def likelihood(
+    model: ChatModel,
+    pack: PromptPack,
+    transcript: Transcript,
+    *,
+    timeout_s: float | None = None,
+) -> Reading:
+    """Each side's speeches scored by how much likelier the model finds them as a speech for
+    their side of this motion than as a speech on no motion (relevance) and than as one for
+    the other side (stance), in nats; P(proposition) the logistic of the two sides'
+    difference over LIKELIHOOD_SCALE. A side that said nothing scores 0."""
+    said = speeches(transcript)
+    scores: dict[str, float] = {}
+    for side in ("proposition", "opposition"):
+        text = "\n\n".join(limited(s, SPEECH_CHARS) for s in said[side] if s.strip())
+        if not text:
+            scores[side] = 0.0
+            continue
+        for_motion = side == "proposition"
+        read = {
+            stance: _logprob(model, pack, transcript.motion, stance, text, timeout_s)
+            for stance in (for_motion, not for_motion, None)
+        }
+        scores[side] = 2 * read[for_motion] - read[not for_motion] - read[None]
+    gap = (scores["proposition"] - scores["opposition"]) / LIKELIHOOD_SCALE
+    p = 1 / (1 + math.exp(-max(-50.0, min(50.0, gap))))
+    return Reading(p_proposition=p, orders=[p], draw=[], scores=scores, methods=["likelihood"])
+
+
 def read_judge(
     model: ChatModel,
     pack: PromptPack,
@@ -226,6 +293,8 @@ def read_judge(
     the orders pairwise's."""
     if ballot.method == "pointwise":
         return pointwise(model, pack, transcript, seed=seed, timeout_s=timeout_s)
+    if ballot.method == "likelihood":
+        return likelihood(model, pack, transcript, timeout_s=timeout_s)
     pair = pairwise(model, pack, transcript, orders=ballot.orders, seed=seed, timeout_s=timeout_s)
     if ballot.method == "pairwise":
         return pair
@@ -281,7 +350,7 @@ def judge_debate(
         "debate": debate_id,
         "self_judged": self_judged,
         "ballot_method": ballot.method,
-        "orders": ballot.orders if ballot.method != "pointwise" else 1,
+        "orders": ballot.orders if ballot.method in PAIRWISE_METHODS else 1,
     }
     lost = forfeit(transcript) if forfeits else None
     if lost is not None:

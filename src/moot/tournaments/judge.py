@@ -93,7 +93,7 @@ class Verdict(BaseModel):
     decided_by: Literal["judges", "forfeit", "sampled"] = "sampled"
     forfeit: str | None = None  # why, where decided_by is "forfeit"
     p_proposition: float | None = Field(default=None, ge=0.0, le=1.0)  # the jury's pooled P
-    ballot_method: str | None = None  # pairwise, pointwise or blend; None: sampled
+    ballot_method: str | None = None  # pairwise, pointwise, blend or likelihood; None: sampled
     orders: int | None = None  # the orders each judge read the sides in
     left_out: list[str] = Field(default_factory=list)  # judges that failed to judge it
 

@@ -35,7 +35,7 @@ from moot.records.files import make_private_dir, write_atomic
 from moot.records.journal import read_records
 from moot.records.transcript import Transcript
 from moot.tournaments import adaptive
-from moot.tournaments.ballots import judge_debate
+from moot.tournaments.ballots import check_readable, judge_debate
 from moot.tournaments.judge import SIDE_NAMES, Verdict
 from moot.tournaments.plan import (
     Motion,
@@ -405,6 +405,7 @@ def new_tournament(
         plan = adaptive.adapt(plan, budget=budget)
     plan = with_controls(plan, controls)
     if ballot is not None:
+        check_readable(ballot.method, list(judges) or list(models))
         plan = plan.model_copy(update={"ballot": ballot})
     folder = out or tournaments_dir() / datetime.now().strftime("%Y%m%d-%H%M%S")
     return Tournament.create(plan, folder)

@@ -14,8 +14,10 @@ from moot.tournaments.jury import MARGIN
 
 __all__ = ["MARGIN", "BallotSettings", "TournamentSettings", "check_ballot"]
 
-BallotMethod = Literal["pairwise", "pointwise", "blend"]
-BALLOT_METHODS: tuple[BallotMethod, ...] = ("pairwise", "pointwise", "blend")
+BallotMethod = Literal["pairwise", "pointwise", "blend", "likelihood"]
+BALLOT_METHODS: tuple[BallotMethod, ...] = ("pairwise", "pointwise", "blend", "likelihood")
+# The methods that show the two sides together, and so read them in one order or two.
+PAIRWISE_METHODS: tuple[BallotMethod, ...] = ("pairwise", "blend")
 MAX_SWAPS = 50
 MAX_JUDGES = 20
 
@@ -50,9 +52,11 @@ class BallotSettings(BaseModel):
     )
     method: BallotMethod = setting(
         "pairwise",
-        "How a judge decides (pairwise, pointwise or blend; pairwise): pairwise: which side "
-        "won, read as a probability; pointwise: yes/no questions of each side alone, "
-        "calibrated on a content-free speech; blend: the mean of the two.",
+        "How a judge decides (pairwise, pointwise, blend or likelihood; pairwise): pairwise: "
+        "which side won, read as a probability; pointwise: yes/no questions of each side "
+        "alone, calibrated on a content-free speech; blend: the mean of the two; likelihood: "
+        "how much likelier the model finds each side's speeches as written for its side of "
+        "the motion (a model moot runs itself).",
         option="--ballot",
         keyword="ballot",
     )

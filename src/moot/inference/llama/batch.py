@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from moot.errors import MootError
 from moot.inference.decoding import Snapshot, common_prefix
-from moot.inference.llama.context import Runtime
+from moot.inference.llama.context import Runtime, log_softmax
 
 if TYPE_CHECKING:
     pass
@@ -272,6 +272,14 @@ class Lane(Runtime):
     def step(self, token: int) -> None:
         self.batcher.submit(self, [token])
         self.held.append(token)
+
+    def path_logprobs(self, tokens: Sequence[int]) -> list[float]:
+        """As Runtime's, a token at a time: the batcher decodes a lane's last position only."""
+        out: list[float] = []
+        for token in tokens:
+            out.append(float(log_softmax(self.logits())[token]))
+            self.step(token)
+        return out
 
     def snapshot(self) -> Snapshot:
         lc = self.lc

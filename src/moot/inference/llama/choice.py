@@ -16,13 +16,11 @@ canonical tokenization, and what the options share cancels out when they are nor
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from moot.inference.decoding import common_prefix
-from moot.inference.llama.context import Runtime
+from moot.inference.llama.context import Runtime, log_softmax
 
 
 @dataclass
@@ -53,15 +51,6 @@ def trie(continuations: Sequence[Sequence[int]]) -> Node:
     return root
 
 
-def log_softmax(logits: Any) -> Any:
-    """The log-probability of every token of the vocabulary, in float64."""
-    import numpy as np
-
-    x = np.asarray(logits, dtype=np.float64)
-    top = float(x.max())
-    return x - (top + math.log(float(np.exp(x - top).sum())))
-
-
 def score(
     rt: Runtime, root: Node, n_options: int, base: int, rewind: Callable[[int], None]
 ) -> list[float]:
@@ -70,8 +59,24 @@ def score(
     the branch point, or, where it cannot be (a sliding window evicted what the branch point
     attends to), REWIND(n) evaluates the first n tokens of the path again."""
     scores = [0.0] * n_options
+    path = _single_path(root)
+    if path is not None:  # one continuation: scored in chunks, not a token at a time
+        scores[path[1]] = sum(rt.path_logprobs(path[0]))
+        return scores
     _walk(rt, root, base, 0.0, scores, rewind)
     return scores
+
+
+def _single_path(root: Node) -> tuple[list[int], int] | None:
+    """The tokens of the trie's only continuation and its option, or None where it has more."""
+    tokens: list[int] = []
+    node = root
+    while len(node.children) == 1 and not node.ends:
+        token, node = next(iter(node.children.items()))
+        tokens.append(token)
+    if node.children or len(node.ends) != 1 or not tokens:
+        return None
+    return tokens, node.ends[0]
 
 
 def _walk(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import math
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -11,6 +12,20 @@ from typing import Any
 from moot.errors import MootError
 from moot.inference.decoding import PrefixIndex, Snapshot, common_prefix, same_pattern
 from moot.inference.reasoning import MARKERS
+
+
+def log_softmax(logits: Any) -> Any:
+    """The log-probability of every token of the vocabulary, in float64."""
+    import numpy as np
+
+    x = np.asarray(logits, dtype=np.float64)
+    top = float(x.max())
+    return x - (top + math.log(float(np.exp(x - top).sum())))
+
+
+# Positions a path is scored in at once (`Runtime.path_logprobs`): their logits are held
+# together, 32 x the vocabulary in floats (33 MB at Gemma's 262k).
+PATH_CHUNK = 32
 
 
 class Runtime:
@@ -110,6 +125,45 @@ class Runtime:
         llm.input_ids[n_past] = token
         llm.n_tokens = n_past + 1
         self.alone.append(True)
+
+    def path_logprobs(self, tokens: Sequence[int]) -> list[float]:
+        """The log-probability of each of TOKENS in turn after the cached ones (the last
+        decode's logits give the first), each read over the whole vocabulary, the tokens
+        then cached. They are evaluated PATH_CHUNK at a time with every position's logits
+        kept: a chunk's logits, not the whole context's (`logits_all`), are ever held."""
+        lc, llm = self.lc, self.llm
+        out = [float(log_softmax(self.logits())[tokens[0]])] if tokens else []
+        batch = lc.llama_batch_init(PATH_CHUNK, 0, 1)
+        try:
+            for a in range(0, len(tokens), PATH_CHUNK):
+                chunk = tokens[a : a + PATH_CHUNK]
+                n_past = llm.n_tokens
+                batch.n_tokens = len(chunk)
+                for j, token in enumerate(chunk):
+                    batch.token[j], batch.pos[j], batch.n_seq_id[j] = token, n_past + j, 1
+                    batch.seq_id[j][0], batch.logits[j] = 0, True
+                if lc.llama_decode(self.ctx, batch) != 0:
+                    raise MootError(
+                        key="inference.llama.context.llama_cpp_could_not_evaluate",
+                        value=n_past + len(chunk),
+                    )
+                llm.input_ids[n_past : n_past + len(chunk)] = chunk
+                llm.n_tokens = n_past + len(chunk)
+                self.alone.extend([False] * len(chunk))
+                for j in range(len(chunk)):
+                    if a + j + 1 < len(tokens):
+                        row = self._row(j)
+                        out.append(float(log_softmax(row)[tokens[a + j + 1]]))
+        finally:
+            lc.llama_batch_free(batch)
+        return out
+
+    def _row(self, i: int) -> Any:
+        import numpy as np
+
+        return np.ctypeslib.as_array(
+            self.lc.llama_get_logits_ith(self.ctx, i), shape=(self.n_vocab,)
+        )
 
     def is_eog(self, token: int) -> bool:
         return bool(self.lc.llama_vocab_is_eog(self.vocab, token))

@@ -18,7 +18,13 @@ from moot import config
 from moot.errors import ContextOverflowError, ModelIntegrityError, MootError
 from moot.inference.attention import flash_attention
 from moot.inference.chat_template import render_chat_template
-from moot.inference.choice import Choice, ChoiceRequest, schema_for
+from moot.inference.choice import (
+    Choice,
+    ChoiceRequest,
+    Likelihood,
+    LikelihoodRequest,
+    schema_for,
+)
 from moot.inference.decoding import (
     SessionCache,
     fit_thinking,
@@ -232,16 +238,44 @@ class LlamaCppModel:
             session=request.session,
             timeout_s=request.timeout_s,
         )
+        logps, n, _ = self._score(
+            chat, request.prefix(), [request.spelled(option) for option in request.options]
+        )
+        top = max(logps)
+        weights = {str(o): math.exp(lp - top) for o, lp in zip(request.options, logps, strict=True)}
+        total = sum(weights.values())
+        return Choice(
+            probabilities={k: w / total for k, w in weights.items()},
+            method="logits",
+            prompt_tokens=n,
+            duration_ms=round((time.perf_counter() - start) * 1000),
+        )
+
+    def likelihood(self, request: LikelihoodRequest) -> Likelihood:
+        """The log-probability of the request's reply after its chat prompt, token by token
+        over the full vocabulary (`llama.choice`), thinking off."""
+        start = time.perf_counter()
+        chat = ChatRequest(messages=request.messages, think_budget=0, timeout_s=request.timeout_s)
+        (logp,), n, (whole,) = self._score(chat, "", [request.reply])
+        return Likelihood(
+            logprob=logp,
+            tokens=whole - n,
+            duration_ms=round((time.perf_counter() - start) * 1000),
+        )
+
+    def _score(
+        self, chat: ChatRequest, prefix: str, options: list[str]
+    ) -> tuple[list[float], int, list[int]]:
+        """Each of OPTIONS' log-probability as the reply's continuation after CHAT's prompt
+        and PREFIX, how many leading tokens they all share with the prompt, and each one's
+        whole length in tokens (prompt included)."""
         with self._lock:
             if self._closed:
                 raise MootError(key="inference.llama.model.closed", model=self.model_id)
             prompt, _, added_special, _ = self._format_prompt(chat)
-            head = prompt + request.prefix()
+            head = prompt + prefix
             base, alone = self._spliced(chat, head, added_special)
-            replies = [
-                self._spliced(chat, head + request.spelled(option), added_special)[0]
-                for option in request.options
-            ]
+            replies = [self._spliced(chat, head + option, added_special)[0] for option in options]
             n = scoring.split_point(base, replies)
             tokens = replies[0][:n]
             alone = alone[:n] if self._runtime.keeps_alone else [False] * n
@@ -258,20 +292,12 @@ class LlamaCppModel:
                 rt.eval_from(0, path, (alone + [True] * (depth - n)) if rt.keeps_alone else ())
 
             with rt.turn():
-                self._prepare_kv(tokens, alone, request.session)
+                self._prepare_kv(tokens, alone, chat.session)
                 logps = scoring.score(rt, root, len(replies), n, rewind)
-                if request.session and self._sessions.enabled:
-                    self._sessions.discard(request.session)
-                    self._sessions.put(request.session, rt.snapshot())
-        top = max(logps)
-        weights = {str(o): math.exp(lp - top) for o, lp in zip(request.options, logps, strict=True)}
-        total = sum(weights.values())
-        return Choice(
-            probabilities={k: w / total for k, w in weights.items()},
-            method="logits",
-            prompt_tokens=n,
-            duration_ms=round((time.perf_counter() - start) * 1000),
-        )
+                if chat.session and self._sessions.enabled:
+                    self._sessions.discard(chat.session)
+                    self._sessions.put(chat.session, rt.snapshot())
+        return logps, n, [len(reply) for reply in replies]
 
     def forget(self) -> None:
         """Drop every cached prompt, live and kept: the next call starts as on a freshly

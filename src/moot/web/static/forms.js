@@ -246,7 +246,7 @@ export function tournamentForm({ formats, sides, lang }) {
     el(
       "div",
       { class: "row" },
-      field("ballot", t(lang, "ballot"), selectOf("ballot", [["pairwise", t(lang, "ballot_pairwise")], ["pointwise", t(lang, "ballot_pointwise")], ["blend", t(lang, "ballot_blend")]], "pairwise")),
+      field("ballot", t(lang, "ballot"), selectOf("ballot", [["pairwise", t(lang, "ballot_pairwise")], ["pointwise", t(lang, "ballot_pointwise")], ["blend", t(lang, "ballot_blend")], ["likelihood", t(lang, "ballot_likelihood")]], "pairwise")),
       field("orders", t(lang, "orders"), selectOf("orders", [["2", t(lang, "orders_2")], ["1", t(lang, "orders_1")]], "2")),
       field("margin", t(lang, "margin"), el("input", { name: "margin", inputmode: "decimal", placeholder: "0.1" })),
     ),
