@@ -33,7 +33,7 @@ def test_start_tournament_takes_every_tournament_setting_as_declared(moot_home: 
                 wanted = {**declared[name], **(typed[0] if typed else {})}
                 for key in ("type", "minimum", "maximum", "maxItems", "enum"):
                     assert spec.get(key) == wanted.get(key), (name, key)
-            assert props["ballot"]["enum"] == ["pairwise", "pointwise", "blend"]
+            assert props["ballot"]["enum"] == ["pairwise", "pointwise", "blend", "likelihood"]
             assert props["format"]["enum"] == list(SIDES)
             for name, shared in parameters().items():  # the two-sided formats' parameters
                 assert (name in props) == bool(set(shared.formats) & set(SIDES)), name
