@@ -202,11 +202,14 @@ class Turn(BaseModel):
     @model_serializer(mode="wrap")
     def _unread_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # A turn whose values were not read, or that saw no documents, saves as one did
-        # before `choices` and `evidence` existed.
+        # before `choices` and `evidence` existed; a journal's turn that cited no passage
+        # (`TurnRecord.passages`) as one did before `passages`.
         data: dict[str, Any] = handler(self)
         for key in ("choices", "evidence"):
             if key in data and data[key] is None:
                 del data[key]
+        if "passages" in data and not data["passages"]:
+            del data["passages"]
         return data
 
 
@@ -297,18 +300,7 @@ class TurnRecord(Turn):
     # id of the documents names): what a reader of a debate that did not finish opens a
     # citation to, the transcript's ledger not being written yet. Empty: it cited none, or a
     # journal written before the journal kept them.
-    passages: dict[str, str] = Field(default_factory=dict)
-
-    @model_serializer(mode="wrap")
-    def _unread_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # As a Turn saves, and a turn that cited no passage as one did before `passages`.
-        data: dict[str, Any] = handler(self)
-        for key in ("choices", "evidence"):
-            if key in data and data[key] is None:
-                del data[key]
-        if not data.get("passages"):
-            data.pop("passages", None)
-        return data
+    passages: dict[str, str] = Field(default_factory=dict)  # saved only where not empty
 
     @classmethod
     def of(cls, turn: Turn, passages: Mapping[str, str] | None = None) -> TurnRecord:
