@@ -18,6 +18,7 @@ from moot import config
 from moot.inference import pool as pools
 from moot.inference.protocol import ResolvedModel
 from moot.inference.spill import LOCK, sweep
+from test_one_at_a_time import resolver
 
 # A process that spills as a pool does (into its own held folder in moot's cache), says
 # where, and waits to be killed.
@@ -44,15 +45,6 @@ def spiller(home: Path) -> tuple[subprocess.Popen[str], Path]:
 def stand_in(resolved: ResolvedModel, **options: Any) -> object:
     """A loaded model, as far as the pool can tell: nothing of llama.cpp is needed here."""
     return object()
-
-
-def resolver(tmp_path: Path) -> Any:
-    def resolve(ref: str) -> ResolvedModel:
-        path = tmp_path / f"{ref}.gguf"
-        path.touch()
-        return ResolvedModel(id=ref, path=path, sha256=None, chat_format="chatml", context_length=8)
-
-    return resolve
 
 
 def test_a_killed_processs_spill_folder_goes_with_the_next_load_and_a_live_ones_stays(

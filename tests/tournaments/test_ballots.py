@@ -68,8 +68,14 @@ def motion_reader(request: ChoiceRequest) -> dict[str, float]:
 
 
 def judged(chooser: Any, transcript: Transcript, **kw: Any) -> Verdict:
-    model = ScriptedModel(model_id="j", chooser=chooser)
-    return judge_debate("d", transcript, ["j"], self_judged=False, model_for=lambda r: model, **kw)
+    return judged_by(ScriptedModel(model_id="j", chooser=chooser), transcript, **kw)
+
+
+def judged_by(model: ScriptedModel, transcript: Transcript, **kw: Any) -> Verdict:
+    """TRANSCRIPT judged by MODEL alone, as a debate's only judge."""
+    return judge_debate(
+        "d", transcript, [model.model_id], self_judged=False, model_for=lambda r: model, **kw
+    )
 
 
 # -- both orders ------------------------------------------------------------------------------
@@ -417,15 +423,8 @@ def test_likelihood_is_the_logistic_of_the_sides_scores_and_undecided_when_they_
             return -100.0 if "cars choke" in request.reply else -130.0
         return -120.0
 
-    model = ScriptedModel(model_id="j", scorer=fixed)
-    verdict = judge_debate(
-        "d",
-        debate("cars", 0),
-        ["j"],
-        self_judged=False,
-        model_for=lambda r: model,
-        ballot=BallotSettings(method="likelihood"),
-    )
+    likely = BallotSettings(method="likelihood")
+    verdict = judged_by(ScriptedModel(model_id="j", scorer=fixed), debate("cars", 0), ballot=likely)
     [b] = verdict.ballots
     assert b.method == "likelihood" and verdict.orders == 1
     prop = b.scores["proposition"]
@@ -433,28 +432,14 @@ def test_likelihood_is_the_logistic_of_the_sides_scores_and_undecided_when_they_
     gap = prop - b.scores["opposition"]
     assert b.p_proposition == pytest.approx(1 / (1 + math.exp(-gap / LIKELIHOOD_SCALE)), abs=1e-6)
     even = ScriptedModel(model_id="j", scorer=lambda r: -50.0)
-    tie = judge_debate(
-        "d",
-        debate("cars", 0),
-        ["j"],
-        self_judged=False,
-        model_for=lambda r: even,
-        ballot=BallotSettings(method="likelihood"),
-    )
+    tie = judged_by(even, debate("cars", 0), ballot=likely)
     assert tie.winner == "undecided" and tie.ballots[0].p_proposition == 0.5
 
 
 def test_a_judge_that_cannot_score_a_speech_is_left_out_in_words_naming_the_fix() -> None:
     server_like = ScriptedModel(model_id="http://127.0.0.1:9/v1")  # no scorer: as a server
     with pytest.raises(MootError) as caught:
-        judge_debate(
-            "d",
-            debate("cars", 0),
-            ["http://127.0.0.1:9/v1"],
-            self_judged=False,
-            model_for=lambda r: server_like,
-            ballot=BallotSettings(method="likelihood"),
-        )
+        judged_by(server_like, debate("cars", 0), ballot=BallotSettings(method="likelihood"))
     # A judge found out only as it judges is left out, and named with why.
     assert caught.value.key == "tournaments.ballots.no_judge_read"
     assert "cannot score how likely a speech is" in caught.value.message

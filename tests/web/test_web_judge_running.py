@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from conftest import Cli
-from web_serve import Browser, Served, launch, serve
+from web_serve import Browser, Served, browsing, english_page, serve
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="no flock: nothing is held")
 
@@ -53,24 +53,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 @pytest.fixture(scope="module")
 def browser(server: Served) -> Iterator[Browser]:
-    with launch() as b:
+    with browsing(server) as b:
         yield b
-        assert b.outside(server.base) == [], "the page reached beyond the server"
 
 
 @pytest.fixture
 def page(browser: Browser, server: Served) -> Iterator[Any]:
-    page = browser.page()
-    problems: list[str] = []
-    page.on("pageerror", lambda error: problems.append(str(error)))
-    page.goto(server.url)
-    page.evaluate("localStorage.setItem('moot-language', 'en')")
-    page.goto(server.base + "/#/")
-    page.reload()
-    page.wait_for_selector("html[lang=en] #debate-form")
-    yield page
-    page.close()
-    assert problems == []
+    with english_page(browser, server) as page:
+        yield page
 
 
 def test_a_running_debate_whose_judge_does_not_answer_is_shown_unjudged_live(

@@ -15,7 +15,7 @@ import pytest
 
 from gguf_samples import write_gguf
 from test_web_browser import start
-from web_serve import Browser, Served, launch, serve
+from web_serve import Browser, Served, browsing, english_page, serve
 
 
 @pytest.fixture(scope="module")
@@ -27,25 +27,15 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 @pytest.fixture(scope="module")
 def chromium(served: Served) -> Iterator[Browser]:
-    with launch() as b:
+    with browsing(served) as b:
         yield b
-        assert b.outside(served.base) == [], "the page reached beyond the server"
 
 
 @pytest.fixture
 def tab(chromium: Browser, served: Served) -> Iterator[Any]:
     """The page, new, in English; any script error fails the test."""
-    page = chromium.page()
-    problems: list[str] = []
-    page.on("pageerror", lambda error: problems.append(str(error)))
-    page.goto(served.url)
-    page.evaluate("localStorage.setItem('moot-language', 'en')")
-    page.goto(served.base + "/#/")
-    page.reload()  # the address may differ by its hash alone: the page is read again
-    page.wait_for_selector("html[lang=en] #debate-form")
-    yield page
-    page.close()
-    assert problems == []
+    with english_page(chromium, served) as page:
+        yield page
 
 
 # What a page may show in Latin letters in Chinese: model ids, and what a model said.

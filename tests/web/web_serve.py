@@ -171,6 +171,32 @@ def launch() -> Iterator[Browser]:
                 context.close()
 
 
+@contextlib.contextmanager
+def browsing(served: Served) -> Iterator[Browser]:
+    """`launch`, for the page SERVED serves: on leaving, it fails if any page reached
+    beyond that server."""
+    with launch() as browser:
+        yield browser
+        assert browser.outside(served.base) == [], "the page reached beyond the server"
+
+
+@contextlib.contextmanager
+def english_page(browser: Browser, served: Served) -> Iterator[Any]:
+    """The page, new, in English (the language kept as chosen); on leaving, a script error
+    it raised fails the test."""
+    page = browser.page()
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.goto(served.url)
+    page.evaluate("localStorage.setItem('moot-language', 'en')")
+    page.goto(served.base + "/#/")
+    page.reload()  # the address may differ by its hash alone: the page is read again
+    page.wait_for_selector("html[lang=en] #debate-form")
+    yield page
+    page.close()
+    assert problems == []
+
+
 # -- the docs' screenshot -----------------------------------------------------------------
 
 MOTION = "This House Believes That cities should ban cars from their centres"
